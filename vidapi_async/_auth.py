@@ -1,0 +1,182 @@
+"""Where access tokens come from: a static token, or an OAuth 2 grant that refreshes.
+
+A provider never does I/O itself: the client hands it ``post_form``, a coroutine that
+POSTs a form to the token endpoint and returns the decoded JSON (or raises). That keeps
+aiohttp out of here and lets tests drive a provider with a plain function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ._errors import InvalidArgumentError, OAuthError, UnexpectedResponseError
+from ._models import AccessToken
+
+__all__ = ["OAuth", "PostForm", "StaticToken", "TokenProvider"]
+
+PostForm = Callable[[str, tuple[tuple[str, str], ...]], Awaitable[Mapping[str, Any]]]
+"""``post_form(token_url, fields)``: the token endpoint's JSON answer."""
+
+
+@runtime_checkable
+class TokenProvider(Protocol):
+    """What the client needs of a source of tokens."""
+
+    async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
+        """A token valid for a while yet, fetching or refreshing one if needed."""
+        ...
+
+    def invalidate(self, token: AccessToken) -> bool:
+        """The server refused ``token`` as invalid. Return whether asking again may
+        give a different one (it is worth retrying the request once)."""
+        ...
+
+
+class StaticToken:
+    """A token obtained elsewhere. ``scopes``, when given, lets scoped operations be
+    checked before any request is sent."""
+
+    def __init__(self, token: str, scopes: Iterable[str] | None = None) -> None:
+        if not isinstance(token, str) or not token.strip():
+            raise InvalidArgumentError("access_token", "must be a non-empty string")
+        self._token = AccessToken(token, frozenset(scopes) if scopes is not None else None)
+
+    def __repr__(self) -> str:
+        return "StaticToken(***)"
+
+    async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
+        return self._token
+
+    def invalidate(self, token: AccessToken) -> bool:
+        return False
+
+
+class OAuth:
+    """An OAuth 2 grant against the platform's token endpoint.
+
+    Build one with ``OAuth.client_credentials``, ``OAuth.password`` or
+    ``OAuth.refresh_token``. The token is fetched on first use, refreshed ``leeway``
+    seconds before it expires (with its refresh token when there is one, else by the
+    original grant) and once more after the server calls it invalid. Concurrent callers
+    share one fetch. Secrets never appear in repr, str or an exception message.
+    """
+
+    def __init__(
+        self,
+        grant: tuple[tuple[str, str], ...],
+        *,
+        client_id: str,
+        client_secret: str,
+        scopes: Iterable[str] = (),
+        token_url: str | None = None,
+        refresh_token: str | None = None,
+        leeway: float = 60.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        for name, value in (("client_id", client_id), ("client_secret", client_secret)):
+            if not isinstance(value, str) or not value:
+                raise InvalidArgumentError(name, "must be a non-empty string")
+        self._grant = grant
+        self._client = (("client_id", client_id), ("client_secret", client_secret))
+        self._scopes = tuple(scopes)
+        self.token_url = token_url
+        self._refresh_token = refresh_token
+        self._leeway = leeway
+        self._clock = clock
+        self._token: AccessToken | None = None
+        self._lock = asyncio.Lock()
+        self.grant_type = dict(grant).get("grant_type", "refresh_token")
+
+    def __repr__(self) -> str:
+        return f"OAuth(grant_type={self.grant_type!r}, scopes={self._scopes!r})"
+
+    @classmethod
+    def client_credentials(
+        cls, client_id: str, client_secret: str, *, scopes: Iterable[str] = (), **kw: Any
+    ) -> OAuth:
+        return cls(
+            (("grant_type", "client_credentials"),),
+            client_id=client_id,
+            client_secret=client_secret,
+            scopes=scopes,
+            **kw,
+        )
+
+    @classmethod
+    def password(
+        cls,
+        client_id: str,
+        client_secret: str,
+        *,
+        username: str,
+        password: str,
+        scopes: Iterable[str] = (),
+        **kw: Any,
+    ) -> OAuth:
+        if not username or not password:
+            raise InvalidArgumentError("username/password", "both are required for this grant")
+        return cls(
+            (("grant_type", "password"), ("username", username), ("password", password)),
+            client_id=client_id,
+            client_secret=client_secret,
+            scopes=scopes,
+            **kw,
+        )
+
+    @classmethod
+    def refresh_token(
+        cls, client_id: str, client_secret: str, *, refresh_token: str, **kw: Any
+    ) -> OAuth:
+        if not refresh_token:
+            raise InvalidArgumentError("refresh_token", "must be a non-empty string")
+        return cls(
+            (), client_id=client_id, client_secret=client_secret, refresh_token=refresh_token, **kw
+        )
+
+    async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
+        async with self._lock:
+            token = self._token
+            if token is None or token.expires_within(self._leeway, now=self._clock()):
+                self._token = token = await self._fetch(post_form, self.token_url or token_url)
+            return token
+
+    def invalidate(self, token: AccessToken) -> bool:
+        if self._token is token:
+            self._token = None
+            return True
+        return self._token is not None  # someone already replaced it: try that one
+
+    async def _fetch(self, post_form: PostForm, token_url: str) -> AccessToken:
+        scope = (("scope", " ".join(self._scopes)),) if self._scopes else ()
+        if self._refresh_token:
+            fields = (("grant_type", "refresh_token"), ("refresh_token", self._refresh_token))
+            try:
+                return self._accept(await post_form(token_url, fields + self._client))
+            except OAuthError:
+                if not self._grant:  # nothing to fall back on
+                    raise
+                self._refresh_token = None
+        return self._accept(await post_form(token_url, self._grant + self._client + scope))
+
+    def _accept(self, data: Mapping[str, Any]) -> AccessToken:
+        access = data.get("access_token")
+        if not isinstance(access, str) or not access:
+            raise UnexpectedResponseError("the token response has no access_token", status=None)
+        expires_in = data.get("expires_in")
+        scope = data.get("scope")
+        refresh = data.get("refresh_token")
+        if isinstance(refresh, str) and refresh:
+            self._refresh_token = refresh
+        return AccessToken(
+            access,
+            scopes=frozenset(scope.split()) if isinstance(scope, str) else None,
+            expires_at=(
+                self._clock() + float(expires_in)
+                if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
+                else None
+            ),
+            refresh_token=self._refresh_token,
+        )

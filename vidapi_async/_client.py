@@ -1,0 +1,542 @@
+"""``Client``: every operation of the API, as coroutines returning typed models."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import aiohttp
+
+from . import _sansio as wire
+from . import _validate as check
+from ._auth import StaticToken, TokenProvider
+from ._convert import structure
+from ._errors import (
+    ClientClosedError,
+    FileError,
+    InsufficientScopeError,
+    InvalidArgumentError,
+    InvalidTokenError,
+    UsageError,
+)
+from ._http import Timeouts, Transport
+from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
+from ._srt import parse_srt
+
+__all__ = ["DEFAULT_BASE_URL", "Client", "LocalFile", "inspect_file"]
+
+log = logging.getLogger("vidapi_async")
+
+DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
+DEFAULT_CHUNK_SIZE: Final = 1024 * 1024
+MAX_SRT_BYTES: Final = 10 * 1024 * 1024
+VIDEO_FIELDS: Final = ("id", "title", "channel", "owner", "published", "mode", "status")
+LIVE_FIELDS: Final = (
+    *VIDEO_FIELDS,
+    "onair",
+    "live_publish_url",
+    "start_time",
+    "end_time",
+    "record_status",
+    "stream_live_hls_url",
+)
+SUBTITLE_FIELDS: Final = ("id", "language", "language_label", "format", "url", "item_type")
+
+
+class LocalFile:
+    """A checked local file: a regular, readable, non-empty file and its size then."""
+
+    __slots__ = ("path", "size")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"LocalFile({self.path!r}, size={self.size})"
+
+
+def inspect_file(path: str | os.PathLike[str]) -> LocalFile:
+    """Check a file can be uploaded (blocking: call it in a worker thread)."""
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        raise FileError(name, "no such file") from None
+    except OSError as exc:
+        raise FileError(name, f"cannot read it: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileError(name, "is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError(name, "is not a regular file")
+    try:
+        with open(name, "rb") as f:
+            f.read(1)
+    except OSError as exc:
+        raise FileError(name, f"cannot read it: {exc.strerror}") from None
+    if st.st_size == 0:
+        raise FileError(name, "is empty")
+    return LocalFile(name, st.st_size)
+
+
+def _reject_upload_url(url: object) -> str:
+    if not isinstance(url, str):
+        raise InvalidArgumentError("upload_session", "expected an UploadSession")
+    return check.http_url(url, "upload_url")
+
+
+class Client:
+    """An asyncio client of the platform's API.
+
+    Give it a token (``access_token="..."``) or a provider (``auth=OAuth....``), and
+    optionally your own ``aiohttp.ClientSession``, which is then used and never closed.
+    Use it as ``async with Client(...) as client:`` or call ``await client.close()``.
+    A closed client cannot be reopened.
+
+    The bearer token is sent only to ``base_url``'s origin (scheme, host and port); the
+    upload server is authorised by the seal in its address and never sees it.
+    """
+
+    def __init__(
+        self,
+        access_token: str | None = None,
+        *,
+        auth: TokenProvider | None = None,
+        scopes: Iterable[str] | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        session: aiohttp.ClientSession | None = None,
+        timeouts: Timeouts | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        connection_limit: int = 100,
+    ) -> None:
+        if (access_token is None) == (auth is None):
+            raise UsageError("give exactly one of access_token= or auth=")
+        if auth is None:
+            auth = StaticToken(access_token or "", scopes)
+        elif scopes is not None:
+            raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
+        if not isinstance(auth, TokenProvider):
+            raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
+        self.base_url = check.http_url(base_url, "base_url").rstrip("/")
+        self._auth = auth
+        self._transport = Transport(session, limit=connection_limit)
+        self.timeouts = timeouts or Timeouts()
+        self.chunk_size = check.positive_int(chunk_size, "chunk_size")
+        self._closed = False
+        self._token: AccessToken | None = None
+        self._origin = wire.origin(self.base_url)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<Client {self.base_url} {state}>"
+
+    async def __aenter__(self) -> Client:
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the session if this client created it. Idempotent."""
+        self._closed = True
+        await self._transport.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosedError("this Client is closed; create a new one")
+
+    @property
+    def token_url(self) -> str:
+        url = getattr(self._auth, "token_url", None)
+        return url if isinstance(url, str) else f"{self.base_url}/oauth/token"
+
+    # --- the request cycle --------------------------------------------------------------
+
+    async def _post_token_form(
+        self, url: str, fields: tuple[tuple[str, str], ...]
+    ) -> Mapping[str, Any]:
+        request = wire.Request("POST", url, form=fields, authenticated=False, idempotent=False)
+        resp = await self._transport.send(
+            "POST",
+            url,
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+            data=request.encoded_form(),
+            timeout=self.timeouts.for_api(),
+        )
+        return wire.decode_oauth_response(request, resp.status, resp.headers, resp.body)
+
+    async def access_token(self) -> AccessToken:
+        """The token in use (fetched or refreshed if needed). Its repr hides the token."""
+        self._check_open()
+        self._token = await self._auth.get_token(self._post_token_form, self.token_url)
+        return self._token
+
+    def _check_scope(self, request: wire.Request, token: AccessToken) -> None:
+        if request.scope and token.scopes is not None and request.scope not in token.scopes:
+            raise InsufficientScopeError(
+                f"{request.what} needs scope {request.scope!r}; the token has "
+                f"{', '.join(sorted(token.scopes)) or 'none'} (checked before sending)",
+                scope=request.scope,
+                status=None,
+            )
+
+    async def _call(self, request: wire.Request) -> Mapping[str, Any]:
+        """Send an API request with the token and decode the answer; on a 401
+        invalid_token from a provider that can get a new token, try once more."""
+        self._check_open()
+        for attempt in (1, 2):
+            token = await self.access_token()
+            self._check_scope(request, token)
+            headers = {"Accept": "application/json"}
+            if request.authenticated and wire.origin(request.url) == self._origin:
+                headers["Authorization"] = f"Bearer {token.token}"
+            body = request.encoded_form()
+            if body is not None:
+                headers["Content-Type"] = "application/x-www-form-urlencoded"
+            log.debug("%s", request.what)
+            resp = await self._transport.send(
+                request.method,
+                request.url,
+                headers=headers,
+                data=body,
+                timeout=self.timeouts.for_api(),
+            )
+            try:
+                return wire.decode_api_response(
+                    request,
+                    resp.status,
+                    resp.headers,
+                    resp.body,
+                    secrets=(token.token, *self._form_secrets(request)),
+                )
+            except InvalidTokenError:
+                if attempt == 2 or not self._auth.invalidate(token):
+                    raise
+                log.info("%s: token refused as invalid; fetching a new one", request.what)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _form_secrets(request: wire.Request) -> Iterable[str]:
+        return (v for k, v in request.form or () if k == "password")
+
+    def _api(self, method: str, path: str, **kw: Any) -> wire.Request:
+        return wire.api_request(self.base_url, method, path, **kw)
+
+    # --- uploads ------------------------------------------------------------------------
+
+    async def get_upload_session(self) -> UploadSession:
+        """``GET /file/upload``: a one-time address to upload one file to."""
+        request = self._api("GET", "/file/upload")
+        return structure(await self._call(request), UploadSession, what=request.what)
+
+    async def get_upload_progress(self, upload: UploadSession | str) -> UploadProgress:
+        """``GET progress_url``: the state of an upload (no token is sent there)."""
+        url = upload.progress_url if isinstance(upload, UploadSession) else upload
+        url = check.http_url(url, "progress_url")
+        request = wire.Request("GET", url, authenticated=False)
+        return structure(await self._call(request), UploadProgress, what="GET progress_url")
+
+    async def upload_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        chunk_size: int | None = None,
+        filename: str | None = None,
+    ) -> UploadedFile:
+        """Stream a file to an upload address and return the server's descriptor.
+
+        Asks for an address first unless ``upload_session`` is given. The body is a
+        one-part multipart form (part ``file``) with an exact Content-Length, read from
+        disk ``chunk_size`` bytes at a time in a worker thread. ``progress(sent, total)``
+        is called as bytes are handed to the connection. ``filename`` is the name the
+        server sees (default: the file's own name; any Unicode is fine).
+        """
+        self._check_open()
+        local = await asyncio.to_thread(inspect_file, path)
+        size = check.positive_int(chunk_size, "chunk_size") if chunk_size else self.chunk_size
+        if filename is not None and (not isinstance(filename, str) or not filename.strip()):
+            raise InvalidArgumentError("filename", "must be a non-empty string")
+        session = upload_session or await self.get_upload_session()
+        url = _reject_upload_url(session.upload_url)
+        boundary = new_boundary()
+        head, tail = multipart_envelope(boundary, "file", filename or os.path.basename(local.path))
+        body = FileBody(
+            local.path,
+            file_size=local.size,
+            head=head,
+            tail=tail,
+            chunk_size=size,
+            content_type=f"multipart/form-data; boundary={boundary}",
+            progress=progress,
+        )
+        log.debug("upload of %s (%d bytes) started", local.path, local.size)
+        resp = await self._transport.send(
+            "POST",
+            url,  # exactly as returned: uuid and seal untouched
+            headers={"Accept": "application/json"},
+            data=body,
+            timeout=self.timeouts.for_upload(),
+            body_error=body,
+        )
+        data = wire.decode_upload_response(resp.status, resp.body)
+        return structure(data, UploadedFile, what="upload response", status=resp.status)
+
+    # --- videos -------------------------------------------------------------------------
+
+    async def create_video(
+        self,
+        *,
+        url: str,
+        title: str,
+        channel: str,
+        published: bool = True,
+        is_created_for_kids: bool = False,
+        extra: Mapping[str, str] | None = None,
+    ) -> Video:
+        """``POST /me/videos``: create a video from an uploaded file's ``url``.
+
+        ``is_created_for_kids`` is always sent: the live platform requires it.
+        ``extra`` adds form fields as given (already encoded as the platform wants).
+        """
+        request = self._create_request(
+            url=check.http_url(url, "url"),
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+            extra=extra,
+        )
+        return structure(await self._call(request), Video, what=request.what)
+
+    def _create_request(
+        self,
+        *,
+        title: str,
+        channel: str,
+        published: bool,
+        is_created_for_kids: bool,
+        url: str | None = None,
+        extra: Mapping[str, str] | None = None,
+        fields: Sequence[str] = VIDEO_FIELDS,
+        scope: str | None = None,
+    ) -> wire.Request:
+        form: list[tuple[str, str]] = [] if url is None else [("url", url)]
+        form += [
+            ("title", check.title(title)),
+            ("channel", check.channel(channel)),
+            ("published", wire.form_bool(_bool("published", published))),
+            (
+                "is_created_for_kids",
+                wire.form_bool(_bool("is_created_for_kids", is_created_for_kids)),
+            ),
+        ]
+        for key, value in (extra or {}).items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("extra", "keys and values must be strings")
+            form.append((key, value))
+        return self._api(
+            "POST",
+            "/me/videos",
+            query=[("fields", ",".join(fields))],
+            form=form,
+            scope=scope,
+            idempotent=False,
+        )
+
+    async def upload_video(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        title: str,
+        channel: str,
+        published: bool = True,
+        is_created_for_kids: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> Video:
+        """The three steps: get an upload address, stream the file, create the video.
+
+        The arguments are checked before anything is sent or read.
+        """
+        check.title(title)
+        check.channel(channel)
+        uploaded = await self.upload_file(path, progress=progress)
+        return await self.create_video(
+            url=uploaded.url,
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+        )
+
+    async def get_video(self, video_id: str, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
+        """``GET /video/<id>?fields=...``: the named fields of a video."""
+        return await self._get_video(video_id, fields)
+
+    async def _get_video(
+        self, video_id: str, fields: Iterable[str] | str, scope: str | None = None
+    ) -> Video:
+        names = check.field_names(fields)
+        request = self._api(
+            "GET",
+            f"/video/{check.video_id(video_id)}",
+            query=[("fields", ",".join(names))],
+            scope=scope,
+        )
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    async def update_video(
+        self, video_id: str, fields: Mapping[str, str], *, returning: Iterable[str] = VIDEO_FIELDS
+    ) -> Video:
+        """``POST /video/<id>``: write fields given as form text (``{"title": "new"}``)."""
+        form = []
+        for key, value in fields.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("fields", "keys and values must be strings")
+            if key == "password":
+                raise InvalidArgumentError("fields", "use set_password() for the password")
+            form.append((key, value))
+        if not form:
+            raise InvalidArgumentError("fields", "give at least one field to write")
+        return await self._post_video(video_id, form, returning)
+
+    async def _post_video(
+        self,
+        video_id: str,
+        form: list[tuple[str, str]],
+        returning: Iterable[str],
+        scope: str | None = None,
+    ) -> Video:
+        request = self._api(
+            "POST",
+            f"/video/{check.video_id(video_id)}",
+            query=[("fields", ",".join(check.field_names(returning)))],
+            form=form,
+            scope=scope,
+        )
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    async def set_password(self, video_id: str, password: str | None) -> Video:
+        """Protect a video with ``password``, or make it public again with ``None``.
+
+        ``None`` travels as an empty ``password=`` field: a form has no NULL, and the
+        platform treats the empty value as removal. The password never appears in a
+        log line, repr or error message. Returns the video with ``password_protected``.
+        """
+        value = check.password(password)
+        return await self._post_video(
+            video_id, [("password", value or "")], ("id", "password_protected")
+        )
+
+    # --- subtitles ----------------------------------------------------------------------
+
+    async def create_subtitle(
+        self, video_id: str, *, language: str, url: str, format: str = "SRT"
+    ) -> Subtitle:
+        """``POST /video/<id>/subtitles`` from a subtitle file already online at ``url``."""
+        request = self._api(
+            "POST",
+            f"/video/{check.video_id(video_id)}/subtitles",
+            query=[("fields", ",".join(SUBTITLE_FIELDS))],
+            form=[
+                ("language", check.language(language)),
+                ("url", check.http_url(url, "url")),
+                ("format", check.subtitle_format(format)),
+            ],
+            idempotent=False,
+        )
+        return structure(await self._call(request), Subtitle, what=request.what)
+
+    async def upload_subtitle(
+        self, video_id: str, path: str | os.PathLike[str], *, language: str
+    ) -> Subtitle:
+        """Check a local ``.srt`` file, upload it, and attach it to the video.
+
+        The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
+        """
+        check.video_id(video_id)
+        lang = check.language(language)
+        local = await asyncio.to_thread(inspect_file, path)
+        if local.size > MAX_SRT_BYTES:
+            raise FileError(local.path, f"larger than {MAX_SRT_BYTES} bytes: not a subtitle file")
+        data = await asyncio.to_thread(_read_bytes, local.path)
+        parse_srt(data, local.path)
+        uploaded = await self.upload_file(local.path)
+        return await self.create_subtitle(video_id, language=lang, url=uploaded.url)
+
+    async def list_subtitles(self, video_id: str) -> list[Subtitle]:
+        """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
+        request = self._api(
+            "GET",
+            f"/video/{check.video_id(video_id)}/subtitles",
+            query=[("fields", ",".join(SUBTITLE_FIELDS)), ("limit", "100")],
+        )
+        data = await self._call(request)
+        items = data.get("list")
+        if not isinstance(items, list):
+            items = []
+        return [structure(item, Subtitle, what=request.what) for item in items]
+
+    # --- live ---------------------------------------------------------------------------
+
+    async def create_live_stream(
+        self,
+        *,
+        title: str,
+        channel: str,
+        published: bool = True,
+        is_created_for_kids: bool = False,
+        start_time: int | None = None,
+        end_time: int | None = None,
+    ) -> Video:
+        """Create a live stream: a video with ``mode=live``. Needs scope manage_videos.
+
+        ``start_time``/``end_time`` (UNIX timestamps) schedule it. The result carries
+        the live fields, ``live_publish_url`` (the ingest address) among them.
+        """
+        extra = {"mode": "live"}
+        for name, value in (("start_time", start_time), ("end_time", end_time)):
+            if value is not None:
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
+                extra[name] = str(value)
+        request = self._create_request(
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+            extra=extra,
+            fields=LIVE_FIELDS,
+            scope="manage_videos",
+        )
+        return structure(await self._call(request), Video, what=request.what)
+
+    async def make_live(self, video_id: str) -> Video:
+        """Turn an existing video into a live stream (``mode=live``)."""
+        return await self._post_video(video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos")
+
+    async def get_live_stream(self, video_id: str) -> Video:
+        """A live stream's live fields (on air, ingest address, recording state, ...)."""
+        return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")
+
+
+def _bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(name, f"expected True or False, got {value!r}")
+    return value
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()

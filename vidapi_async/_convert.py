@@ -1,0 +1,216 @@
+"""The one cattrs converter: wire data (decoded JSON) to models, with strict wire types.
+
+cattrs' default hooks coerce silently (``"No"`` becomes ``True`` for a bool, ``1.9``
+becomes ``1`` for an int), so every wire type here has its own strict hook: a value that
+does not have the platform's shape is an error, never a guess. Unknown keys are ignored,
+since the platform adds fields over time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, NewType, TypeVar
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+from cattrs.v import format_exception
+
+from ._errors import UnexpectedResponseError
+from ._models import Dimension, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+
+__all__ = ["structure"]
+
+ByteCount = NewType("ByteCount", int)
+"""A non-negative integer, sent as digits in a string or as a JSON integer."""
+Seconds = NewType("Seconds", float)
+"""A number of seconds, sent as numeric text or a JSON number."""
+YesNo = NewType("YesNo", bool)
+"""The upload server's ``"Yes"``/``"No"`` text."""
+Flag = NewType("Flag", bool)
+"""A JSON boolean, and nothing else."""
+Text = NewType("Text", str)
+"""A JSON string, and nothing else (no str() of numbers or objects)."""
+Timestamp = NewType("Timestamp", int)
+"""A UNIX timestamp: a JSON integer."""
+
+_DIGITS = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_DIMENSION = re.compile(r"([0-9]+)x([0-9]+)")
+
+
+def _byte_count(value: object, _: object) -> ByteCount:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return ByteCount(value)
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
+        return ByteCount(int(value))
+    raise ValueError(f"expected a byte count (digits), got {value!r}")
+
+
+def _seconds(value: object, _: object) -> Seconds:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return Seconds(float(value))
+    if isinstance(value, str) and _NUMBER.fullmatch(value):
+        return Seconds(float(value))
+    raise ValueError(f"expected a number of seconds, got {value!r}")
+
+
+def _yes_no(value: object, _: object) -> YesNo:
+    if isinstance(value, str) and value.lower() in ("yes", "no"):
+        return YesNo(value.lower() == "yes")
+    raise ValueError(f'expected "Yes" or "No", got {value!r}')
+
+
+def _flag(value: object, _: object) -> Flag:
+    if isinstance(value, bool):
+        return Flag(value)
+    raise ValueError(f"expected a JSON boolean, got {value!r}")
+
+
+def _text(value: object, _: object) -> Text:
+    if isinstance(value, str):
+        return Text(value)
+    raise ValueError(f"expected a string, got {value!r}")
+
+
+def _timestamp(value: object, _: object) -> Timestamp:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Timestamp(value)
+    raise ValueError(f"expected a UNIX timestamp, got {value!r}")
+
+
+def _dimension(value: object, _: object) -> Dimension:
+    if isinstance(value, str) and (m := _DIMENSION.fullmatch(value)):
+        return Dimension(int(m.group(1)), int(m.group(2)))
+    raise ValueError(f'expected "<width>x<height>", got {value!r}')
+
+
+_converter = cattrs.Converter(forbid_extra_keys=False)
+_converter.register_structure_hook(ByteCount, _byte_count)
+_converter.register_structure_hook(Seconds, _seconds)
+_converter.register_structure_hook(YesNo, _yes_no)
+_converter.register_structure_hook(Flag, _flag)
+_converter.register_structure_hook(Text, _text)
+_converter.register_structure_hook(Timestamp, _timestamp)
+_converter.register_structure_hook(Dimension, _dimension)
+
+T = TypeVar("T")
+
+
+def _wire_types(cls: type[Any], types: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+    """A structure function for ``cls`` that reads each field through its wire type.
+
+    The models' annotations say what a user gets (``int | None``); ``types`` says what
+    the wire sends (``ByteCount | None``), so the models stay free of wire rules.
+    """
+    overrides = {name: override(struct_hook=_optional(wire)) for name, wire in types.items()}
+    hook = make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
+    return lambda data: hook(data, cls)
+
+
+def _optional(wire: Any) -> Callable[[object, object], Any]:
+    inner = _converter.get_structure_hook(wire)
+
+    def hook(value: object, _: object) -> Any:
+        return None if value is None else inner(value, wire)
+
+    return hook
+
+
+_str_fields = ("acodec", "vcodec", "format", "hash", "name", "seal")
+_uploaded_file = _wire_types(
+    UploadedFile,
+    {
+        "url": Text,
+        "size": ByteCount,
+        "bitrate": ByteCount,
+        "duration": Seconds,
+        "dimension": Dimension,
+        "streamable": YesNo,
+        **dict.fromkeys(_str_fields, Text),
+        "raw": Any,
+    },
+)
+_upload_session = _wire_types(UploadSession, {"upload_url": Text, "progress_url": Text})
+_upload_progress = _wire_types(
+    UploadProgress, {"state": Text, "size": ByteCount, "received": ByteCount}
+)
+_video = _wire_types(
+    Video,
+    {
+        **dict.fromkeys(
+            (
+                "id",
+                "title",
+                "channel",
+                "owner",
+                "mode",
+                "status",
+                "live_publish_url",
+                "record_status",
+                "stream_live_hls_url",
+            ),
+            Text,
+        ),
+        **dict.fromkeys(("published", "password_protected", "onair"), Flag),
+        **dict.fromkeys(("start_time", "end_time"), Timestamp),
+        "fields": Any,
+    },
+)
+_subtitle = _wire_types(
+    Subtitle,
+    {
+        **dict.fromkeys(("id", "language", "format", "url", "language_label", "item_type"), Text),
+        "fields": Any,
+    },
+)
+
+
+def _structure_uploaded_file(data: Mapping[str, Any]) -> UploadedFile:
+    # The upload server sends "" for what does not apply (no codec in a subtitle file):
+    # that is "absent", not a malformed number.
+    present = {k: v for k, v in data.items() if v != "" and k != "raw"}
+    if "url" not in present:
+        raise ValueError("the descriptor has no url")
+    return _uploaded_file({**present, "raw": dict(data)})  # type: ignore[no-any-return]
+
+
+def _with_fields(fn: Callable[[Mapping[str, Any]], T]) -> Callable[[Mapping[str, Any]], T]:
+    def structure(data: Mapping[str, Any]) -> T:
+        return fn({**data, "fields": dict(data)})
+
+    return structure
+
+
+_STRUCTURERS: dict[type[Any], Callable[[Mapping[str, Any]], Any]] = {
+    UploadedFile: _structure_uploaded_file,
+    UploadSession: _upload_session,
+    UploadProgress: _upload_progress,
+    Video: _with_fields(_video),
+    Subtitle: _with_fields(_subtitle),
+}
+
+
+def _describe(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, ValueError) and exc.args:
+        return str(exc)
+    return format_exception(exc, type_)
+
+
+def structure(data: object, cls: type[T], *, what: str, status: int | None = None) -> T:
+    """Build ``cls`` from decoded JSON, or raise ``UnexpectedResponseError``.
+
+    ``what`` names the response in the error (e.g. ``"GET /file/upload"``); the error
+    lists every offending field with its path.
+    """
+    if not isinstance(data, Mapping):
+        raise UnexpectedResponseError(
+            f"{what}: expected a JSON object, got {type(data).__name__}", status=status
+        )
+    try:
+        return _STRUCTURERS[cls](data)  # type: ignore[no-any-return]
+    except cattrs.ClassValidationError as exc:
+        problems = "; ".join(cattrs.transform_error(exc, path=what, format_exception=_describe))
+        raise UnexpectedResponseError(problems, status=status) from exc
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UnexpectedResponseError(f"{what}: {exc}", status=status) from exc

@@ -1,0 +1,283 @@
+"""Every exception vidapi_async raises, and nothing else.
+
+The tree::
+
+    VidapiError
+    ├── UsageError(ValueError)         the caller's mistake; raised before any request
+    │   ├── InvalidArgumentError       a bad id, title, channel, language, password, ...
+    │   ├── FileError                  a local file is missing, a directory, unreadable, empty
+    │   ├── SubtitleFileError          a local .srt file does not parse; names the cue
+    │   └── ClientClosedError          the Client was closed and cannot be reopened
+    ├── TransportError                 the request may or may not have reached the server
+    │   ├── ConnectError               no connection was made: nothing reached the server
+    │   ├── RequestTimeoutError        a connect, read or total timeout ran out
+    │   └── ConnectionLostError        the connection broke while sending or receiving
+    ├── APIError                       the API answered with an error (status, type, message)
+    │   ├── BadRequestError            400
+    │   │   ├── InvalidParameterError      type invalid_parameter
+    │   │   └── MissingParameterError      type missing_required_parameter
+    │   ├── AuthenticationError        401 (and OAuth token endpoint errors)
+    │   │   ├── InvalidTokenError          the token is invalid or expired
+    │   │   └── OAuthError                 the token endpoint refused a grant
+    │   ├── ForbiddenError             403
+    │   │   └── InsufficientScopeError     the token lacks a scope (also raised locally)
+    │   ├── NotFoundError              404
+    │   ├── RateLimitedError           429; ``retry_after`` in seconds when the server said
+    │   ├── ServerError                5xx
+    │   └── UnexpectedResponseError    a success status whose body is not what the API sends
+    └── UploadError                    the upload server refused or the upload went wrong
+        ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
+        │                              ``{"error": {"message": ..., "code": ...}}``
+        └── FileChangedError           the file changed size while it was being sent
+
+aiohttp's exceptions never escape: ``vidapi_async._http`` translates them, keeping the
+original as ``__cause__``. Messages, reprs and ``str()`` never contain an access token,
+a client secret or a video password: those values never reach an exception at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "APIError",
+    "AuthenticationError",
+    "BadRequestError",
+    "ClientClosedError",
+    "ConnectError",
+    "ConnectionLostError",
+    "FileChangedError",
+    "FileError",
+    "ForbiddenError",
+    "InsufficientScopeError",
+    "InvalidArgumentError",
+    "InvalidParameterError",
+    "InvalidTokenError",
+    "MissingParameterError",
+    "NotFoundError",
+    "OAuthError",
+    "RateLimitedError",
+    "RequestTimeoutError",
+    "ServerError",
+    "SubtitleFileError",
+    "TransportError",
+    "UnexpectedResponseError",
+    "UploadError",
+    "UploadRejectedError",
+    "UsageError",
+    "VidapiError",
+]
+
+
+class VidapiError(Exception):
+    """Base of every exception raised by vidapi_async."""
+
+
+# --- the caller's mistakes -------------------------------------------------------------
+
+
+class UsageError(VidapiError, ValueError):
+    """The call itself is wrong. Nothing was sent."""
+
+
+class InvalidArgumentError(UsageError):
+    """An argument has a value the API cannot accept.
+
+    ``argument`` names the parameter, so a program can point at the bad field.
+    """
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+
+
+class FileError(UsageError):
+    """A local file cannot be uploaded: missing, a directory, unreadable or empty."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+class SubtitleFileError(UsageError):
+    """A local subtitle file is not valid SRT. ``cue`` is the 1-based cue number."""
+
+    def __init__(self, path: str, cue: int, line: int, message: str) -> None:
+        super().__init__(f"{path}: cue {cue} (line {line}): {message}")
+        self.path = path
+        self.cue = cue
+        self.line = line
+
+
+class ClientClosedError(UsageError):
+    """The Client was closed; create a new one."""
+
+
+# --- the network -----------------------------------------------------------------------
+
+
+class TransportError(VidapiError):
+    """The request failed below HTTP. ``method`` and ``url`` say which one.
+
+    The url never carries a token (tokens travel in a header); an upload url carries
+    its seal, which authorises only that one upload, so it is shown without its query.
+    """
+
+    def __init__(self, message: str, *, method: str, url: str) -> None:
+        super().__init__(f"{message} ({method} {url})")
+        self.method = method
+        self.url = url
+
+
+class ConnectError(TransportError):
+    """No connection could be made: the request did not reach the server."""
+
+
+class RequestTimeoutError(TransportError):
+    """A timeout ran out. The request may have reached the server."""
+
+
+class ConnectionLostError(TransportError):
+    """The connection broke while sending or receiving. It may have reached the server."""
+
+
+# --- the API's answers ----------------------------------------------------------------
+
+
+class APIError(VidapiError):
+    """The API answered with an error.
+
+    ``status`` is the HTTP status (``None`` when raised locally before a request),
+    ``error_type`` the platform's ``type`` (e.g. ``invalid_parameter``), ``reason``
+    the ``error_data.reason`` when given, ``body`` the decoded error object and
+    ``request_id`` the server's request id header when present.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None,
+        error_type: str | None = None,
+        reason: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.reason = reason
+        self.body: Mapping[str, Any] = body or {}
+        self.headers: Mapping[str, str] = headers or {}
+        self.request_id = request_id
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"HTTP {self.status}" if self.status is not None else "before sending"
+        kind = f" {self.error_type}" if self.error_type else ""
+        rid = f" [request {self.request_id}]" if self.request_id else ""
+        return f"{self.message} ({where}{kind}){rid}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status!r}, "
+            f"error_type={self.error_type!r}, message={self.message!r})"
+        )
+
+
+class BadRequestError(APIError):
+    """400: the request was refused as malformed."""
+
+
+class InvalidParameterError(BadRequestError):
+    """400 invalid_parameter."""
+
+
+class MissingParameterError(BadRequestError):
+    """400 missing_required_parameter."""
+
+
+class AuthenticationError(APIError):
+    """401: no valid credentials."""
+
+
+class InvalidTokenError(AuthenticationError):
+    """401 with ``error="invalid_token"``: the access token is invalid or has expired."""
+
+
+class OAuthError(AuthenticationError):
+    """The token endpoint refused a grant: ``error_type`` is its ``error`` code."""
+
+
+class ForbiddenError(APIError):
+    """403: the credentials are valid but not allowed to do this."""
+
+
+class InsufficientScopeError(ForbiddenError):
+    """The token lacks a scope the operation needs.
+
+    Raised before sending when the token's scopes are known (``status`` is ``None``),
+    and for the server's 403 on a scoped operation otherwise.
+    ``scope`` names the missing scope.
+    """
+
+    def __init__(self, message: str, *, scope: str, **kwargs: Any) -> None:
+        self.scope = scope
+        super().__init__(message, **kwargs)
+
+
+class NotFoundError(APIError):
+    """404: no such object (or not visible to this account)."""
+
+
+class RateLimitedError(APIError):
+    """429: throttled. ``retry_after`` is the server's Retry-After in seconds, if sent."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kwargs)
+
+
+class ServerError(APIError):
+    """5xx: the server failed. ``retry_after`` is set when a 503 carried one."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kwargs)
+
+
+class UnexpectedResponseError(APIError):
+    """A response that the API does not send: not JSON, or missing a required field."""
+
+
+# --- uploads ---------------------------------------------------------------------------
+
+
+class UploadError(VidapiError):
+    """The upload failed. The platform's remedy is a fresh upload address."""
+
+
+class UploadRejectedError(UploadError):
+    """The upload server answered with an error.
+
+    Its two forms are both understood: ``{"error": "missing file"}`` and
+    ``{"error": {"message": ..., "code": ...}}``. ``status`` is the HTTP status.
+    """
+
+    def __init__(self, message: str, *, status: int, code: int | str | None = None) -> None:
+        detail = f", code {code}" if code is not None else ""
+        super().__init__(f"upload rejected: {message} (HTTP {status}{detail})")
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+class FileChangedError(UploadError):
+    """The file grew or shrank while it was being sent; the upload was abandoned."""
+
+    def __init__(self, path: str, expected: int, message: str) -> None:
+        super().__init__(f"{path}: {message} (expected {expected} bytes)")
+        self.path = path
+        self.expected = expected

@@ -1,0 +1,187 @@
+"""The typed results of the API. attrs classes that know nothing of JSON.
+
+Turning wire data into these objects is ``_convert``'s job; these classes only say what
+a user may rely on. Every class is frozen: use ``attrs.evolve`` to derive a changed copy.
+Fields the platform did not return (because they were not asked for with ``fields``)
+are ``None``; every field the server sent, known or not, is also in ``raw``/``fields``.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "AccessToken",
+    "Dimension",
+    "Subtitle",
+    "UploadProgress",
+    "UploadSession",
+    "UploadState",
+    "UploadedFile",
+    "Video",
+]
+
+
+def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return dict(value)
+
+
+@attrs.frozen
+class UploadSession:
+    """A one-time upload address, from ``GET /file/upload``."""
+
+    upload_url: str = attrs.field(repr=False)
+    """Where the file goes. Carries ``uuid`` and ``seal``; used exactly as returned.
+    Hidden from repr: the seal authorises an upload."""
+    progress_url: str
+    """Where the upload's progress can be read (``get_upload_progress``)."""
+
+
+@attrs.frozen
+class Dimension:
+    """A picture size, read from the wire's ``"<width>x<height>"`` text."""
+
+    width: int
+    height: int
+
+    def __str__(self) -> str:
+        return f"{self.width}x{self.height}"
+
+
+@attrs.frozen
+class UploadedFile:
+    """The upload server's descriptor of a stored file.
+
+    The platform sends every value as a JSON string; the typed attributes are views of
+    those strings (``None`` where the server sent nothing or an empty string, as it does
+    for files that are not video). ``raw`` keeps the strings exactly as sent.
+    Only ``url`` is needed to create a video.
+    """
+
+    url: str
+    """The stored file's address, fragment included: pass it to ``create_video``."""
+    size: int | None = None
+    """Size in bytes."""
+    bitrate: int | None = None
+    """Bitrate in bits per second."""
+    duration: float | None = None
+    """Duration in seconds."""
+    dimension: Dimension | None = None
+    """Picture size."""
+    streamable: bool | None = None
+    """Whether the container is streamable (the wire's ``"Yes"``/``"No"``)."""
+    acodec: str | None = None
+    vcodec: str | None = None
+    format: str | None = None
+    """Container format name."""
+    hash: str | None = None
+    name: str | None = None
+    """File name without extension."""
+    seal: str | None = attrs.field(default=None, repr=False)
+    raw: Mapping[str, str] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as the server sent it."""
+
+
+class UploadState(enum.StrEnum):
+    """States of an upload as ``progress_url`` reports them.
+
+    ``UploadProgress.state`` is a plain ``str`` so that a state the platform adds later
+    does not break a client; compare it with these members.
+    """
+
+    STARTING = "starting"
+    UPLOADING = "uploading"
+    DONE = "done"
+    ERROR = "error"
+
+
+@attrs.frozen
+class UploadProgress:
+    """An upload's progress, from ``progress_url``."""
+
+    state: str
+    """One of ``UploadState``'s values, or a newer one."""
+    size: int | None = None
+    """Total bytes announced, while uploading."""
+    received: int | None = None
+    """Bytes received so far, while uploading."""
+
+    @property
+    def fraction(self) -> float | None:
+        """``received / size`` between 0 and 1, ``1.0`` when done, else ``None``."""
+        if self.state == UploadState.DONE:
+            return 1.0
+        if self.size and self.received is not None:
+            return min(1.0, self.received / self.size)
+        return None
+
+
+@attrs.frozen
+class Video:
+    """A video (or a live stream: a video whose ``mode`` is ``"live"``).
+
+    Only ``id`` is always present; the rest is what the server returned, ``None``
+    otherwise. ``fields`` holds every field returned, including ones not modelled here.
+    """
+
+    id: str
+    title: str | None = None
+    channel: str | None = None
+    owner: str | None = None
+    published: bool | None = None
+    mode: str | None = None
+    """``"vod"`` or ``"live"``, or a newer mode."""
+    password_protected: bool | None = None
+    status: str | None = None
+    onair: bool | None = None
+    """Live streams: whether it is on air now."""
+    live_publish_url: str | None = attrs.field(default=None, repr=False)
+    """Live streams, owner only: the RTMP ingest address. It embeds the stream key,
+    so it is hidden from repr."""
+    start_time: int | None = None
+    end_time: int | None = None
+    record_status: str | None = None
+    stream_live_hls_url: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
+
+    @property
+    def is_live(self) -> bool:
+        """True when the server said this video is a live stream."""
+        return self.mode == "live"
+
+
+@attrs.frozen
+class Subtitle:
+    """A subtitle file attached to a video."""
+
+    id: str | None = None
+    language: str | None = None
+    format: str | None = None
+    url: str | None = None
+    language_label: str | None = None
+    item_type: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class AccessToken:
+    """An OAuth access token. The token itself never appears in repr or str."""
+
+    token: str = attrs.field(repr=False)
+    scopes: frozenset[str] | None = None
+    """Scopes granted, or ``None`` when unknown (a static token given without them)."""
+    expires_at: float | None = None
+    """``time.time()`` at which it expires, or ``None`` when unknown."""
+    refresh_token: str | None = attrs.field(default=None, repr=False)
+
+    def expires_within(self, seconds: float, *, now: float | None = None) -> bool:
+        """Whether the token expires in less than ``seconds``."""
+        if self.expires_at is None:
+            return False
+        return (time.time() if now is None else now) + seconds >= self.expires_at

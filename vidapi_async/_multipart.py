@@ -1,0 +1,145 @@
+"""Request bodies streamed from a file on disk.
+
+A body is a *description* (path, region, the bytes around it) and is turned into bytes
+only while aiohttp writes it, one chunk at a time, each read in a worker thread so the
+event loop never waits on the disk. Nothing holds a consumed stream: writing the same
+``FileBody`` again re-opens the file, so a retry sends the same bytes.
+
+The size is known before a byte is read, so aiohttp sends an exact Content-Length and
+never chunked transfer encoding (which nginx-style upload servers refuse). A file that
+turns out shorter or longer than its size at the start raises ``FileChangedError``
+instead of sending a body that disagrees with its Content-Length.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+import secrets
+from collections.abc import Callable
+from typing import IO, Any
+
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.payload import Payload
+
+from ._errors import FileChangedError
+
+__all__ = ["FileBody", "ProgressCallback", "multipart_envelope", "new_boundary"]
+
+ProgressCallback = Callable[[int, int], Any]
+"""``progress(sent, total)``: file bytes handed to the connection so far, and the total."""
+
+
+def new_boundary() -> str:
+    return "vidapi" + secrets.token_hex(16)
+
+
+def _quote_filename(name: str) -> str:
+    # What browsers send (the HTML form-data encoding): UTF-8 as is, with only '"', CR
+    # and LF percent-escaped. RFC 7578 forbids filename* in form-data, and servers that
+    # see only an ASCII-escaped name store the escapes (the "missing file" reports).
+    return name.replace("\r", "%0D").replace("\n", "%0A").replace('"', "%22")
+
+
+def multipart_envelope(
+    boundary: str, field: str, filename: str, content_type: str | None = None
+) -> tuple[bytes, bytes]:
+    """The bytes before and after the file in a one-part ``multipart/form-data`` body."""
+    ctype = content_type or mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    head = (
+        f"--{boundary}\r\n"
+        f'Content-Disposition: form-data; name="{field}"; filename="{_quote_filename(filename)}"'
+        f"\r\nContent-Type: {ctype}\r\n\r\n"
+    ).encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    return head, tail
+
+
+class FileBody(Payload):
+    """``length`` bytes of ``path`` from ``offset``, between ``head`` and ``tail``.
+
+    ``file_size`` is the whole file's size when the body was built; the file must still
+    have it when read. ``progress`` is called after each chunk with the bytes of this
+    body's region sent so far (plus ``progress_base``) and ``progress_total``.
+    """
+
+    _autoclose = True  # nothing is held open between writes
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        file_size: int,
+        offset: int = 0,
+        length: int | None = None,
+        head: bytes = b"",
+        tail: bytes = b"",
+        chunk_size: int = 1024 * 1024,
+        content_type: str = "application/octet-stream",
+        progress: ProgressCallback | None = None,
+        progress_base: int = 0,
+        progress_total: int | None = None,
+    ) -> None:
+        super().__init__(path, content_type=content_type)
+        self._path = path
+        self._file_size = file_size
+        self._offset = offset
+        self._length = file_size - offset if length is None else length
+        self._head = head
+        self._tail = tail
+        self._chunk_size = chunk_size
+        self._progress = progress
+        self._progress_base = progress_base
+        self._progress_total = file_size if progress_total is None else progress_total
+        self._size = len(head) + self._length + len(tail)
+        self.error: FileChangedError | None = None
+        """Set when the file changed under us; aiohttp wraps what ``write`` raises, so
+        the caller looks here to raise the real reason."""
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        raise TypeError("a FileBody is streamed from disk, not decoded into memory")
+
+    async def write(self, writer: AbstractStreamWriter) -> None:
+        await self.write_with_length(writer, None)
+
+    async def write_with_length(
+        self, writer: AbstractStreamWriter, content_length: int | None
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        f: IO[bytes] = await loop.run_in_executor(None, self._open)
+        try:
+            await writer.write(self._head)
+            sent = 0
+            while sent < self._length:
+                want = min(self._chunk_size, self._length - sent)
+                chunk = await loop.run_in_executor(None, f.read, want)
+                if not chunk:
+                    self._fail(f"the file shrank: it ended after {self._offset + sent} bytes")
+                await writer.write(chunk)
+                sent += len(chunk)
+                if self._progress is not None:
+                    self._progress(self._progress_base + sent, self._progress_total)
+            if self._offset + self._length == self._file_size:
+                now = await loop.run_in_executor(None, os.fstat, f.fileno())
+                if now.st_size != self._file_size:
+                    self._fail(f"the file grew to {now.st_size} bytes while it was sent")
+            await writer.write(self._tail)
+        finally:
+            f.close()
+
+    def _open(self) -> IO[bytes]:
+        f = open(self._path, "rb")  # noqa: SIM115 - closed by write_with_length
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size != self._file_size:
+                self._fail(f"the file is now {size} bytes")
+            f.seek(self._offset)
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def _fail(self, message: str) -> None:
+        self.error = FileChangedError(self._path, self._file_size, message)
+        raise self.error

@@ -1,0 +1,141 @@
+"""Checks on the caller's arguments, done before anything is sent. Pure functions.
+
+Each returns the value to send (normalised where the platform is case-insensitive) or
+raises ``InvalidArgumentError`` naming the argument. Messages never echo a password.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from ._errors import InvalidArgumentError
+
+_VIDEO_ID = re.compile(r"[A-Za-z0-9]{1,64}")
+_CHANNEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_FIELD = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*")
+
+# ISO 639-1: every two-letter code. Three-letter codes (ISO 639-2/3, some 7,900 of them)
+# are checked by shape only: shipping that table is not worth what it would catch.
+ISO_639_1 = frozenset(
+    """
+    aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu
+    cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi
+    ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks
+    ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl
+    nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl
+    sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve
+    vi vo wa wo xh yi yo za zh zu
+    """.split()
+)
+
+KNOWN_CHANNELS = frozenset(
+    """animals auto creation fun kids lifestyle music news people school shortfilms sport
+    tech travel tv videogames webcam""".split()
+)
+"""Category slugs the platform documents. Others of the same shape are accepted: the
+platform adds categories, and the server is the judge."""
+
+SUBTITLE_FORMATS = frozenset({"SRT"})
+
+
+def video_id(value: object, argument: str = "video_id") -> str:
+    """A video id: letters and digits only, so it can never change the request path."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
+    if not _VIDEO_ID.fullmatch(value):
+        raise InvalidArgumentError(
+            argument, f"{value!r} is not a video id (letters and digits only, e.g. 'x84sh87')"
+        )
+    return value
+
+
+def title(value: object) -> str:
+    """A non-blank title."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError("title", f"expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidArgumentError("title", "must not be empty")
+    return value
+
+
+def channel(value: object) -> str:
+    """A category slug: lowercase letters, digits, '-' or '_', starting with a letter."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError("channel", f"expected a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidArgumentError("channel", "must not be empty (a category slug such as 'news')")
+    if not _CHANNEL.fullmatch(value):
+        hint = f" (did you mean {value.strip().lower()!r}?)" if value.strip().lower() else ""
+        raise InvalidArgumentError(
+            "channel",
+            f"{value!r} is not a category slug: lowercase letters, digits, '-' or '_'{hint}",
+        )
+    return value
+
+
+def language(value: object) -> str:
+    """An ISO 639 language code, two or three letters; returned in lowercase."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError("language", f"expected a string, got {type(value).__name__}")
+    code = value.lower()
+    if (len(code) == 2 and code in ISO_639_1) or re.fullmatch(r"[a-z]{3}", code):
+        return code
+    raise InvalidArgumentError(
+        "language", f"{value!r} is not an ISO 639 language code (e.g. 'en', 'fr', 'deu')"
+    )
+
+
+def subtitle_format(value: object) -> str:
+    """The subtitle format; ``SRT`` is the only one the platform supports."""
+    if not isinstance(value, str) or value.upper() not in SUBTITLE_FORMATS:
+        raise InvalidArgumentError(
+            "format", f"{value!r} is not supported; the platform accepts only 'SRT'"
+        )
+    return value.upper()
+
+
+def password(value: object) -> str | None:
+    """A password to set (a non-empty string) or ``None`` to remove it. Never echoed."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            "password", f"expected a string or None, got {type(value).__name__}"
+        )
+    if not value:
+        raise InvalidArgumentError(
+            "password", "must not be empty; pass None to remove the password"
+        )
+    return value
+
+
+def http_url(value: object, argument: str) -> str:
+    """An absolute http(s) URL."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidArgumentError(argument, f"{value!r} is not an absolute http(s) URL")
+    return value
+
+
+def field_names(values: Iterable[str] | str) -> list[str]:
+    """Field names for the ``fields`` parameter (dot notation for sub-objects)."""
+    if isinstance(values, str):
+        values = [values]
+    names = list(values)
+    if not names:
+        raise InvalidArgumentError("fields", "name at least one field")
+    for name in names:
+        if not isinstance(name, str) or not _FIELD.fullmatch(name):
+            raise InvalidArgumentError("fields", f"{name!r} is not a field name")
+    return names
+
+
+def positive_int(value: object, argument: str) -> int:
+    """A whole number above zero."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidArgumentError(argument, f"expected a whole number above 0, got {value!r}")
+    return value

@@ -1,0 +1,286 @@
+"""A local emulator of the video platform, for offline work and tests.
+
+Two hosts, as on the real platform: the API (``emu.base_url``; also serves the embed
+page and the JS SDK) and the upload server (``emu.upload_base``), each on its own port.
+
+In-process::
+
+    async with Emulator() as emu:
+        async with emu.client() as client:
+            video = await client.upload_video("movie.mp4", title="t", channel="news")
+
+Standalone: ``vidapi serve --port 8400 --data-dir ./emu`` (state survives restarts).
+
+Control endpoints on the API host: ``POST /_emulator/reset``, ``GET``/``POST
+/_emulator/faults`` (JSON of :class:`Faults`), ``GET /_emulator/requests`` (the request
+log) and ``GET /_emulator/stats``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from ._api import routes as api_routes
+from ._platform import PLATFORM, Faults, LoggedRequest, Platform
+from ._player import routes as player_routes
+from ._state import ALL_SCOPES, State
+from ._upload import UploadFailure
+from ._upload import routes as upload_routes
+from ._wire import ApiError, error_response
+
+__all__ = ["ALL_SCOPES", "DEMO_TOKEN", "Emulator", "Faults", "LoggedRequest"]
+
+DEMO_TOKEN = "demo-token"  # noqa: S105 - public by design
+"""A token the emulator accepts from the start, with every scope, that never expires."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_UNFAULTED = ("/_emulator/", "/embed/", "/js/", "/files/")
+
+
+def _middleware(platform: Platform, host: str) -> Any:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        platform.record(host, request)
+        faults = platform.faults
+        if not request.path.startswith(_UNFAULTED):
+            if faults.latency > 0:
+                await asyncio.sleep(faults.latency)
+            if faults.draw(faults.rate_limit_rate):
+                platform.bump("faults_429")
+                return _fault(
+                    host,
+                    429,
+                    "Too many requests.",
+                    "rate_limit_exceeded",
+                    {"Retry-After": f"{faults.retry_after:g}"},
+                )
+            if faults.draw(faults.error_rate):
+                status = faults.random.choice(faults.error_statuses)
+                platform.bump(f"faults_{status}")
+                return _fault(host, status, "Injected server error.", "server_error", {})
+        try:
+            return await handler(request)
+        except ApiError as err:
+            return error_response(err)
+        except UploadFailure as failure:
+            return failure.response()
+
+    return middleware
+
+
+def _fault(
+    host: str, status: int, message: str, error_type: str, headers: Mapping[str, str]
+) -> web.Response:
+    if host == "upload":
+        return (
+            UploadFailure(status, message).response()
+            if not headers
+            else web.json_response(
+                {"error": {"message": message, "code": status}}, status=status, headers=headers
+            )
+        )
+    return error_response(ApiError(status, error_type, message, headers=headers))
+
+
+control = web.RouteTableDef()
+
+
+@control.post("/_emulator/reset")
+async def reset(request: web.Request) -> web.Response:
+    request.app[PLATFORM].reset()
+    return web.json_response({"reset": True})
+
+
+@control.get("/_emulator/faults")
+async def get_faults(request: web.Request) -> web.Response:
+    return web.json_response(request.app[PLATFORM].faults.as_dict())
+
+
+@control.post("/_emulator/faults")
+async def set_faults(request: web.Request) -> web.Response:
+    faults = request.app[PLATFORM].faults
+    try:
+        faults.update(await request.json())
+    except (ValueError, TypeError) as exc:
+        raise ApiError(400, "invalid_parameter", str(exc)) from None
+    return web.json_response(faults.as_dict())
+
+
+@control.get("/_emulator/requests")
+async def get_requests(request: web.Request) -> web.Response:
+    log = request.app[PLATFORM].log
+    return web.json_response(
+        [
+            {
+                "host": r.host,
+                "method": r.method,
+                "path": r.path,
+                "query": r.query,
+                "headers": r.headers,
+                "body_size": r.body_size,
+            }
+            for r in log
+        ]
+    )
+
+
+@control.get("/_emulator/stats")
+async def get_stats(request: web.Request) -> web.Response:
+    platform = request.app[PLATFORM]
+    return web.json_response(
+        {
+            "videos": platform.state.count("video"),
+            "subtitles": platform.state.count("subtitle"),
+            "uploads": platform.state.count("upload"),
+            **platform.counters,
+        }
+    )
+
+
+class Emulator:
+    """The platform on 127.0.0.1. Ports default to free ones; ``data_dir`` keeps state
+    (SQLite) and files across restarts, otherwise both live in a temporary directory
+    removed on close."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        upload_port: int = 0,
+        data_dir: str | os.PathLike[str] | None = None,
+        faults: Faults | None = None,
+        token_lifetime: float = 36000.0,
+        tokens: Mapping[str, tuple[str, ...]] | None = None,
+        public_host: str | None = None,
+    ) -> None:
+        self._host = host
+        self._public_host = public_host or host
+        self._ports = (port, upload_port)
+        self._data_dir = os.fspath(data_dir) if data_dir is not None else None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.faults = faults or Faults()
+        self._token_lifetime = token_lifetime
+        self._tokens: dict[str, tuple[str, ...]] = (
+            dict(tokens) if tokens is not None else {DEMO_TOKEN: ALL_SCOPES}
+        )
+        self._runners: list[web.AppRunner] = []
+        self.platform: Platform | None = None
+
+    async def __aenter__(self) -> Emulator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        if self._data_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="vidapi-emulator-")
+            root, db = self._tmp.name, None
+        else:
+            root = self._data_dir
+            db = os.path.join(root, "state.sqlite")
+        files = os.path.join(root, "files")
+        os.makedirs(files, exist_ok=True)
+        platform = Platform(
+            state=State(db),
+            files_dir=files,
+            faults=self.faults,
+            token_lifetime=self._token_lifetime,
+            static_tokens=self._tokens,
+        )
+        platform.install_static_tokens()
+        self.platform = platform
+        api = web.Application(middlewares=[_middleware(platform, "api")], client_max_size=1 << 20)
+        api[PLATFORM] = platform
+        api.add_routes(api_routes)
+        api.add_routes(player_routes)
+        api.add_routes(control)
+        upload = web.Application(
+            middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40
+        )
+        upload[PLATFORM] = platform
+        upload.add_routes(upload_routes)
+        bases = []
+        for app, port in zip((api, upload), self._ports, strict=True):
+            runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+            await runner.setup()
+            self._runners.append(runner)
+            site = web.TCPSite(runner, self._host, port, backlog=1024)
+            await site.start()
+            sockets = runner.addresses
+            actual = sockets[0][1]
+            bases.append(f"http://{self._public_host}:{actual}")
+        platform.api_base, platform.upload_base = bases
+
+    async def close(self) -> None:
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        self._runners.clear()
+        if self.platform is not None:
+            self.platform.state.close()
+            self.platform = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _p(self) -> Platform:
+        if self.platform is None:
+            raise RuntimeError("the emulator is not running: use 'async with Emulator()'")
+        return self.platform
+
+    @property
+    def base_url(self) -> str:
+        """The API's base URL (pass it to ``Client(base_url=...)``)."""
+        return self._p().api_base
+
+    @property
+    def upload_base(self) -> str:
+        return self._p().upload_base
+
+    @property
+    def embed_url(self) -> str:
+        """The embed host, for ``vidapi_async.embed`` functions' ``embed_url``."""
+        return self._p().api_base
+
+    @property
+    def sdk_url(self) -> str:
+        """The JS SDK script, for ``embed.sdk_html(sdk_url=...)``."""
+        return f"{self._p().api_base}/js/all.js"
+
+    @property
+    def token(self) -> str:
+        """A ready token with every scope."""
+        return next(iter(self._tokens))
+
+    @property
+    def state(self) -> State:
+        return self._p().state
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        """Every request received, oldest first (Authorization values masked)."""
+        return list(self._p().log)
+
+    def videos(self) -> list[dict[str, Any]]:
+        """Every video stored, as the emulator keeps it."""
+        return list(self._p().state.all("video"))
+
+    def reset(self) -> None:
+        """Forget all objects and the request log; faults back to none."""
+        self._p().reset()
+
+    def client(self, **kwargs: Any) -> Any:
+        """A ``vidapi_async.Client`` for this emulator with the demo token."""
+        from .._client import Client
+
+        kwargs.setdefault("access_token", self.token)
+        return Client(base_url=self.base_url, **kwargs)

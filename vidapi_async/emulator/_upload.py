@@ -1,0 +1,347 @@
+"""The upload host's handlers: single-shot multipart, the chunked protocol, progress,
+and the stored files (served with Range support for the player).
+
+Bodies are streamed to disk chunk by chunk in a worker thread; nothing holds a whole
+file in memory. Like an nginx-style server it refuses chunked transfer encoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import mimetypes
+import os
+import shutil
+from typing import IO, Any
+
+from aiohttp import BodyPartReader, web
+
+from ._platform import PLATFORM, Platform
+from ._wire import ApiError, format_ranges, merge_range, parse_content_range
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+READ_CHUNK = 1024 * 1024
+
+
+class UploadFailure(Exception):
+    """An upload-server error: answered ``{"error": ...}`` in the requested form."""
+
+    def __init__(self, status: int, message: str, *, plain: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.plain = plain
+
+    def response(self) -> web.Response:
+        error: Any = self.message if self.plain else {"message": self.message, "code": self.status}
+        return web.json_response({"error": error}, status=self.status)
+
+
+def _p(request: web.Request) -> Platform:
+    return request.app[PLATFORM]
+
+
+def _upload(request: web.Request) -> dict[str, Any]:
+    platform = _p(request)
+    uuid = request.query.get("uuid", "")
+    seal = request.query.get("seal", "")
+    upload = platform.state.get("upload", uuid)
+    if upload is None or not platform.state.seal_ok(uuid, seal):
+        raise UploadFailure(403, "invalid upload url: unknown uuid or bad seal")
+    return upload
+
+
+def _cut_connection(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    raise ConnectionResetError("emulator fault: connection reset mid-upload")
+
+
+async def _stream_to(
+    request: web.Request,
+    source: Any,
+    f: IO[bytes],
+    digest: Any,
+    *,
+    cut_after: int | None,
+    uuid: str,
+) -> int:
+    """Copy ``source`` (a part or the request body) into ``f``; returns bytes written."""
+    loop = asyncio.get_running_loop()
+    platform = _p(request)
+    written = 0
+
+    def write(chunk: bytes) -> None:
+        f.write(chunk)
+        if digest is not None:
+            digest.update(chunk)
+
+    while True:
+        chunk = (
+            await source.read_chunk(READ_CHUNK)
+            if hasattr(source, "read_chunk")
+            else (await source.read(READ_CHUNK))
+        )
+        if not chunk:
+            return written
+        await loop.run_in_executor(None, write, chunk)
+        written += len(chunk)
+        platform.progress[uuid] = platform.progress.get(uuid, 0) + len(chunk)
+        if cut_after is not None and written >= cut_after:
+            _cut_connection(request)
+
+
+def _probe(path: str) -> dict[str, str]:
+    """Codec, size and timing facts via ffprobe when it is installed, else nothing."""
+    ffprobe = shutil.which("ffprobe")
+    if ffprobe is None:
+        return {}
+    import subprocess
+
+    try:
+        out = subprocess.run(  # noqa: S603 - fixed program, our own file
+            [
+                ffprobe,
+                "-v",
+                "quiet",
+                "-print_format",
+                "json",
+                "-show_format",
+                "-show_streams",
+                path,
+            ],
+            capture_output=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        info = json.loads(out)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    facts: dict[str, str] = {}
+    fmt = info.get("format", {})
+    if "duration" in fmt:
+        facts["duration"] = f"{float(fmt['duration']):.3f}".rstrip("0").rstrip(".")
+    if "bit_rate" in fmt:
+        facts["bitrate"] = str(fmt["bit_rate"])
+    if "format_name" in fmt:
+        facts["format"] = str(fmt["format_name"])
+    for stream in info.get("streams", []):
+        kind = stream.get("codec_type")
+        if kind == "video" and "vcodec" not in facts:
+            facts["vcodec"] = str(stream.get("codec_name", "")).upper()
+            if stream.get("width") and stream.get("height"):
+                facts["dimension"] = f"{stream['width']}x{stream['height']}"
+        elif kind == "audio" and "acodec" not in facts:
+            facts["acodec"] = str(stream.get("codec_name", "")).upper()
+    if "vcodec" in facts:
+        facts["streamable"] = "Yes"
+    return facts
+
+
+def _remove(path: str) -> None:
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def _sha1_file(path: str) -> str:
+    digest = hashlib.sha1()  # noqa: S324 - a content id, as the platform's hash field
+    with open(path, "rb") as f:
+        while chunk := f.read(READ_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+async def _finish(
+    request: web.Request, upload: dict[str, Any], path: str, filename: str, sha1: str | None
+) -> dict[str, str]:
+    """Store the descriptor of a completely received file and mark the upload done."""
+    platform = _p(request)
+    loop = asyncio.get_running_loop()
+    if sha1 is None:
+        sha1 = await loop.run_in_executor(None, _sha1_file, path)
+    facts = await loop.run_in_executor(None, _probe, path)
+    size = (await loop.run_in_executor(None, os.stat, path)).st_size
+    stem, ext = os.path.splitext(os.path.basename(filename) or "file")
+    stored = f"{upload['id']}{ext.lower()[:10]}"
+    final = os.path.join(platform.files_dir, stored)
+    await loop.run_in_executor(None, os.replace, path, final)
+    seal = platform.state.seal(upload["id"])
+    descriptor = {
+        "acodec": facts.get("acodec", ""),
+        "bitrate": facts.get("bitrate", ""),
+        "dimension": facts.get("dimension", ""),
+        "duration": facts.get("duration", ""),
+        "format": facts.get("format", ext.lstrip(".").lower()),
+        "hash": sha1,
+        "name": stem,
+        "seal": seal,
+        "size": str(size),
+        "streamable": facts.get("streamable", "No"),
+        "vcodec": facts.get("vcodec", ""),
+    }
+    base = f"{platform.upload_base}/files/{stored}"
+    fragment = base64.urlsafe_b64encode(json.dumps(descriptor).encode()).decode().rstrip("=")
+    descriptor["url"] = f"{base}#{fragment}"
+    platform.state.put(
+        "file", base, {"id": base, "path": final, "name": filename, "owner": upload["owner"]}
+    )
+    upload.update(state="done", size=size, received=size, descriptor=descriptor)
+    platform.state.put("upload", upload["id"], upload)
+    platform.progress.pop(upload["id"], None)
+    platform.bump("uploads_completed")
+    return descriptor
+
+
+@routes.post("/upload")
+async def upload(request: web.Request) -> web.StreamResponse:
+    try:
+        return await _upload_handler(request)
+    except UploadFailure as failure:
+        return failure.response()
+
+
+async def _upload_handler(request: web.Request) -> web.StreamResponse:
+    if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        raise UploadFailure(411, "chunked transfer encoding is refused: send a Content-Length")
+    upload = _upload(request)
+    if upload["state"] == "done" and "Content-Range" not in request.headers:
+        raise UploadFailure(409, "this upload url was already used")
+    if "Content-Range" in request.headers:
+        return await _chunk(request, upload)
+    if not request.content_type.startswith("multipart/form-data"):
+        raise UploadFailure(400, "missing file", plain=True)
+    return await _single_shot(request, upload)
+
+
+async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Response:
+    platform = _p(request)
+    uuid = upload["id"]
+    partial = os.path.join(platform.files_dir, f"{uuid}.part")
+    cut = (
+        request.content_length // 2
+        if platform.faults.draw(platform.faults.reset_rate) and (request.content_length)
+        else None
+    )
+    upload.update(state="uploading", size=request.content_length)
+    platform.state.put("upload", uuid, upload)
+    platform.progress[uuid] = 0
+    reader = await request.multipart()
+    filename: str | None = None
+    digest = hashlib.sha1()  # noqa: S324 - a content id
+    loop = asyncio.get_running_loop()
+    try:
+        async for part in reader:
+            if not isinstance(part, BodyPartReader):
+                raise UploadFailure(400, "nested multipart is not accepted")
+            if part.name == "file" and part.filename is not None and filename is None:
+                filename = part.filename or "file"
+                f = await loop.run_in_executor(None, open, partial, "wb")
+                try:
+                    await _stream_to(request, part, f, digest, cut_after=cut, uuid=uuid)
+                finally:
+                    await loop.run_in_executor(None, f.close)
+            else:
+                while await part.read_chunk(READ_CHUNK):
+                    pass
+    except BaseException:
+        upload.update(state="error")
+        platform.state.put("upload", uuid, upload)
+        await loop.run_in_executor(None, _remove, partial)
+        raise
+    if filename is None:
+        upload.update(state="starting")
+        platform.state.put("upload", uuid, upload)
+        raise UploadFailure(400, "missing file", plain=True)
+    descriptor = await _finish(request, upload, partial, filename, digest.hexdigest())
+    return web.json_response(descriptor)
+
+
+def _filename(request: web.Request) -> str:
+    value = request.headers.get("Content-Disposition", "")
+    if "filename*=" in value:
+        from urllib.parse import unquote
+
+        raw = value.split("filename*=", 1)[1].split(";", 1)[0].strip()
+        return unquote(raw.split("''", 1)[-1])
+    if "filename=" in value:
+        return value.split("filename=", 1)[1].split(";", 1)[0].strip().strip('"')
+    return "file"
+
+
+async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
+    platform = _p(request)
+    uuid = upload["id"]
+    try:
+        first, last, total = parse_content_range(request.headers["Content-Range"])
+    except ApiError as exc:
+        raise UploadFailure(exc.status, exc.message) from None
+    if upload["state"] == "done":
+        if first is None or total == upload["size"]:
+            return web.json_response(upload["descriptor"])
+        raise UploadFailure(409, "this upload url was already used")
+    path = os.path.join(platform.files_dir, f"{uuid}.part")
+    loop = asyncio.get_running_loop()
+    if upload["size"] is None:
+        upload.update(size=total, state="uploading", filename=_filename(request))
+        platform.state.put("upload", uuid, upload)
+
+        def allocate() -> None:
+            with open(path, "wb") as f:
+                f.truncate(total)
+
+        await loop.run_in_executor(None, allocate)
+    elif upload["size"] != total:
+        raise UploadFailure(400, f"Content-Range total {total} differs from {upload['size']}")
+    if first is not None and last is not None:
+        expected = last - first + 1
+        if request.content_length != expected:
+            raise UploadFailure(
+                400, f"Content-Length {request.content_length} does not match Content-Range"
+            )
+        cut = expected // 2 if platform.faults.draw(platform.faults.reset_rate) else None
+        f = await loop.run_in_executor(None, open, path, "r+b")
+        try:
+            await loop.run_in_executor(None, f.seek, first)
+            written = await _stream_to(request, request.content, f, None, cut_after=cut, uuid=uuid)
+        finally:
+            await loop.run_in_executor(None, f.close)
+        if written != expected:
+            raise UploadFailure(400, f"got {written} bytes for a {expected}-byte range")
+        upload = platform.state.get("upload", uuid) or upload  # others wrote meanwhile
+        upload["ranges"] = merge_range(upload["ranges"], first, last)
+        upload["received"] = sum(b - a + 1 for a, b in upload["ranges"])
+        platform.progress[uuid] = upload["received"]
+        platform.state.put("upload", uuid, upload)
+    if upload["ranges"] == [[0, total - 1]] and upload["state"] != "done":
+        descriptor = await _finish(request, upload, path, upload.get("filename", "file"), None)
+        return web.json_response(descriptor)
+    held = format_ranges(upload["ranges"], total)
+    return web.Response(status=202, text=held, headers={"Range": held})
+
+
+@routes.get("/progress")
+async def progress(request: web.Request) -> web.Response:
+    platform = _p(request)
+    upload = platform.state.get("upload", request.query.get("uuid", ""))
+    if upload is None:
+        return web.json_response({"error": {"message": "unknown upload", "code": 404}}, status=404)
+    body: dict[str, Any] = {"state": upload["state"]}
+    if upload["state"] == "uploading":
+        body["size"] = upload["size"]
+        body["received"] = platform.progress.get(upload["id"], upload["received"])
+    return web.json_response(body)
+
+
+@routes.get(r"/files/{name:[A-Za-z0-9._-]+}")
+async def stored_file(request: web.Request) -> web.StreamResponse:
+    platform = _p(request)
+    path = os.path.join(platform.files_dir, request.match_info["name"])
+    if not await asyncio.get_running_loop().run_in_executor(None, os.path.isfile, path):
+        raise web.HTTPNotFound()
+    ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    return web.FileResponse(path, headers={"Content-Type": ctype})
