@@ -244,14 +244,14 @@ async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Resp
                 try:
                     await _stream_to(request, part, f, digest, cut_after=cut, uuid=uuid)
                 finally:
-                    await loop.run_in_executor(None, f.close)
+                    f.close()  # not awaited: must run even when the handler is cancelled
             else:
                 while await part.read_chunk(READ_CHUNK):
                     pass
     except BaseException:
         upload.update(state="error")
         platform.state.put("upload", uuid, upload)
-        await loop.run_in_executor(None, _remove, partial)
+        _remove(partial)  # synchronous: the handler may be cancelled here
         raise
     if filename is None:
         upload.update(state="starting")
@@ -309,7 +309,7 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
             await loop.run_in_executor(None, f.seek, first)
             written = await _stream_to(request, request.content, f, None, cut_after=cut, uuid=uuid)
         finally:
-            await loop.run_in_executor(None, f.close)
+            f.close()  # not awaited: must run even when the handler is cancelled
         if written != expected:
             raise UploadFailure(400, f"got {written} bytes for a {expected}-byte range")
         upload = platform.state.get("upload", uuid) or upload  # others wrote meanwhile

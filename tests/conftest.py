@@ -1,0 +1,94 @@
+"""Shared fixtures: the emulator on 127.0.0.1, sample files, and aioresponses made to
+work with aiohttp 3.14 (pnuckowski/aioresponses#289)."""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientResponse
+from aioresponses import aioresponses
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Emulator]:
+    async with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+async def client(emulator: Emulator) -> AsyncIterator[va.Client]:
+    async with emulator.client(chunk_size=64 * 1024) as c:
+        yield c
+
+
+def make_file(path: Path, size: int) -> Path:
+    """A file of ``size`` random bytes."""
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            block = os.urandom(min(left, 1 << 20))
+            f.write(block)
+            left -= len(block)
+    return path
+
+
+@pytest.fixture
+def video_file(tmp_path: Path) -> Path:
+    return make_file(tmp_path / "movie.mp4", 300 * 1024 + 17)
+
+
+@pytest.fixture
+def srt_file(tmp_path: Path) -> Path:
+    path = tmp_path / "en.srt"
+    path.write_text(
+        "1\n00:00:00,500 --> 00:00:02,000\nHello\n\n2\n00:00:02,500 --> 00:00:04,000\nWorld\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+class _ShimResponse(ClientResponse):
+    """aiohttp 3.14 made ``stream_writer`` a required argument; aioresponses 0.7.9
+    does not pass it."""
+
+    def __init__(self, *args: Any, stream_writer: Any = None, **kwargs: Any) -> None:
+        super().__init__(
+            *args,
+            stream_writer=stream_writer or types.SimpleNamespace(output_size=0),
+            **kwargs,
+        )
+
+
+class Mocked:
+    """aioresponses with the 3.14 shim applied to every mock."""
+
+    def __init__(self, m: aioresponses) -> None:
+        self._m = m
+
+    def add(self, url: str, method: str = "GET", **kwargs: Any) -> None:
+        kwargs.setdefault("response_class", _ShimResponse)
+        self._m.add(url, method=method, **kwargs)
+
+    def get(self, url: str, **kwargs: Any) -> None:
+        self.add(url, "GET", **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> None:
+        self.add(url, "POST", **kwargs)
+
+    @property
+    def requests(self) -> dict[Any, Any]:
+        return self._m.requests  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def mocked() -> Iterator[Mocked]:
+    with aioresponses() as m:
+        yield Mocked(m)

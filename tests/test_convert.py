@@ -1,0 +1,91 @@
+import pytest
+
+import vidapi_async as va
+from vidapi_async._convert import structure
+
+DESCRIPTOR = {
+    "acodec": "AAC",
+    "bitrate": "1287118",
+    "dimension": "1280x720",
+    "duration": "30.03",
+    "format": "mp4",
+    "hash": "a3f1",
+    "name": "movie",
+    "seal": "s",
+    "size": "4831218",
+    "streamable": "Yes",
+    "url": "http://upload-01.example/files/a3f1.mp4#eyJ9",
+    "vcodec": "H264",
+}
+
+
+def test_descriptor_strings_become_typed_views() -> None:
+    f = structure(DESCRIPTOR, va.UploadedFile, what="upload")
+    assert f.size == 4831218 and f.bitrate == 1287118
+    assert f.duration == pytest.approx(30.03)
+    assert f.dimension == va.Dimension(1280, 720)
+    assert f.streamable is True
+    assert f.raw == DESCRIPTOR
+    assert "seal" not in repr(f)
+
+
+def test_unknown_fields_are_tolerated_and_kept_raw() -> None:
+    f = structure({**DESCRIPTOR, "new_field": "x"}, va.UploadedFile, what="upload")
+    assert f.raw["new_field"] == "x"
+
+
+def test_empty_strings_mean_absent() -> None:
+    f = structure({**DESCRIPTOR, "dimension": "", "vcodec": ""}, va.UploadedFile, what="u")
+    assert f.dimension is None and f.vcodec is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("size", "1.9"),
+        ("size", "-4"),
+        ("size", True),
+        ("streamable", "True"),
+        ("streamable", True),
+        ("dimension", "1280*720"),
+        ("duration", "abc"),
+        ("url", 5),
+    ],
+)
+def test_wire_types_are_strict(field: str, value: object) -> None:
+    with pytest.raises(va.UnexpectedResponseError) as info:
+        structure({**DESCRIPTOR, field: value}, va.UploadedFile, what="upload")
+    assert f"upload.{field}" in str(info.value)
+
+
+def test_a_descriptor_without_url_is_refused() -> None:
+    data = {k: v for k, v in DESCRIPTOR.items() if k != "url"}
+    with pytest.raises(va.UnexpectedResponseError, match="url"):
+        structure(data, va.UploadedFile, what="upload")
+
+
+def test_video_booleans_must_be_json_booleans() -> None:
+    v = structure({"id": "x1", "password_protected": True, "extra": 3}, va.Video, what="v")
+    assert v.password_protected is True and v.fields["extra"] == 3
+    with pytest.raises(va.UnexpectedResponseError):
+        structure({"id": "x1", "password_protected": "true"}, va.Video, what="v")
+
+
+def test_progress_fraction() -> None:
+    p = structure(
+        {"state": "uploading", "size": "200", "received": 50}, va.UploadProgress, what="p"
+    )
+    assert p.fraction == 0.25
+    assert structure({"state": "done"}, va.UploadProgress, what="p").fraction == 1.0
+    assert structure({"state": "somethingnew"}, va.UploadProgress, what="p").fraction is None
+
+
+def test_live_publish_url_is_hidden_from_repr() -> None:
+    v = structure({"id": "x1", "live_publish_url": "rtmp://h/app?auth=KEY"}, va.Video, what="v")
+    assert "KEY" not in repr(v)
+    assert v.live_publish_url == "rtmp://h/app?auth=KEY"
+
+
+def test_non_object_is_refused() -> None:
+    with pytest.raises(va.UnexpectedResponseError, match="JSON object"):
+        structure([], va.Video, what="v")

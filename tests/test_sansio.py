@@ -1,0 +1,128 @@
+import json
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async import _sansio as wire
+
+REQ = wire.api_request("https://api.example.com/rest", "POST", "/me/videos", form=[("a", "b")])
+
+
+def body(**error: object) -> bytes:
+    return json.dumps({"error": error}).encode()
+
+
+def test_api_request_keeps_the_base_path_and_encodes_the_query() -> None:
+    r = wire.api_request(
+        "https://h.example/rest/", "GET", "/video/x1", query=[("fields", "id,title")]
+    )
+    assert r.url == "https://h.example/rest/video/x1?fields=id,title"
+    assert r.what == "GET /rest/video/x1"
+    assert REQ.encoded_form() == b"a=b"
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "cls"),
+    [
+        (400, "invalid_parameter", va.InvalidParameterError),
+        (400, "missing_required_parameter", va.MissingParameterError),
+        (400, "other", va.BadRequestError),
+        (401, "invalid_token", va.InvalidTokenError),
+        (401, "unauthorized", va.AuthenticationError),
+        (403, "access_forbidden", va.ForbiddenError),
+        (404, "not_found", va.NotFoundError),
+        (409, "conflict", va.APIError),
+        (500, "server_error", va.ServerError),
+        (502, None, va.ServerError),
+    ],
+)
+def test_error_statuses_and_types_map_to_classes(
+    status: int, error_type: str | None, cls: type
+) -> None:
+    raw = body(code=status, message="nope", type=error_type)
+    with pytest.raises(va.APIError) as info:
+        wire.decode_api_response(REQ, status, {}, raw)
+    assert type(info.value) is cls
+    assert info.value.status == status
+    assert "nope" in str(info.value)
+    assert "POST /rest/me/videos" in str(info.value)
+
+
+def test_a_403_on_a_scoped_request_is_insufficient_scope() -> None:
+    scoped = wire.api_request("https://a.example", "POST", "/me/videos", scope="manage_videos")
+    err = wire.api_error(scoped, 403, {}, body(type="access_forbidden", message="no"))
+    assert isinstance(err, va.InsufficientScopeError)
+    assert err.scope == "manage_videos"
+
+
+def test_invalid_token_is_read_from_www_authenticate() -> None:
+    headers = {"WWW-Authenticate": 'Bearer error="invalid_token", error_description="expired"'}
+    err = wire.api_error(REQ, 401, headers, b"")
+    assert isinstance(err, va.InvalidTokenError)
+
+
+def test_rate_limit_carries_retry_after_and_reason() -> None:
+    raw = body(type="rate_limit", message="slow down", error_data={"reason": "throttled"})
+    err = wire.api_error(REQ, 429, {"Retry-After": "7"}, raw)
+    assert isinstance(err, va.RateLimitedError)
+    assert err.retry_after == 7.0
+    assert err.reason == "throttled"
+
+
+def test_retry_after_as_http_date() -> None:
+    assert wire.parse_retry_after("Thu, 01 Jan 1970 00:01:40 GMT", now=40.0) == 60.0
+    assert wire.parse_retry_after("soon") is None
+    assert wire.parse_retry_after(None) is None
+
+
+def test_non_json_error_body_still_gives_a_typed_error() -> None:
+    err = wire.api_error(REQ, 502, {}, b"<html>Bad gateway</html>")
+    assert isinstance(err, va.ServerError)
+    assert "Bad gateway" in err.message
+
+
+def test_a_success_that_is_not_json_is_unexpected() -> None:
+    with pytest.raises(va.UnexpectedResponseError):
+        wire.decode_api_response(REQ, 200, {}, b"[1, 2]")
+
+
+def test_secrets_echoed_by_the_server_are_redacted() -> None:
+    raw = body(type="invalid_parameter", message="bad password hunter2 for token tok123")
+    err = wire.api_error(REQ, 400, {}, raw, secrets=["hunter2", "tok123"])
+    assert "hunter2" not in str(err) and "tok123" not in str(err)
+    assert "hunter2" not in repr(err)
+
+
+def test_oauth_errors() -> None:
+    token_req = wire.Request("POST", "https://a.example/oauth/token", authenticated=False)
+    raw = json.dumps({"error": "invalid_grant", "error_description": "bad password"}).encode()
+    with pytest.raises(va.OAuthError) as info:
+        wire.decode_oauth_response(token_req, 400, {}, raw)
+    assert info.value.error_type == "invalid_grant"
+    assert "bad password" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message", "code"),
+    [
+        (b'{"error": "missing file"}', "missing file", None),
+        (b'{"error": {"message": "too big", "code": 413}}', "too big", 413),
+    ],
+)
+def test_upload_errors_in_both_forms(raw: bytes, message: str, code: int | None) -> None:
+    with pytest.raises(va.UploadRejectedError) as info:
+        wire.decode_upload_response(400, raw)
+    assert info.value.message == message
+    assert info.value.code == code
+    assert isinstance(info.value, va.UploadError)
+
+
+def test_origin_makes_default_ports_explicit() -> None:
+    assert wire.origin("https://API.example.com/x") == wire.origin("https://api.example.com:443/")
+    assert wire.origin("https://api.example.com") != wire.origin("http://api.example.com")
+    assert wire.origin("https://api.example.com") != wire.origin("https://upload.example.com")
+
+
+def test_url_for_humans_drops_the_seal() -> None:
+    shown = wire.url_for_humans("https://up.example/upload?uuid=u&seal=SECRET")
+    assert shown == "https://up.example/upload"

@@ -1,0 +1,176 @@
+"""What actually arrives at an upload server: checked on a recording server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+import vidapi_async as va
+
+from .conftest import make_file
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    async def handle(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        self.requests.append(
+            {
+                "headers": dict(request.headers),
+                "query_string": request.query_string,
+                "body": raw,
+                "version": request.version,
+            }
+        )
+        return web.json_response({"url": "http://files.example/f.mp4#abc", "size": str(len(raw))})
+
+
+@pytest.fixture
+async def recorder() -> AsyncIterator[tuple[Recorder, str]]:
+    rec = Recorder()
+    app = web.Application(client_max_size=1 << 30)
+    app.router.add_post("/upload", rec.handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        yield rec, str(server.make_url("/upload"))
+    finally:
+        await server.close()
+
+
+def parse_multipart(content_type: str, body: bytes) -> list[tuple[dict[str, str], bytes]]:
+    boundary = re.search(r"boundary=(\S+)", content_type)
+    assert boundary is not None
+    sep = b"--" + boundary.group(1).encode()
+    assert body.startswith(sep + b"\r\n")
+    assert body.endswith(sep + b"--\r\n")
+    parts = []
+    for chunk in body[len(sep) + 2 : -(len(sep) + 4)].split(b"\r\n" + sep + b"\r\n"):
+        head, _, data = chunk.partition(b"\r\n\r\n")
+        headers = dict(line.split(": ", 1) for line in head.decode("utf-8").split("\r\n"))
+        parts.append((headers, data[:-2] if data.endswith(b"\r\n") else data))
+    return parts
+
+
+async def test_the_body_is_exact_multipart_with_content_length(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    rec, base = recorder
+    src = make_file(tmp_path / "clip.mp4", 3 * 1024 * 1024 + 123)
+    upload_url = f"{base}?uuid=0f3e&seal=a%2Bb%3D%3D"
+    session = va.UploadSession(upload_url=upload_url, progress_url=f"{base}/progress")
+    seen: list[tuple[int, int]] = []
+    async with va.Client(access_token="tok-secret", base_url="http://127.0.0.1:9") as client:
+        result = await client.upload_file(
+            src,
+            upload_session=session,
+            chunk_size=256 * 1024,
+            progress=lambda sent, total: seen.append((sent, total)),
+        )
+    assert result.size == int(rec.requests[0]["headers"]["Content-Length"])
+    [req] = rec.requests
+    headers = req["headers"]
+    assert req["query_string"] == "uuid=0f3e&seal=a%2Bb%3D%3D"  # untouched
+    assert "Transfer-Encoding" not in headers
+    assert int(headers["Content-Length"]) == len(req["body"])
+    assert "Authorization" not in headers
+    assert "tok-secret" not in json.dumps(headers)
+    [(part_headers, data)] = parse_multipart(headers["Content-Type"], req["body"])
+    assert part_headers["Content-Disposition"] == 'form-data; name="file"; filename="clip.mp4"'
+    assert part_headers["Content-Type"] == "video/mp4"
+    assert data == src.read_bytes()
+    sizes = [s for s, _ in seen]
+    assert sizes == sorted(sizes) and sizes[-1] == src.stat().st_size
+    assert {t for _, t in seen} == {src.stat().st_size}
+    assert len(seen) == -(-src.stat().st_size // (256 * 1024))
+
+
+async def test_non_ascii_file_names_arrive_as_utf8(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    rec, base = recorder
+    src = make_file(tmp_path / "Été à Zürich 東京.mov", 1000)
+    session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
+    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+        await client.upload_file(src, upload_session=session)
+    [(part_headers, data)] = parse_multipart(
+        rec.requests[0]["headers"]["Content-Type"], rec.requests[0]["body"]
+    )
+    assert 'filename="Été à Zürich 東京.mov"' in part_headers["Content-Disposition"]
+    assert data == src.read_bytes()
+
+
+async def test_a_file_that_grows_during_upload_is_an_error(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    rec, base = recorder
+    src = make_file(tmp_path / "growing.mp4", 512 * 1024)
+
+    def grow(sent: int, total: int) -> None:
+        if sent == 64 * 1024:
+            with open(src, "ab") as f:
+                f.write(b"more")
+
+    session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
+    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+        with pytest.raises(va.FileChangedError, match="grew"):
+            await client.upload_file(
+                src, upload_session=session, chunk_size=64 * 1024, progress=grow
+            )
+    assert rec.requests == []  # the server never saw a complete (corrupt) body
+
+
+async def test_a_file_that_shrinks_during_upload_is_an_error(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    rec, base = recorder
+    src = make_file(tmp_path / "shrinking.mp4", 512 * 1024)
+
+    def shrink(sent: int, total: int) -> None:
+        if sent == 64 * 1024:
+            with open(src, "r+b") as f:
+                f.truncate(100 * 1024)
+
+    session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
+    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+        with pytest.raises(va.FileChangedError, match="shrank") as info:
+            await client.upload_file(
+                src, upload_session=session, chunk_size=64 * 1024, progress=shrink
+            )
+    assert info.value.expected == 512 * 1024
+    assert rec.requests == []
+
+
+async def test_the_same_body_can_be_sent_twice(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    """A body is a description of the file, re-read on every send (retries need it)."""
+    from vidapi_async._multipart import FileBody, multipart_envelope
+
+    rec, base = recorder
+    src = make_file(tmp_path / "again.mp4", 200 * 1024)
+    head, tail = multipart_envelope("b0undary", "file", "again.mp4")
+    body = FileBody(
+        str(src),
+        file_size=200 * 1024,
+        head=head,
+        tail=tail,
+        content_type="multipart/form-data; boundary=b0undary",
+    )
+    import aiohttp
+
+    async with aiohttp.ClientSession() as s:
+        for _ in range(2):
+            async with s.post(f"{base}?uuid=1&seal=2", data=body) as resp:
+                assert resp.status == 200
+    assert rec.requests[0]["body"] == rec.requests[1]["body"]
+    assert len(rec.requests[1]["body"]) == len(head) + 200 * 1024 + len(tail)

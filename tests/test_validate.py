@@ -1,0 +1,59 @@
+import pytest
+
+import vidapi_async as va
+from vidapi_async import _validate as check
+
+
+@pytest.mark.parametrize("bad", ["", "x1/../me", "x1?fields=a", "x 1", "é1", 5, None])
+def test_video_ids_are_alphanumeric(bad: object) -> None:
+    with pytest.raises(va.InvalidArgumentError) as info:
+        check.video_id(bad)
+    assert info.value.argument == "video_id"
+
+
+def test_channel_accepts_unknown_well_formed_slugs() -> None:
+    assert check.channel("news") == "news"
+    assert check.channel("brandnewcategory") == "brandnewcategory"
+
+
+@pytest.mark.parametrize("bad", ["", "News", "news!", "-x", 3])
+def test_channel_rejects_malformed(bad: object) -> None:
+    with pytest.raises(va.InvalidArgumentError, match="channel"):
+        check.channel(bad)
+
+
+def test_channel_suggests_the_slug() -> None:
+    with pytest.raises(va.InvalidArgumentError, match="'news'"):
+        check.channel("News")
+
+
+@pytest.mark.parametrize(("given", "sent"), [("en", "en"), ("FR", "fr"), ("deu", "deu")])
+def test_language(given: str, sent: str) -> None:
+    assert check.language(given) == sent
+
+
+@pytest.mark.parametrize("bad", ["xx", "english", "en-US", "e", ""])
+def test_language_rejects_non_codes(bad: str) -> None:
+    with pytest.raises(va.InvalidArgumentError, match="ISO 639"):
+        check.language(bad)
+
+
+def test_password_rules_never_echo_the_value() -> None:
+    assert check.password(None) is None
+    assert check.password("pw") == "pw"
+    with pytest.raises(va.InvalidArgumentError, match="None to remove"):
+        check.password("")
+    with pytest.raises(va.InvalidArgumentError) as info:
+        check.password(12345678)
+    assert "12345678" not in str(info.value)
+
+
+def test_subtitle_format() -> None:
+    assert check.subtitle_format("srt") == "SRT"
+    with pytest.raises(va.InvalidArgumentError, match="SRT"):
+        check.subtitle_format("VTT")
+
+
+def test_title() -> None:
+    with pytest.raises(va.InvalidArgumentError, match="title"):
+        check.title("   ")
