@@ -1,0 +1,104 @@
+"""The vidapi command, run as a user runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from vidapi_async._cli import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
+from vidapi_async.emulator import Emulator
+
+from .conftest import make_file
+
+
+async def vidapi(
+    *args: str, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async._cli",
+        *args,
+        env={**os.environ, **(env or {})},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_demo_runs_every_step_and_exits() -> None:
+    code, out, err = await vidapi("demo", "--no-serve")
+    assert code == 0, err
+    for words in (
+        "uploaded it",
+        "created video",
+        "attached subtitle",
+        "password_protected = True",
+        "password_protected = False",
+        "mode = live",
+        "embed URL",
+        "every step done",
+    ):
+        assert words in err + out, words
+
+
+async def test_upload_password_and_read_with_json(emulator: Emulator, tmp_path: Path) -> None:
+    src = make_file(tmp_path / "clip.mp4", 100_000)
+    srt = tmp_path / "fr.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n", encoding="utf-8")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi(
+        "--json",
+        "upload",
+        str(src),
+        "--title",
+        "Clip",
+        "--channel",
+        "news",
+        "--subtitle",
+        f"fr={srt}",
+        "--password-stdin",
+        env=env,
+        stdin=b"pw-from-stdin\n",
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["password_protected"] is True
+    assert result["subtitles"][0]["language"] == "fr"
+    assert "100.0/100.0 kB" in err  # the progress bar reached the end
+    code, out, _ = await vidapi(
+        "--json", "video", result["id"], "--fields", "title,password_protected", env=env
+    )
+    assert json.loads(out) == {"id": result["id"], "title": "Clip", "password_protected": True}
+    code, out, _ = await vidapi("password", result["id"], "--remove", env=env)
+    assert code == 0
+    assert "password_protected = False" in out
+    assert emulator.token not in out + err
+
+
+async def test_exit_codes_tell_usage_api_and_network_apart(emulator: Emulator) -> None:
+    code, _, err = await vidapi("video", "x1", env={"VIDAPI_TOKEN": ""})
+    assert code == EXIT_USAGE
+    assert "VIDAPI_TOKEN" in err
+    env = {"VIDAPI_TOKEN": "wrong-token-value", "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi("video", "x1", env=env)
+    assert code == EXIT_API
+    assert "wrong-token-value" not in out + err
+    code, _, _ = await vidapi("video", "x1", env={**env, "VIDAPI_BASE_URL": "http://127.0.0.1:9"})
+    assert code == EXIT_TRANSPORT
+    code, _, err = await vidapi("video", "../x", env=env)
+    assert code == EXIT_USAGE
+
+
+async def test_embed_prints_the_iframe() -> None:
+    code, out, _ = await vidapi("embed", "x7tgad0", "--autoplay", "--mute")
+    assert code == 0
+    assert 'src="https://www.dailymotion.com/embed/video/x7tgad0?autoplay=1&amp;mute=1"' in out
+    code, out, _ = await vidapi("embed", "x7tgad0", "--player-id", "xabc1", "--mute")
+    assert 'data-video="x7tgad0"' in out

@@ -1,0 +1,252 @@
+"""The ``vidapi`` command. Needs the ``cli`` extra (rich) for its progress bars.
+
+Exit codes: 0 done, 2 usage error (bad flags or arguments), 3 the API refused,
+4 the network failed, 5 the upload failed, 1 anything else. Messages never show a
+token or a password: neither is ever put into one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import _errors as e
+from ._client import DEFAULT_BASE_URL, Client
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_OTHER, EXIT_USAGE, EXIT_API, EXIT_TRANSPORT, EXIT_UPLOAD = 0, 1, 2, 3, 4, 5
+INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
+
+
+def exit_code(exc: BaseException) -> int:
+    if isinstance(exc, e.UsageError):
+        return EXIT_USAGE
+    if isinstance(exc, e.APIError):
+        return EXIT_API
+    if isinstance(exc, e.TransportError):
+        return EXIT_TRANSPORT
+    if isinstance(exc, e.UploadError):
+        return EXIT_UPLOAD
+    return EXIT_OTHER
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("VIDAPI_TOKEN"),
+        help="access token (default: $VIDAPI_TOKEN)",
+    )
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL),
+        help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
+    )
+    p.add_argument("--json", action="store_true", help="print results as JSON for scripts")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("upload", help="upload a file and create the video")
+    up.add_argument("file")
+    up.add_argument("--title", required=True)
+    up.add_argument("--channel", required=True, help="category slug, e.g. news")
+    up.add_argument("--unpublished", action="store_true")
+    up.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="protect the video with a password read from standard input",
+    )
+    up.add_argument("--subtitle", action="append", default=[], metavar="LANG=FILE.srt")
+
+    vid = sub.add_parser("video", help="read a video's fields")
+    vid.add_argument("id")
+    vid.add_argument("--fields", default="id,title,channel,owner,published,mode,password_protected")
+
+    pw = sub.add_parser("password", help="set (prompted or from stdin) or remove a password")
+    pw.add_argument("id")
+    pw.add_argument("--remove", action="store_true")
+
+    em = sub.add_parser("embed", help="print embed code")
+    em.add_argument("id")
+    em.add_argument("--autoplay", action="store_true")
+    em.add_argument("--mute", action="store_true")
+    kind = em.add_mutually_exclusive_group()
+    kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet")
+    kind.add_argument("--player-id", help="a Player ID embed (current players)")
+    em.add_argument("--embed-url", default=None)
+
+    sv = sub.add_parser("serve", help="run the local emulator")
+    _emulator_flags(sv)
+
+    demo = sub.add_parser("demo", help="run the whole mission against the bundled emulator")
+    demo.add_argument("--no-serve", action="store_true", help="exit when done")
+    demo.add_argument("--port", type=int, default=0)
+    demo.add_argument("--upload-port", type=int, default=0)
+    return p
+
+
+def _emulator_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8400)
+    p.add_argument("--upload-port", type=int, default=None, help="default: --port + 1")
+    p.add_argument("--data-dir", default=None, help="keep state and files here across restarts")
+    p.add_argument("--error-rate", type=float, default=0.0)
+    p.add_argument("--rate-limit-rate", type=float, default=0.0)
+    p.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    p.add_argument("--reset-rate", type=float, default=0.0)
+    p.add_argument("--videos-per-day", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        print(f"vidapi: {INSTALL_HINT}", file=sys.stderr)
+        return EXIT_USAGE
+    args = _parser().parse_args(argv)
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    try:
+        return asyncio.run(_run(args, console))
+    except KeyboardInterrupt:
+        console.print("stopped")
+        return 130
+    except e.VidapiError as exc:
+        console.print(f"[red]vidapi: {type(exc).__name__}: {exc}[/red]", highlight=False)
+        return exit_code(exc)
+
+
+def _client(args: argparse.Namespace) -> Client:
+    if not args.token:
+        raise e.UsageError("no token: pass --token or set VIDAPI_TOKEN")
+    return Client(access_token=args.token, base_url=args.base_url)
+
+
+def _out(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, default=str) if args.json else text)
+
+
+def progress_bar(console: Console) -> Progress:
+    """Bytes, rate and time left for every upload."""
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+async def upload_with_bar(client: Client, path: str, console: Console, **kw: Any) -> Any:
+    size = (await asyncio.to_thread(os.stat, path)).st_size
+    with progress_bar(console) as bar:
+        task = bar.add_task(os.path.basename(path), total=size)
+        return await client.upload_file(
+            path, progress=lambda sent, total: bar.update(task, completed=sent, total=total), **kw
+        )
+
+
+def _read_password(console: Console) -> str:
+    if sys.stdin.isatty():
+        return getpass.getpass("video password: ")
+    return sys.stdin.readline().rstrip("\n")
+
+
+async def _run(args: argparse.Namespace, console: Console) -> int:
+    cmd = args.command
+    if cmd == "serve":
+        from .emulator._serve import serve
+
+        await serve(args, console)
+        return EXIT_OK
+    if cmd == "demo":
+        from .emulator._demo import run_demo
+
+        return await run_demo(console, serve=not args.no_serve, ports=(args.port, args.upload_port))
+    if cmd == "embed":
+        return _embed(args)
+    async with _client(args) as client:
+        if cmd == "upload":
+            return await _upload(args, client, console)
+        if cmd == "video":
+            video = await client.get_video(args.id, [f for f in args.fields.split(",") if f])
+            _out(args, dict(video.fields), "\n".join(f"{k}: {v}" for k, v in video.fields.items()))
+            return EXIT_OK
+        if cmd == "password":
+            value = None if args.remove else _read_password(console)
+            video = await client.set_password(args.id, value)
+            _out(
+                args,
+                {"id": video.id, "password_protected": video.password_protected},
+                f"{video.id}: password_protected = {video.password_protected}",
+            )
+            return EXIT_OK
+    raise e.UsageError(f"unknown command {cmd!r}")
+
+
+async def _upload(args: argparse.Namespace, client: Client, console: Console) -> int:
+    subtitles = []
+    for spec in args.subtitle:
+        lang, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise e.InvalidArgumentError("--subtitle", f"expected LANG=FILE.srt, got {spec!r}")
+        subtitles.append((lang, path))
+    password = _read_password(console) if args.password_stdin else None
+    uploaded = await upload_with_bar(client, args.file, console)
+    video = await client.create_video(
+        url=uploaded.url, title=args.title, channel=args.channel, published=not args.unpublished
+    )
+    result: dict[str, Any] = {"id": video.id, "title": video.title, "subtitles": []}
+    for lang, path in subtitles:
+        sub = await client.upload_subtitle(video.id, path, language=lang)
+        result["subtitles"].append({"id": sub.id, "language": sub.language})
+    if password is not None:
+        result["password_protected"] = (
+            await client.set_password(video.id, password)
+        ).password_protected
+    _out(args, result, f"created video {video.id}")
+    return EXIT_OK
+
+
+def _embed(args: argparse.Namespace) -> int:
+    from . import embed
+
+    flags = {k: True for k in ("autoplay", "mute") if getattr(args, k)}
+    if args.player_id:
+        text = embed.player_embed_script(
+            args.player_id, args.id, {"mute": True} if args.mute else None
+        )
+    elif args.sdk:
+        text = embed.sdk_html(args.id, flags)
+    else:
+        host = {"embed_url": args.embed_url} if args.embed_url else {}
+        text = embed.iframe_html(args.id, flags, **host)
+    print(text)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
