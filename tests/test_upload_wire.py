@@ -17,6 +17,16 @@ import vidapi_async as va
 from .conftest import make_file
 
 
+@pytest.fixture(autouse=True, params=["sendfile", "thread-reads"])
+def send_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs over both ways a file body is sent: sendfile(2) on plain
+    TCP, and reads in a worker thread (what TLS connections use)."""
+    from vidapi_async._multipart import FileBody
+
+    monkeypatch.setattr(FileBody, "sendfile_enabled", request.param == "sendfile")
+    return str(request.param)
+
+
 class Recorder:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -62,8 +72,19 @@ def parse_multipart(content_type: str, body: bytes) -> list[tuple[dict[str, str]
 
 
 async def test_the_body_is_exact_multipart_with_content_length(
-    recorder: tuple[Recorder, str], tmp_path: Path
+    recorder: tuple[Recorder, str], tmp_path: Path, send_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from vidapi_async._multipart import FileBody
+
+    kernel_copies: list[int] = []
+    real = FileBody._sendfile
+
+    async def counting(self: FileBody, *args: Any) -> int:
+        got = await real(self, *args)
+        kernel_copies.append(got)
+        return got
+
+    monkeypatch.setattr(FileBody, "_sendfile", counting)
     rec, base = recorder
     src = make_file(tmp_path / "clip.mp4", 3 * 1024 * 1024 + 123)
     upload_url = f"{base}?uuid=0f3e&seal=a%2Bb%3D%3D"
@@ -92,6 +113,7 @@ async def test_the_body_is_exact_multipart_with_content_length(
     assert sizes == sorted(sizes) and sizes[-1] == src.stat().st_size
     assert {t for _, t in seen} == {src.stat().st_size}
     assert len(seen) == -(-src.stat().st_size // (256 * 1024))
+    assert (sum(kernel_copies) == src.stat().st_size) == (send_path == "sendfile")
 
 
 async def test_non_ascii_file_names_arrive_as_utf8(

@@ -56,6 +56,57 @@ def multipart_envelope(
     return head, tail
 
 
+class _ReadAhead:
+    """Reads of one open file in a worker thread, at most one ahead of the sender.
+
+    ``close`` never waits: a read still in flight closes the file when it ends, so a
+    cancelled upload cannot close a file under a thread that is reading it.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, f: IO[bytes]) -> None:
+        self._loop = loop
+        self._f = f
+        self._next: asyncio.Future[bytes] | None = None
+
+    def prefetch(self, size: int) -> None:
+        self._next = self._loop.run_in_executor(None, self._f.read, size)
+
+    async def take(self, size: int) -> bytes:
+        pending, self._next = self._next, None
+        return await (pending or self._loop.run_in_executor(None, self._f.read, size))
+
+    def close(self) -> None:
+        pending, self._next = self._next, None
+        if pending is None or pending.done():
+            if pending is not None and not pending.cancelled():
+                pending.exception()  # retrieved: never "exception was never retrieved"
+            self._f.close()
+            return
+
+        def close_after(fut: asyncio.Future[bytes]) -> None:
+            if not fut.cancelled():
+                fut.exception()
+            self._f.close()
+
+        pending.add_done_callback(close_after)
+
+
+def _sendfile_transport(writer: AbstractStreamWriter) -> asyncio.Transport | None:
+    """The socket transport when the kernel may copy the file straight into it: plain
+    TCP, no compression or chunked framing, no per-chunk trace hooks to honour."""
+    transport = getattr(writer, "transport", None)
+    if (
+        not isinstance(transport, asyncio.Transport)
+        or transport.get_extra_info("sslcontext") is not None
+        or transport.get_extra_info("socket") is None
+        or getattr(writer, "chunked", True)
+        or getattr(writer, "_compress", None) is not None
+        or getattr(writer, "_on_chunk_sent", None) is not None
+    ):
+        return None
+    return transport
+
+
 class FileBody(Payload):
     """``length`` bytes of ``path`` from ``offset``, between ``head`` and ``tail``.
 
@@ -65,6 +116,9 @@ class FileBody(Payload):
     """
 
     _autoclose = True  # nothing is held open between writes
+    sendfile_enabled = True
+    """Send the file region with ``sendfile(2)`` on plain-TCP connections (falls back to
+    reading chunks in a worker thread on TLS, or where the loop cannot)."""
 
     def __init__(
         self,
@@ -108,16 +162,30 @@ class FileBody(Payload):
     ) -> None:
         loop = asyncio.get_running_loop()
         f: IO[bytes] = await loop.run_in_executor(None, self._open)
+        reader = _ReadAhead(loop, f)
         try:
             await writer.write(self._head)
+            transport = _sendfile_transport(writer) if self.sendfile_enabled else None
             sent = 0
             while sent < self._length:
                 want = min(self._chunk_size, self._length - sent)
-                chunk = await loop.run_in_executor(None, f.read, want)
-                if not chunk:
-                    self._fail(f"the file shrank: it ended after {self._offset + sent} bytes")
-                await writer.write(chunk)
-                sent += len(chunk)
+                if transport is not None:
+                    try:
+                        got = await self._sendfile(loop, transport, writer, f, sent, want)
+                    except asyncio.SendfileNotAvailableError:
+                        transport = None  # e.g. uvloop: read and write instead
+                        continue
+                else:
+                    chunk = await reader.take(want)
+                    got = len(chunk)
+                    if got == want and sent + got < self._length:
+                        # read the next chunk while this one goes out
+                        reader.prefetch(min(self._chunk_size, self._length - sent - got))
+                    if got:
+                        await writer.write(chunk)
+                if got < want:
+                    self._fail(f"the file shrank: it ended after {self._offset + sent + got} bytes")
+                sent += got
                 if self._progress is not None:
                     self._progress(self._progress_base + sent, self._progress_total)
             if self._offset + self._length == self._file_size:
@@ -126,7 +194,26 @@ class FileBody(Payload):
                     self._fail(f"the file grew to {now.st_size} bytes while it was sent")
             await writer.write(self._tail)
         finally:
-            f.close()
+            reader.close()
+
+    async def _sendfile(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        transport: asyncio.Transport,
+        writer: AbstractStreamWriter,
+        f: IO[bytes],
+        sent: int,
+        want: int,
+    ) -> int:
+        """The kernel copies file to socket: no read into Python, no executor hop."""
+        got = await loop.sendfile(transport, f, self._offset + sent, want, fallback=False)
+        # Keep aiohttp's accounting as if the bytes had gone through writer.write.
+        length = getattr(writer, "length", None)
+        if isinstance(length, int):
+            writer.length = length - got
+        writer.output_size += got
+        f.seek(self._offset + sent + got)
+        return got
 
     def _open(self) -> IO[bytes]:
         f = open(self._path, "rb")  # noqa: SIM115 - closed by write_with_length
