@@ -102,3 +102,13 @@ async def test_embed_prints_the_iframe() -> None:
     assert 'src="https://www.dailymotion.com/embed/video/x7tgad0?autoplay=1&amp;mute=1"' in out
     code, out, _ = await vidapi("embed", "x7tgad0", "--player-id", "xabc1", "--mute")
     assert 'data-video="x7tgad0"' in out
+
+
+async def test_without_the_cli_extra_it_says_how_to_install() -> None:
+    code = "import sys; sys.modules['rich'] = None; from vidapi_async._cli import main; sys.exit(main(['demo']))"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    _, err = await proc.communicate()
+    assert proc.returncode == EXIT_USAGE
+    assert 'pip install "vidapi-async[cli]"' in err.decode()

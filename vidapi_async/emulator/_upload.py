@@ -317,11 +317,15 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
         upload["received"] = sum(b - a + 1 for a, b in upload["ranges"])
         platform.progress[uuid] = upload["received"]
         platform.state.put("upload", uuid, upload)
-    if upload["ranges"] == [[0, total - 1]] and upload["state"] != "done":
+    if upload["ranges"] == [[0, total - 1]] and upload["state"] == "uploading":
+        # Claimed before the first await: parallel last chunks finish the file once.
+        upload["state"] = "finishing"
+        platform.state.put("upload", uuid, upload)
         descriptor = await _finish(request, upload, path, upload.get("filename", "file"), None)
         return web.json_response(descriptor)
     held = format_ranges(upload["ranges"], total)
-    return web.Response(status=202, text=held, headers={"Range": held})
+    # The body is JSON too: the official SDK decodes every answer as JSON.
+    return web.json_response({"range": held}, status=202, headers={"Range": held})
 
 
 @routes.get("/progress")
@@ -330,8 +334,9 @@ async def progress(request: web.Request) -> web.Response:
     upload = platform.state.get("upload", request.query.get("uuid", ""))
     if upload is None:
         return web.json_response({"error": {"message": "unknown upload", "code": 404}}, status=404)
-    body: dict[str, Any] = {"state": upload["state"]}
-    if upload["state"] == "uploading":
+    state = "uploading" if upload["state"] == "finishing" else upload["state"]
+    body: dict[str, Any] = {"state": state}
+    if state == "uploading":
         body["size"] = upload["size"]
         body["received"] = platform.progress.get(upload["id"], upload["received"])
     return web.json_response(body)

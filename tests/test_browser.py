@@ -1,0 +1,146 @@
+"""In headless Chromium: the library's iframe embed and its DM.player snippet, served
+by the emulator, play the uploaded video, muted when asked."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async import embed
+from vidapi_async.emulator import Emulator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _browser_paths() -> tuple[str, str] | None:
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    return (chromium, driver) if chromium and driver else None
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    paths = _browser_paths()
+    if paths is None:
+        script = ROOT / "scripts" / "install-test-system-deps"
+        result = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+        paths = _browser_paths()
+        if paths is None:
+            pytest.skip(
+                "headless Chromium is not installed and scripts/install-test-system-deps "
+                f"could not install it: {result.stderr.strip()[-300:]}"
+            )
+    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a driver
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = paths[0]
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--mute-audio",
+    ):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(executable_path=paths[1]))
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+PLAYBACK = """
+const v = document.querySelector('video');
+return v ? {src: v.currentSrc, muted: v.muted, paused: v.paused, time: v.currentTime,
+            error: v.error ? v.error.code : null} : null;
+"""
+
+
+def _watch(driver: Any, page: str) -> dict[str, Any]:
+    """Open ``page``, enter the player's iframe, and wait for the video to advance."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(page)
+    frame = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "iframe"))
+    driver.switch_to.frame(frame)
+    try:
+        state: dict[str, Any] = WebDriverWait(driver, 30).until(
+            lambda d: (s := d.execute_script(PLAYBACK)) and s["time"] > 0 and s
+        )
+        return state
+    finally:
+        driver.switch_to.default_content()
+
+
+async def _uploaded_sample(client: va.Client, tmp_path: Path) -> va.Video:
+    sample = tmp_path / "sample.webm"
+    with resources.as_file(resources.files("vidapi_async.emulator") / "sample.webm") as src:
+        shutil.copyfile(src, sample)
+    return await client.upload_video(sample, title="browser test", channel="tech")
+
+
+def _page(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text(f"<!doctype html><html><body>{body}</body></html>", encoding="utf-8")
+    return path.as_uri()
+
+
+async def test_iframe_embed_plays_muted(
+    driver: Any, emulator: Emulator, client: va.Client, tmp_path: Path
+) -> None:
+    video = await _uploaded_sample(client, tmp_path)
+    html = embed.iframe_html(
+        video.id, {"autoplay": True, "mute": True}, embed_url=emulator.embed_url
+    )
+    state = await asyncio.to_thread(_watch, driver, _page(tmp_path, "iframe.html", html))
+    stored = emulator.state.get("video", video.id)
+    assert stored is not None
+    assert state["src"] == stored["url"]
+    assert state["muted"] is True
+    assert state["error"] is None
+    assert state["paused"] is False
+
+
+async def test_sdk_snippet_plays_and_mute_follows_the_parameter(
+    driver: Any, emulator: Emulator, client: va.Client, tmp_path: Path
+) -> None:
+    video = await _uploaded_sample(client, tmp_path)
+    muted = embed.sdk_html(video.id, {"autoplay": True, "mute": True}, sdk_url=emulator.sdk_url)
+    state = await asyncio.to_thread(_watch, driver, _page(tmp_path, "sdk.html", muted))
+    assert state["muted"] is True
+    assert state["time"] > 0
+    loud = embed.sdk_html(video.id, {"autoplay": True, "mute": False}, sdk_url=emulator.sdk_url)
+    page = _page(tmp_path, "sdk-loud.html", loud)
+
+    def loud_state() -> dict[str, Any]:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver.get(page)
+        frame = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "iframe"))
+        driver.switch_to.frame(frame)
+        try:
+            result: dict[str, Any] = WebDriverWait(driver, 20).until(
+                lambda d: d.execute_script(PLAYBACK)
+            )
+            return result
+        finally:
+            driver.switch_to.default_content()
+
+    assert (await asyncio.to_thread(loud_state))["muted"] is False

@@ -1,0 +1,280 @@
+"""The emulator as a faithful platform: raw HTTP against it, no client library."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator, Faults
+
+from .conftest import make_file
+
+AUTH = {"Authorization": "Bearer demo-token"}
+
+
+async def upload_urls(emu: Emulator, s: aiohttp.ClientSession) -> dict[str, str]:
+    async with s.get(f"{emu.base_url}/file/upload", headers=AUTH) as r:
+        assert r.status == 200
+        return dict(await r.json())
+
+
+async def post_range(
+    s: aiohttp.ClientSession, url: str, data: bytes, first: int, total: int
+) -> aiohttp.ClientResponse:
+    headers = {
+        "Content-Type": "application/octet-stream",
+        "Content-Disposition": 'attachment; filename="clip.mp4"',
+        "Content-Range": f"bytes {first}-{first + len(data) - 1}/{total}",
+    }
+    async with s.post(url, data=data, headers=headers) as r:
+        await r.read()
+        return r
+
+
+async def test_chunked_protocol_out_of_order_and_asking_what_is_held(emulator: Emulator) -> None:
+    data = bytes(range(256)) * 4096  # 1 MiB
+    total = len(data)
+    parts = [(i, data[i : i + 262144]) for i in range(0, total, 262144)]
+    async with aiohttp.ClientSession() as s:
+        urls = await upload_urls(emulator, s)
+        url = urls["upload_url"]
+        r = await post_range(s, url, parts[2][1], parts[2][0], total)
+        assert r.status == 202
+        assert r.headers["Range"] == f"524288-786431/{total}"
+        r = await post_range(s, url, parts[0][1], 0, total)
+        assert r.headers["Range"] == f"0-262143,524288-786431/{total}"
+        async with s.get(urls["progress_url"]) as p:
+            assert await p.json() == {"state": "uploading", "size": total, "received": 524288}
+        # a fresh client asks what the server holds: an empty body, Content-Range */TOTAL
+        async with s.post(url, data=b"", headers={"Content-Range": f"bytes */{total}"}) as r:
+            assert r.status == 202
+            assert r.headers["Range"] == f"0-262143,524288-786431/{total}"
+        r = await post_range(s, url, parts[3][1], parts[3][0], total)
+        assert r.status == 202
+        async with s.post(
+            url,
+            data=parts[1][1],
+            headers={
+                "Content-Range": f"bytes 262144-524287/{total}",
+                "Content-Disposition": 'attachment; filename="clip.mp4"',
+            },
+        ) as r:
+            assert r.status == 200
+            descriptor = await r.json()
+    assert descriptor["size"] == str(total)
+    assert descriptor["hash"] == hashlib.sha1(data).hexdigest()  # noqa: S324
+    assert descriptor["name"] == "clip"
+    stored = emulator.state.get("file", descriptor["url"].split("#")[0])
+    assert stored is not None
+    assert Path(stored["path"]).read_bytes() == data
+
+
+async def test_chunked_transfer_encoding_is_refused(emulator: Emulator) -> None:
+    async def body() -> AsyncIterator[bytes]:
+        yield b"x" * 10
+
+    async with aiohttp.ClientSession() as s:
+        urls = await upload_urls(emulator, s)
+        async with s.post(urls["upload_url"], data=body()) as r:
+            assert r.status == 411
+            assert "Content-Length" in (await r.json())["error"]["message"]
+
+
+async def test_the_seal_is_verified(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s:
+        urls = await upload_urls(emulator, s)
+        forged = urls["upload_url"].rsplit("seal=", 1)[0] + "seal=0000"
+        form = aiohttp.FormData()
+        form.add_field("file", b"data", filename="a.mp4")
+        async with s.post(forged, data=form) as r:
+            assert r.status == 403
+
+
+async def test_a_multipart_without_file_part_is_missing_file(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s:
+        urls = await upload_urls(emulator, s)
+        form = aiohttp.FormData()
+        form.add_field("other", "value")
+        async with s.post(urls["upload_url"], data=form) as r:
+            assert r.status == 400
+            assert await r.json() == {"error": "missing file"}
+
+
+async def test_state_survives_a_restart_with_a_data_dir(tmp_path: Path, video_file: Path) -> None:
+    ports = []
+    for _ in range(2):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    data_dir = tmp_path / "emu"
+    async with Emulator(port=ports[0], upload_port=ports[1], data_dir=data_dir) as emu:
+        async with emu.client() as client:
+            video = await client.upload_video(video_file, title="kept", channel="news")
+            await client.set_password(video.id, "pw")
+    async with Emulator(port=ports[0], upload_port=ports[1], data_dir=data_dir) as emu:
+        async with emu.client() as client:
+            again = await client.get_video(video.id, ["title", "password_protected", "url"])
+        assert again.title == "kept"
+        assert again.password_protected is True
+        async with aiohttp.ClientSession() as s, s.get(str(again.fields["url"])) as r:
+            assert await r.read() == video_file.read_bytes()
+
+
+async def test_quota_exhaustion(video_file: Path) -> None:
+    async with Emulator(faults=Faults(videos_per_day=1)) as emu, emu.client() as client:
+        await client.upload_video(video_file, title="one", channel="news")
+        with pytest.raises(va.ForbiddenError) as info:
+            await client.upload_video(video_file, title="two", channel="news")
+    assert info.value.reason == "quota_exceeded"
+
+
+async def test_faults_and_reset_over_http(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s:
+        async with s.post(
+            f"{emulator.base_url}/_emulator/faults",
+            json={"error_rate": 1.0, "error_statuses": [502]},
+        ) as r:
+            assert (await r.json())["error_rate"] == 1.0
+        async with s.get(f"{emulator.base_url}/file/upload", headers=AUTH) as r:
+            assert r.status == 502
+            assert (await r.json())["error"]["code"] == 502
+        async with s.post(f"{emulator.base_url}/_emulator/faults", json={"nonsense": 1}) as r:
+            assert r.status == 400
+        async with s.post(f"{emulator.base_url}/_emulator/reset") as r:
+            assert r.status == 200
+        async with s.get(f"{emulator.base_url}/file/upload", headers=AUTH) as r:
+            assert r.status == 200
+        async with s.get(f"{emulator.base_url}/_emulator/requests") as r:
+            log = await r.json()
+        assert [e["path"] for e in log] == ["/file/upload", "/_emulator/requests"]
+        assert log[0]["headers"]["Authorization"] == "Bearer ***"
+
+
+async def test_errors_use_the_platform_format(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s:
+        async with s.post(f"{emulator.base_url}/me/videos", headers=AUTH, data={"title": "t"}) as r:
+            body = await r.json()
+        assert r.status == 400
+        assert body["error"]["type"] == "missing_required_parameter"
+        assert set(body["error"]) >= {"code", "message", "type", "error_data"}
+        async with s.get(f"{emulator.base_url}/video/x1") as r:
+            assert r.status == 401
+            assert "invalid_request" in r.headers["WWW-Authenticate"]
+
+
+async def test_oauth_grants(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s:
+        form = {
+            "grant_type": "password",
+            "client_id": "demo-client",
+            "client_secret": "demo-secret",
+            "username": "demo",
+            "password": "demo-password",
+            "scope": "manage_videos userinfo",
+        }
+        async with s.post(f"{emulator.base_url}/oauth/token", data=form) as r:
+            token = await r.json()
+        assert token["token_type"] == "Bearer"
+        assert token["expires_in"] == 36000
+        assert set(token["scope"].split()) == {"manage_videos", "userinfo"}
+        async with s.get(
+            f"{emulator.base_url}/auth",
+            headers={"Authorization": f"Bearer {token['access_token']}"},
+        ) as r:
+            assert (await r.json())["id"] == token["uid"]
+        refresh = {
+            "grant_type": "refresh_token",
+            "client_id": "demo-client",
+            "client_secret": "demo-secret",
+            "refresh_token": token["refresh_token"],
+        }
+        async with s.post(f"{emulator.base_url}/oauth/token", data=refresh) as r:
+            assert r.status == 200
+        async with s.post(f"{emulator.base_url}/oauth/token", data=refresh) as r:
+            assert r.status == 400  # a refresh token is used once
+            assert (await r.json())["error"] == "invalid_grant"
+
+
+async def test_expired_tokens_are_refused() -> None:
+    async with Emulator(token_lifetime=-1) as emu:
+        auth = va.OAuth.client_credentials("demo-client", "demo-secret", leeway=-10_000)
+        async with va.Client(auth=auth, base_url=emu.base_url) as client:
+            with pytest.raises(va.InvalidTokenError):
+                await client.get_upload_session()
+
+
+async def test_embed_page_plays_the_file_with_autoplay_and_mute(
+    emulator: Emulator, client: va.Client, video_file: Path
+) -> None:
+    video = await client.upload_video(video_file, title="t<script>", channel="news")
+    async with aiohttp.ClientSession() as s:
+        async with s.get(f"{emulator.embed_url}/embed/video/{video.id}?autoplay=1&mute=1") as r:
+            page = await r.text()
+        assert "<video" in page
+        assert " autoplay muted" in page
+        assert "t&lt;script&gt;" in page
+        async with s.get(f"{emulator.embed_url}/embed/video/{video.id}") as r:
+            assert " muted" not in (await r.text()).split("<video", 1)[1].split(">", 1)[0]
+        async with s.get(emulator.sdk_url) as r:
+            script = await r.text()
+        assert "DM" in script and "/embed/video/" in script
+        async with s.get(f"{emulator.embed_url}/embed/video/xnothere") as r:
+            assert r.status == 404
+
+
+@pytest.mark.skipif(shutil.which("ffprobe") is None, reason="ffprobe is not installed")
+async def test_descriptor_facts_come_from_ffprobe(client: va.Client, tmp_path: Path) -> None:
+    sample = tmp_path / "sample.webm"
+    with resources.as_file(resources.files("vidapi_async.emulator") / "sample.webm") as src:
+        shutil.copyfile(src, sample)
+    uploaded = await client.upload_file(sample)
+    assert uploaded.dimension == va.Dimension(320, 180)
+    assert uploaded.vcodec == "VP8"
+    assert uploaded.acodec == "VORBIS"
+    assert uploaded.duration is not None and 3.9 < uploaded.duration < 4.1
+    assert uploaded.streamable is True
+
+
+async def test_descriptor_url_fragment_carries_the_other_fields(
+    client: va.Client, video_file: Path
+) -> None:
+    import base64
+
+    uploaded = await client.upload_file(video_file)
+    fragment = uploaded.url.split("#", 1)[1]
+    decoded: dict[str, Any] = json.loads(
+        base64.urlsafe_b64decode(fragment + "=" * (-len(fragment) % 4))
+    )
+    assert decoded["size"] == str(video_file.stat().st_size)
+    assert decoded["hash"] == uploaded.hash
+
+
+async def test_parallel_chunk_writers_end_with_the_exact_bytes(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    import asyncio
+
+    src = make_file(tmp_path / "big.bin", 3 * 1024 * 1024 + 5)
+    data = src.read_bytes()
+    step = 256 * 1024
+    async with aiohttp.ClientSession() as s:
+        url = (await upload_urls(emulator, s))["upload_url"]
+        statuses = await asyncio.gather(
+            *(
+                post_range(s, url, data[i : i + step], i, len(data))
+                for i in range(0, len(data), step)
+            )
+        )
+    assert sorted(r.status for r in statuses).count(200) == 1
+    [file] = emulator.state.all("file")
+    assert Path(file["path"]).read_bytes() == data

@@ -1,0 +1,105 @@
+"""The emulator accepts the official ``dailymotion`` SDK (0.2.5): its plain multipart
+upload and its parallel chunked upload. That keeps the emulator faithful beyond our own
+client. The SDK declares the obsolete ``asyncio`` package from PyPI as a dependency, so
+it is installed with --no-deps into a folder of its own; what it really imports
+(requests, requests-toolbelt, aiohttp, aiofiles) comes from the test extra."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vidapi_async.emulator import Emulator
+
+from .conftest import make_file
+
+SDK_SCRIPT = """
+import json, os, sys
+import dailymotion
+
+d = dailymotion.Dailymotion(
+    api_base_url=os.environ["BASE"],
+    oauth_token_endpoint_url=os.environ["BASE"] + "/oauth/token",
+)
+d.set_grant_type(
+    "password", api_key="demo-client", api_secret="demo-secret",
+    scope=["manage_videos"], info={"username": "demo", "password": "demo-password"},
+)
+workers = int(sys.argv[2])
+url = d.upload(sys.argv[1], workers=workers)
+video = d.post("/me/videos", {"url": url, "title": "from the SDK", "channel": "news",
+                              "published": "true", "is_created_for_kids": "false"})
+print(json.dumps({"url": url, "video": video}))
+"""
+
+
+@pytest.fixture(scope="session")
+def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("dailymotion-sdk")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            "dailymotion==0.2.5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if result.returncode != 0:
+        pytest.skip(
+            f"cannot install the dailymotion SDK from the package index: {result.stderr[-300:]}"
+        )
+    return target
+
+
+async def run_sdk(sdk: Path, emu: Emulator, path: Path, workers: int) -> dict[str, object]:
+    script = path.parent / "sdk_upload.py"
+    script.write_text(SDK_SCRIPT)
+    env = {
+        **os.environ,
+        "BASE": emu.base_url,
+        "PYTHONPATH": os.pathsep.join([str(sdk), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONWARNINGS": "ignore",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        str(path),
+        str(workers),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 180)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return json.loads(out.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("workers", [0, 3], ids=["multipart", "chunked-3-workers"])
+async def test_the_official_sdk_uploads_and_creates(
+    sdk_path: Path, emulator: Emulator, tmp_path: Path, workers: int
+) -> None:
+    # 13 MiB + a bit: three 4 MiB-aligned regions for the chunked mode.
+    src = make_file(tmp_path / "sdk-clip.mp4", 13 * 1024 * 1024 + 333)
+    result = await run_sdk(sdk_path, emulator, src, workers)
+    stored = emulator.state.get("file", str(result["url"]).split("#")[0])
+    assert stored is not None
+    assert Path(stored["path"]).read_bytes() == src.read_bytes()
+    video = result["video"]
+    assert isinstance(video, dict)
+    assert emulator.state.get("video", video["id"]) is not None
+    chunked = [r for r in emulator.requests if r.host == "upload" and "Content-Range" in r.headers]
+    assert (len(chunked) > 1) == (workers > 0)
