@@ -128,6 +128,27 @@ def _public(platform: Platform, video: dict[str, Any], viewer: str | None) -> di
     return out
 
 
+def _video_fields(request: web.Request, video: dict[str, Any], viewer: str) -> dict[str, Any]:
+    """The fields the request asks for (``fields=``), as ``viewer`` may see them."""
+    return select_fields(
+        _public(_p(request), video, viewer),
+        request.query.get("fields"),
+        VIDEO_DEFAULT_FIELDS,
+        VIDEO_FIELDS,
+    )
+
+
+def _video_response(request: web.Request, video: dict[str, Any], viewer: str) -> web.Response:
+    return web.json_response(_video_fields(request, video, viewer))
+
+
+def _owned_video(request: web.Request, token: dict[str, Any]) -> dict[str, Any]:
+    video = _video(request, request.match_info["id"])
+    if video["owner"] != token["owner"]:
+        raise ApiError(403, "access_forbidden", "You are not the owner of this video.")
+    return video
+
+
 def _check_channel(value: str) -> str:
     if not _CHANNEL.fullmatch(value) or value not in CHANNELS:
         raise ApiError(
@@ -332,14 +353,7 @@ async def create_video(request: web.Request) -> web.Response:
         video["id"] = new_id()
     platform.state.put("video", video["id"], video)
     platform.bump("videos_created")
-    return web.json_response(
-        select_fields(
-            _public(platform, video, token["owner"]),
-            request.query.get("fields"),
-            VIDEO_DEFAULT_FIELDS,
-            VIDEO_FIELDS,
-        )
-    )
+    return _video_response(request, video, token["owner"])
 
 
 @routes.get("/me/videos")
@@ -361,15 +375,7 @@ async def list_videos(request: web.Request) -> web.Response:
             "limit": limit,
             "total": len(mine),
             "has_more": page * limit < len(mine),
-            "list": [
-                select_fields(
-                    _public(platform, v, token["owner"]),
-                    request.query.get("fields"),
-                    VIDEO_DEFAULT_FIELDS,
-                    VIDEO_FIELDS,
-                )
-                for v in chunk
-            ],
+            "list": [_video_fields(request, v, token["owner"]) for v in chunk],
         }
     )
 
@@ -387,17 +393,9 @@ def _paging(request: web.Request) -> tuple[int, int]:
 
 @routes.get(r"/video/{id:[A-Za-z0-9]+}")
 async def read_video(request: web.Request) -> web.Response:
-    platform = _p(request)
     token = _authorize(request)
     video = _video(request, request.match_info["id"])
-    return web.json_response(
-        select_fields(
-            _public(platform, video, token["owner"]),
-            request.query.get("fields"),
-            VIDEO_DEFAULT_FIELDS,
-            VIDEO_FIELDS,
-        )
-    )
+    return _video_response(request, video, token["owner"])
 
 
 @routes.post(r"/video/{id:[A-Za-z0-9]+}")
@@ -405,28 +403,17 @@ async def write_video(request: web.Request) -> web.Response:
     platform = _p(request)
     form = await _form(request)
     token = _authorize(request, "manage_videos" if form.get("mode") == "live" else None)
-    video = _video(request, request.match_info["id"])
-    if video["owner"] != token["owner"]:
-        raise ApiError(403, "access_forbidden", "You are not the owner of this video.")
+    video = _owned_video(request, token)
     _apply_writes(platform, video, form)
     platform.state.put("video", video["id"], video)
-    return web.json_response(
-        select_fields(
-            _public(platform, video, token["owner"]),
-            request.query.get("fields"),
-            VIDEO_DEFAULT_FIELDS,
-            VIDEO_FIELDS,
-        )
-    )
+    return _video_response(request, video, token["owner"])
 
 
 @routes.delete(r"/video/{id:[A-Za-z0-9]+}")
 async def delete_video(request: web.Request) -> web.Response:
     platform = _p(request)
     token = _authorize(request, "manage_videos")
-    video = _video(request, request.match_info["id"])
-    if video["owner"] != token["owner"]:
-        raise ApiError(403, "access_forbidden", "You are not the owner of this video.")
+    video = _owned_video(request, token)
     platform.state.delete("video", video["id"])
     return web.json_response({})
 
@@ -440,9 +427,7 @@ LANGUAGE_LABELS = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "E
 async def create_subtitle(request: web.Request) -> web.Response:
     platform = _p(request)
     token = _authorize(request, "manage_subtitles")
-    video = _video(request, request.match_info["id"])
-    if video["owner"] != token["owner"]:
-        raise ApiError(403, "access_forbidden", "You are not the owner of this video.")
+    video = _owned_video(request, token)
     form = await _form(request)
     language = _require(form, "language")
     url = _require(form, "url")
