@@ -25,8 +25,16 @@ async def emulator() -> AsyncIterator[Emulator]:
 
 @pytest.fixture
 async def client(emulator: Emulator) -> AsyncIterator[va.Client]:
-    async with emulator.client(chunk_size=64 * 1024) as c:
+    """A client that never retries: error tests see the first failure."""
+    async with emulator.client(chunk_size=64 * 1024, retry=va.NO_RETRY) as c:
         yield c
+
+
+def fast_retry(attempts: int = 8) -> va.RetryPolicy:
+    """Retries without real waiting beyond a millisecond, with a fixed jitter."""
+    return va.RetryPolicy(
+        max_attempts=attempts, base_delay=0.001, max_delay=0.01, random=lambda: 0.5
+    )
 
 
 def make_file(path: Path, size: int) -> Path:

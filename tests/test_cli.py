@@ -90,7 +90,9 @@ async def test_exit_codes_tell_usage_api_and_network_apart(emulator: Emulator) -
     code, out, err = await vidapi("video", "x1", env=env)
     assert code == EXIT_API
     assert "wrong-token-value" not in out + err
-    code, _, _ = await vidapi("video", "x1", env={**env, "VIDAPI_BASE_URL": "http://127.0.0.1:9"})
+    code, _, _ = await vidapi(
+        "--retries", "1", "video", "x1", env={**env, "VIDAPI_BASE_URL": "http://127.0.0.1:9"}
+    )
     assert code == EXIT_TRANSPORT
     code, _, err = await vidapi("video", "../x", env=env)
     assert code == EXIT_USAGE

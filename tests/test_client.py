@@ -103,7 +103,10 @@ async def test_an_existing_video_can_become_live(client: va.Client, video_file: 
 
 async def test_live_scope_is_checked_before_sending_when_known(emulator: Emulator) -> None:
     async with va.Client(
-        access_token=emulator.token, scopes=["manage_subtitles"], base_url=emulator.base_url
+        access_token=emulator.token,
+        scopes=["manage_subtitles"],
+        base_url=emulator.base_url,
+        retry=va.NO_RETRY,
     ) as client:
         with pytest.raises(va.InsufficientScopeError) as info:
             await client.create_live_stream(title="t", channel="news")
@@ -113,7 +116,9 @@ async def test_live_scope_is_checked_before_sending_when_known(emulator: Emulato
 
 async def test_live_scope_refused_by_the_server_is_the_same_error() -> None:
     async with Emulator(tokens={"weak": ("manage_subtitles",)}) as emu:
-        async with va.Client(access_token="weak", base_url=emu.base_url) as client:
+        async with va.Client(
+            access_token="weak", base_url=emu.base_url, retry=va.NO_RETRY
+        ) as client:
             with pytest.raises(va.InsufficientScopeError) as info:
                 await client.create_live_stream(title="t", channel="news")
     assert info.value.status == 403 and info.value.scope == "manage_videos"
@@ -182,13 +187,15 @@ async def test_injected_faults_surface_as_typed_errors(
 
 
 async def test_transport_errors_are_translated(emulator: Emulator) -> None:
-    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+    async with va.Client(
+        access_token="t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY
+    ) as client:
         with pytest.raises(va.ConnectError) as info:
             await client.get_video("x1")
     assert isinstance(info.value.__cause__, aiohttp.ClientError)
     emulator.faults.latency = 2.0
     timeouts = va.Timeouts(api_total=0.2)
-    async with emulator.client(timeouts=timeouts) as client:
+    async with emulator.client(timeouts=timeouts, retry=va.NO_RETRY) as client:
         with pytest.raises(va.RequestTimeoutError):
             await client.get_video("x1")
 
@@ -251,7 +258,9 @@ async def test_oauth_retries_once_after_invalid_token(emulator: Emulator) -> Non
 
 
 async def test_static_token_gets_no_second_try(emulator: Emulator) -> None:
-    async with va.Client(access_token="expired", base_url=emulator.base_url) as client:
+    async with va.Client(
+        access_token="expired", base_url=emulator.base_url, retry=va.NO_RETRY
+    ) as client:
         with pytest.raises(va.InvalidTokenError):
             await client.get_upload_session()
     assert len(emulator.requests) == 1
@@ -271,7 +280,7 @@ async def test_no_secret_reaches_a_log_line_repr_or_message(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     password = "pw-" + os.urandom(4).hex()
-    async with emulator.client() as client:
+    async with emulator.client(retry=va.NO_RETRY) as client:
         video = await client.upload_video(video_file, title="t", channel="news")
         await client.set_password(video.id, password)
         token = await client.access_token()

@@ -131,7 +131,10 @@ async def test_state_survives_a_restart_with_a_data_dir(tmp_path: Path, video_fi
 
 
 async def test_quota_exhaustion(video_file: Path) -> None:
-    async with Emulator(faults=Faults(videos_per_day=1)) as emu, emu.client() as client:
+    async with (
+        Emulator(faults=Faults(videos_per_day=1)) as emu,
+        emu.client(retry=va.NO_RETRY) as client,
+    ):
         await client.upload_video(video_file, title="one", channel="news")
         with pytest.raises(va.ForbiddenError) as info:
             await client.upload_video(video_file, title="two", channel="news")
@@ -208,7 +211,7 @@ async def test_oauth_grants(emulator: Emulator) -> None:
 async def test_expired_tokens_are_refused() -> None:
     async with Emulator(token_lifetime=-1) as emu:
         auth = va.OAuth.client_credentials("demo-client", "demo-secret", leeway=-10_000)
-        async with va.Client(auth=auth, base_url=emu.base_url) as client:
+        async with va.Client(auth=auth, base_url=emu.base_url, retry=va.NO_RETRY) as client:
             with pytest.raises(va.InvalidTokenError):
                 await client.get_upload_session()
 

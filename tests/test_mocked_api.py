@@ -19,7 +19,7 @@ async def test_create_video_sends_the_form_and_decodes_the_video(mocked: Mocked)
         re.compile(rf"{API}/me/videos\?fields=.*"),
         payload={"id": "x26ezrb", "title": "t", "channel": "creation", "owner": "x1fz4ii"},
     )
-    async with va.Client(access_token="tok", base_url=API) as client:
+    async with va.Client(access_token="tok", base_url=API, retry=va.NO_RETRY) as client:
         video = await client.create_video(
             url="http://upload-01.example/files/a.mp4#e30", title="t", channel="creation"
         )
@@ -38,7 +38,7 @@ async def test_create_video_sends_the_form_and_decodes_the_video(mocked: Mocked)
 
 async def test_password_removal_sends_an_empty_value(mocked: Mocked) -> None:
     mocked.post(re.compile(rf"{API}/video/x1\?.*"), payload={"password_protected": False})
-    async with va.Client(access_token="tok", base_url=API) as client:
+    async with va.Client(access_token="tok", base_url=API, retry=va.NO_RETRY) as client:
         video = await client.set_password("x1", None)
     assert video.password_protected is False
     [calls] = mocked.requests.values()
@@ -47,7 +47,7 @@ async def test_password_removal_sends_an_empty_value(mocked: Mocked) -> None:
 
 async def test_a_shaped_but_wrong_success_is_unexpected(mocked: Mocked) -> None:
     mocked.get(f"{API}/file/upload", payload={"upload_url": 5, "progress_url": "x"})
-    async with va.Client(access_token="tok", base_url=API) as client:
+    async with va.Client(access_token="tok", base_url=API, retry=va.NO_RETRY) as client:
         with pytest.raises(va.UnexpectedResponseError, match="upload_url"):
             await client.get_upload_session()
 
@@ -59,7 +59,7 @@ async def test_503_with_retry_after(mocked: Mocked) -> None:
         headers={"Retry-After": "12"},
         payload={"error": {"code": 503, "message": "maintenance", "type": "server_error"}},
     )
-    async with va.Client(access_token="tok", base_url=API) as client:
+    async with va.Client(access_token="tok", base_url=API, retry=va.NO_RETRY) as client:
         with pytest.raises(va.ServerError) as info:
             await client.get_upload_session()
     assert info.value.retry_after == 12.0

@@ -46,11 +46,13 @@ from ._models import (
     Video,
 )
 from ._multipart import ProgressCallback
+from ._retry import NO_RETRY, RetryPolicy
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "NO_RETRY",
     "APIError",
     "AccessToken",
     "AuthenticationError",
@@ -74,6 +76,7 @@ __all__ = [
     "ProgressCallback",
     "RateLimitedError",
     "RequestTimeoutError",
+    "RetryPolicy",
     "ServerError",
     "StaticToken",
     "Subtitle",

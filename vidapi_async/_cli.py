@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _errors as e
 from ._client import DEFAULT_BASE_URL, Client
+from ._retry import RetryPolicy
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,6 +55,13 @@ def _parser() -> argparse.ArgumentParser:
         help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
     )
     p.add_argument("--json", action="store_true", help="print results as JSON for scripts")
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=4,
+        metavar="N",
+        help="attempts per request, the first included (default 4; 1: never retry)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("upload", help="upload a file and create the video")
@@ -131,7 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _client(args: argparse.Namespace) -> Client:
     if not args.token:
         raise e.UsageError("no token: pass --token or set VIDAPI_TOKEN")
-    return Client(access_token=args.token, base_url=args.base_url)
+    if args.retries < 1:
+        raise e.InvalidArgumentError("--retries", "must be 1 or more")
+    return Client(
+        access_token=args.token,
+        base_url=args.base_url,
+        retry=RetryPolicy(max_attempts=args.retries),
+    )
 
 
 def _out(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -14,6 +15,7 @@ import aiohttp
 from . import _sansio as wire
 from . import _validate as check
 from ._auth import StaticToken, TokenProvider
+from ._chunked import chunked_upload
 from ._convert import structure
 from ._errors import (
     ClientClosedError,
@@ -23,9 +25,10 @@ from ._errors import (
     InvalidTokenError,
     UsageError,
 )
-from ._http import Timeouts, Transport
+from ._http import RawResponse, Timeouts, Transport
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
+from ._retry import RetryPolicy, retrying
 from ._srt import parse_srt
 
 __all__ = ["DEFAULT_BASE_URL", "Client", "LocalFile", "inspect_file"]
@@ -34,6 +37,7 @@ log = logging.getLogger("vidapi_async")
 
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 DEFAULT_CHUNK_SIZE: Final = 1024 * 1024
+DEFAULT_RANGE_SIZE: Final = 4 * 1024 * 1024
 MAX_SRT_BYTES: Final = 10 * 1024 * 1024
 VIDEO_FIELDS: Final = ("id", "title", "channel", "owner", "published", "mode", "status")
 LIVE_FIELDS: Final = (
@@ -113,6 +117,7 @@ class Client:
         timeouts: Timeouts | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         connection_limit: int = 100,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
@@ -127,6 +132,8 @@ class Client:
         self._transport = Transport(session, limit=connection_limit)
         self.timeouts = timeouts or Timeouts()
         self.chunk_size = check.positive_int(chunk_size, "chunk_size")
+        self.retry = RetryPolicy() if retry is None else retry
+        """How failed requests are retried (``NO_RETRY`` to never retry)."""
         self._closed = False
         self._token: AccessToken | None = None
         self._origin = wire.origin(self.base_url)
@@ -191,6 +198,16 @@ class Client:
             )
 
     async def _call(self, request: wire.Request) -> Mapping[str, Any]:
+        """Send an API request, retried as ``self.retry`` and ``request.idempotent`` allow."""
+        self._check_open()
+        return await retrying(
+            self.retry,
+            lambda _: self._call_once(request),
+            idempotent=request.idempotent,
+            what=request.what,
+        )
+
+    async def _call_once(self, request: wire.Request) -> Mapping[str, Any]:
         """Send an API request with the token and decode the answer; on a 401
         invalid_token from a provider that can get a new token, try once more."""
         self._check_open()
@@ -254,44 +271,96 @@ class Client:
         progress: ProgressCallback | None = None,
         chunk_size: int | None = None,
         filename: str | None = None,
+        chunked: bool = False,
+        workers: int = 4,
+        resume: bool = False,
     ) -> UploadedFile:
         """Stream a file to an upload address and return the server's descriptor.
 
-        Asks for an address first unless ``upload_session`` is given. The body is a
-        one-part multipart form (part ``file``) with an exact Content-Length, read from
-        disk ``chunk_size`` bytes at a time in a worker thread. ``progress(sent, total)``
-        is called as bytes are handed to the connection. ``filename`` is the name the
-        server sees (default: the file's own name; any Unicode is fine).
+        Asks for an address first unless ``upload_session`` is given. ``filename`` is the
+        name the server sees (default: the file's own name; any Unicode is fine).
+
+        Single-shot (default): one multipart POST (part ``file``) with an exact
+        Content-Length, read from disk ``chunk_size`` bytes at a time (default 1 MiB).
+        ``progress(sent, total)`` counts bytes handed to the connection. A failed
+        attempt is retried per ``self.retry`` with the body re-read from the file and a
+        fresh upload address, as the platform documents.
+
+        ``chunked=True``: the platform's chunked protocol, ``workers`` ranges in flight
+        at once, each ``chunk_size`` bytes (default 4 MiB), each retried alone;
+        ``progress`` counts bytes the server has acknowledged. ``resume=True`` (with the
+        ``upload_session`` of an interrupted upload) first asks the server which ranges
+        it holds and sends only the rest.
         """
         self._check_open()
         local = await asyncio.to_thread(inspect_file, path)
-        size = check.positive_int(chunk_size, "chunk_size") if chunk_size else self.chunk_size
+        default = DEFAULT_RANGE_SIZE if chunked else self.chunk_size
+        size = check.positive_int(chunk_size, "chunk_size") if chunk_size else default
+        check.positive_int(workers, "workers")
         if filename is not None and (not isinstance(filename, str) or not filename.strip()):
             raise InvalidArgumentError("filename", "must be a non-empty string")
-        session = upload_session or await self.get_upload_session()
-        url = _reject_upload_url(session.upload_url)
-        boundary = new_boundary()
-        head, tail = multipart_envelope(boundary, "file", filename or os.path.basename(local.path))
-        body = FileBody(
-            local.path,
-            file_size=local.size,
-            head=head,
-            tail=tail,
-            chunk_size=size,
-            content_type=f"multipart/form-data; boundary={boundary}",
-            progress=progress,
-        )
+        if resume and (upload_session is None or not chunked):
+            raise InvalidArgumentError(
+                "resume", "needs chunked=True and the upload_session of the upload to resume"
+            )
+        name = filename or os.path.basename(local.path)
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
-        resp = await self._transport.send(
-            "POST",
-            url,  # exactly as returned: uuid and seal untouched
-            headers={"Accept": "application/json"},
-            data=body,
-            timeout=self.timeouts.for_upload(),
-            body_error=body,
-        )
-        data = wire.decode_upload_response(resp.status, resp.body)
-        return structure(data, UploadedFile, what="upload response", status=resp.status)
+        if chunked:
+            session = upload_session or await self.get_upload_session()
+            url = _reject_upload_url(session.upload_url)
+
+            async def send(
+                headers: dict[str, str], body: FileBody | bytes, body_error: FileBody | None
+            ) -> RawResponse:
+                return await self._transport.send(
+                    "POST",
+                    url,
+                    headers={"Accept": "application/json", **headers},
+                    data=body,
+                    timeout=self.timeouts.for_upload(),
+                    body_error=body_error,
+                )
+
+            data = await chunked_upload(
+                send,
+                path=local.path,
+                size=local.size,
+                filename=name,
+                workers=workers,
+                chunk_size=size,
+                policy=self.retry,
+                progress=progress,
+                resume=resume,
+            )
+            return structure(data, UploadedFile, what="upload response", status=200)
+
+        async def attempt(n: int) -> UploadedFile:
+            session = upload_session if n == 1 and upload_session else None
+            session = session or await self.get_upload_session()
+            url = _reject_upload_url(session.upload_url)
+            boundary = new_boundary()
+            head, tail = multipart_envelope(boundary, "file", name)
+            body = FileBody(
+                local.path,
+                file_size=local.size,
+                head=head,
+                tail=tail,
+                chunk_size=size,
+                content_type=f"multipart/form-data; boundary={boundary}",
+                progress=progress,
+            )
+            resp = await self._transport.send(
+                "POST",
+                url,  # exactly as returned: uuid and seal untouched
+                headers={"Accept": "application/json"},
+                data=body,
+                timeout=self.timeouts.for_upload(),
+                body_error=body,
+            )
+            data = wire.decode_upload_response(resp.status, resp.body)
+            return structure(data, UploadedFile, what="upload response", status=resp.status)
+
+        return await retrying(self.retry, attempt, idempotent=True, what=f"upload of {name}")
 
     # --- videos -------------------------------------------------------------------------
 
@@ -304,21 +373,69 @@ class Client:
         published: bool = True,
         is_created_for_kids: bool = False,
         extra: Mapping[str, str] | None = None,
+        dedupe_tag: str | None = None,
     ) -> Video:
         """``POST /me/videos``: create a video from an uploaded file's ``url``.
 
         ``is_created_for_kids`` is always sent: the live platform requires it.
         ``extra`` adds form fields as given (already encoded as the platform wants).
+
+        A create is retried only when it surely did not take effect (no connection, or
+        a 429). With ``dedupe_tag`` (letters, digits, '-' and '_'), the video is tagged
+        with it, and after a failure that leaves the outcome unknown (a timeout, a lost
+        connection, a 5xx) the client looks for a video with that tag before trying
+        again: it adopts the one it finds, so a video is never created twice.
         """
+        if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
+            raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
+        form = dict(extra or {})
+        if dedupe_tag is not None:
+            tags = [t for t in form.get("tags", "").split(",") if t]
+            form["tags"] = ",".join([*tags, dedupe_tag])
         request = self._create_request(
             url=check.http_url(url, "url"),
             title=title,
             channel=channel,
             published=published,
             is_created_for_kids=is_created_for_kids,
-            extra=extra,
+            extra=form,
         )
-        return structure(await self._call(request), Video, what=request.what)
+        if dedupe_tag is None:
+            return structure(await self._call(request), Video, what=request.what)
+
+        async def attempt(n: int) -> Video:
+            if n > 1:
+                found = await self.find_videos_by_tag(dedupe_tag)
+                if found:
+                    log.info(
+                        "%s: adopting %s, created by an earlier attempt", request.what, found[0].id
+                    )
+                    return found[0]
+            return structure(await self._call_once(request), Video, what=request.what)
+
+        return await retrying(self.retry, attempt, idempotent=True, what=request.what)
+
+    async def find_videos_by_tag(self, tag: str) -> list[Video]:
+        """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
+        first (at most 100)."""
+        if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
+            raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
+        request = self._api(
+            "GET",
+            "/me/videos",
+            query=[
+                ("tags", tag),
+                ("fields", ",".join(VIDEO_FIELDS)),
+                ("sort", "old"),
+                ("limit", "100"),
+            ],
+        )
+        data = await self._call(request)
+        items = data.get("list")
+        return [
+            structure(item, Video, what=request.what)
+            for item in (items if isinstance(items, list) else [])
+        ]
 
     def _create_request(
         self,

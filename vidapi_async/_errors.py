@@ -71,7 +71,13 @@ __all__ = [
 
 
 class VidapiError(Exception):
-    """Base of every exception raised by vidapi_async."""
+    """Base of every exception raised by vidapi_async.
+
+    ``attempts`` is how many attempts were made before this error was raised (more than
+    one when a ``RetryPolicy`` retried).
+    """
+
+    attempts: int = 1
 
 
 # --- the caller's mistakes -------------------------------------------------------------

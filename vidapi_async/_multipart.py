@@ -19,13 +19,20 @@ import os
 import secrets
 from collections.abc import Callable
 from typing import IO, Any
+from urllib.parse import quote
 
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.payload import Payload
 
 from ._errors import FileChangedError
 
-__all__ = ["FileBody", "ProgressCallback", "multipart_envelope", "new_boundary"]
+__all__ = [
+    "FileBody",
+    "ProgressCallback",
+    "attachment_disposition",
+    "multipart_envelope",
+    "new_boundary",
+]
 
 ProgressCallback = Callable[[int, int], Any]
 """``progress(sent, total)``: file bytes handed to the connection so far, and the total."""
@@ -40,6 +47,16 @@ def _quote_filename(name: str) -> str:
     # and LF percent-escaped. RFC 7578 forbids filename* in form-data, and servers that
     # see only an ASCII-escaped name store the escapes (the "missing file" reports).
     return name.replace("\r", "%0D").replace("\n", "%0A").replace('"', "%22")
+
+
+def attachment_disposition(filename: str) -> str:
+    """``Content-Disposition`` of a raw chunk: ``filename*`` (RFC 6266) for non-ASCII
+    names, with an ASCII ``filename`` beside it for servers that know only that."""
+    quoted = _quote_filename(filename)
+    if quoted.isascii():
+        return f'attachment; filename="{quoted}"'
+    fallback = quoted.encode("ascii", "replace").decode().replace("?", "_")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 def multipart_envelope(

@@ -28,6 +28,7 @@ __all__ = [
     "decode_upload_response",
     "form_bool",
     "origin",
+    "parse_held_ranges",
     "parse_retry_after",
     "redact",
     "url_for_humans",
@@ -122,6 +123,20 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def parse_held_ranges(value: str | None) -> tuple[list[tuple[int, int]], int | None]:
+    """The upload server's ``Range: a-b,c-d/TOTAL`` (inclusive byte ranges it holds)."""
+    if not value:
+        return [], None
+    text = value.strip().removeprefix("bytes=").removeprefix("bytes ")
+    spans, _, total = text.partition("/")
+    ranges = []
+    for span in filter(None, (p.strip() for p in spans.split(","))):
+        m = re.fullmatch(r"([0-9]+)-([0-9]+)", span)
+        if m:
+            ranges.append((int(m.group(1)), int(m.group(2))))
+    return ranges, int(total) if total.strip().isdigit() else None
 
 
 def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:

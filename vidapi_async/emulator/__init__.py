@@ -66,11 +66,21 @@ def _middleware(platform: Platform, host: str) -> Any:
                 platform.bump(f"faults_{status}")
                 return _fault(host, status, "Injected server error.", "server_error", {})
         try:
-            return await handler(request)
+            response = await handler(request)
         except ApiError as err:
             return error_response(err)
         except UploadFailure as failure:
             return failure.response()
+        if (
+            host == "api"
+            and not request.path.startswith(_UNFAULTED)
+            and faults.draw(faults.drop_response_rate)
+        ):
+            platform.bump("faults_dropped_response")
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("emulator fault: the answer is lost")
+        return response
 
     return middleware
 

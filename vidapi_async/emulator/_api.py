@@ -31,12 +31,12 @@ VIDEO_FIELDS = (
     "created_time is_created_for_kids description encoding_progress publishing_progress "
     "duration embed_url embed_html thumbnail_url private start_time end_time onair "
     "live_publish_url live_airing_time live_auto_record record_status audience "
-    "stream_live_hls_url item_type"
+    "stream_live_hls_url item_type tags"
 ).split()
 OWNER_ONLY = frozenset({"live_publish_url"})
 WRITABLE = frozenset(
     "title channel published password mode description start_time end_time "
-    "is_created_for_kids live_auto_record private".split()
+    "is_created_for_kids live_auto_record private tags".split()
 )
 SUBTITLE_FIELDS = ("id", "format", "language", "language_label", "url", "item_type")
 
@@ -187,6 +187,8 @@ def _apply_writes(platform: Platform, video: dict[str, Any], form: dict[str, str
             video["mode"] = value
             if value == "live":
                 _make_live(platform, video)
+        elif name == "tags":
+            video["tags"] = [t.strip() for t in value.split(",") if t.strip()]
         elif name == "title":
             if not value.strip():
                 raise ApiError(400, "invalid_parameter", "`title' must not be empty", param=name)
@@ -345,6 +347,7 @@ async def create_video(request: web.Request) -> web.Response:
         "is_created_for_kids": False,
         "private": False,
         "item_type": "video",
+        "tags": [],
         "url": form.get("url", "").split("#", 1)[0] or None,
     }
     writes = {k: v for k, v in form.items() if k not in ("url", "title", "channel")}
@@ -365,6 +368,11 @@ async def list_videos(request: web.Request) -> web.Response:
     for name in ("mode",):
         if name in request.query:
             mine = [v for v in mine if v.get(name) == request.query[name]]
+    if "tags" in request.query:
+        wanted = {t for t in request.query["tags"].split(",") if t}
+        mine = [v for v in mine if wanted <= set(v.get("tags") or ())]
+    if request.query.get("sort") == "recent":
+        mine.reverse()
     if "password_protected" in request.query:
         want = parse_bool("password_protected", request.query["password_protected"])
         mine = [v for v in mine if (v.get("password") is not None) == want]

@@ -35,6 +35,9 @@ class Faults:
     """Seconds added before every API and upload answer (a WAN is ~0.02)."""
     reset_rate: float = 0.0
     """Upload bodies cut off half way by closing the connection."""
+    drop_response_rate: float = 0.0
+    """API requests that are carried out but whose answer is lost (the connection is
+    closed instead): the "did my create happen?" case."""
     videos_per_day: int | None = None
     """Quota: creating more videos than this in 24 h is refused (403 quota_exceeded)."""
     seed: int | None = None

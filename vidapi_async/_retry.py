@@ -1,0 +1,122 @@
+"""When to try again, and how long to wait: ``RetryPolicy``, a small object with names.
+
+Exponential backoff with full jitter (a random wait between 0 and
+``min(max_delay, base_delay * 2 ** (attempt - 1))``), a cap on attempts and on total time,
+and the server's ``Retry-After`` honoured on 429 and 503. The random source, the clock
+and the sleep are injectable, so tests fix them.
+
+What is retried depends on whether sending twice is safe:
+
+- reads, uploads (a body rebuilt from the file for every attempt) and writes that set a
+  value: on connection errors, timeouts, 429 and 5xx;
+- writes that create something: only when the request is known not to have been acted on
+  (no connection was made, or a 429), unless the caller can check that it did not take
+  effect (``create_video(dedupe_tag=...)`` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import attrs
+
+from ._errors import (
+    ConnectError,
+    RateLimitedError,
+    ServerError,
+    TransportError,
+    UploadRejectedError,
+    VidapiError,
+)
+
+__all__ = ["NO_RETRY", "RetryPolicy", "retrying"]
+
+log = logging.getLogger("vidapi_async")
+T = TypeVar("T")
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """How often and how patiently to retry. Immutable; ``attrs.evolve`` to adjust."""
+
+    max_attempts: int = 4
+    """Attempts in all, the first included (1 means no retry)."""
+    base_delay: float = 0.5
+    """Seconds: the backoff ceiling of the first retry; it doubles for each next one."""
+    max_delay: float = 30.0
+    """Seconds: no backoff wait is longer (a server's Retry-After may be, within max_total)."""
+    max_total: float | None = 300.0
+    """Seconds from the first attempt after which no retry starts."""
+    random: Callable[[], float] = attrs.field(default=random.random, repr=False)
+    """Returns a float in [0, 1): the jitter. Fix it in tests."""
+    clock: Callable[[], float] = attrs.field(default=time.monotonic, repr=False)
+    sleep: Callable[[float], Awaitable[None]] = attrs.field(default=asyncio.sleep, repr=False)
+
+    def backoff(self, attempt: int) -> float:
+        """The jittered wait after failed attempt number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        return self.random() * ceiling
+
+    def delay(
+        self, exc: BaseException, attempt: int, started: float, *, idempotent: bool
+    ) -> float | None:
+        """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up."""
+        if attempt >= self.max_attempts or not retryable(exc, idempotent=idempotent):
+            return None
+        server_says = getattr(exc, "retry_after", None)
+        wait = float(server_says) if server_says is not None else self.backoff(attempt)
+        if self.max_total is not None and self.clock() - started + wait > self.max_total:
+            return None
+        return wait
+
+
+def retryable(exc: BaseException, *, idempotent: bool) -> bool:
+    """Whether ``exc`` is worth another attempt of a request."""
+    if isinstance(exc, ConnectError | RateLimitedError):
+        return True  # nothing was acted on
+    if isinstance(exc, UploadRejectedError):
+        return exc.status in RETRYABLE_STATUSES
+    if not idempotent:
+        return False
+    return isinstance(exc, TransportError | ServerError)
+
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+"""Never retry: every failure is raised at once."""
+
+
+async def retrying(
+    policy: RetryPolicy,
+    operation: Callable[[int], Awaitable[T]],
+    *,
+    idempotent: bool,
+    what: str,
+) -> T:
+    """Run ``operation(attempt)`` until it succeeds or the policy gives up; the error
+    raised then carries ``attempts``."""
+    started = policy.clock()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await operation(attempt)
+        except VidapiError as exc:
+            wait = policy.delay(exc, attempt, started, idempotent=idempotent)
+            exc.attempts = attempt
+            if wait is None:
+                raise
+            log.info(
+                "%s: attempt %d failed (%s); retrying in %.2fs",
+                what,
+                attempt,
+                type(exc).__name__,
+                wait,
+            )
+            await policy.sleep(wait)
