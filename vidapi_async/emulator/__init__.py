@@ -49,7 +49,10 @@ def _middleware(platform: Platform, host: str) -> Any:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         platform.record(host, request)
         faults = platform.faults
-        if not request.path.startswith(_UNFAULTED):
+        faulted = not request.path.startswith(_UNFAULTED) and faults.applies(
+            request.method, request.path
+        )
+        if faulted:
             if faults.latency > 0:
                 await asyncio.sleep(faults.latency)
             if faults.draw(faults.rate_limit_rate):
@@ -71,11 +74,7 @@ def _middleware(platform: Platform, host: str) -> Any:
             return error_response(err)
         except UploadFailure as failure:
             return failure.response()
-        if (
-            host == "api"
-            and not request.path.startswith(_UNFAULTED)
-            and faults.draw(faults.drop_response_rate)
-        ):
+        if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
             if request.transport is not None:
                 request.transport.abort()

@@ -40,6 +40,10 @@ class Faults:
     closed instead): the "did my create happen?" case."""
     videos_per_day: int | None = None
     """Quota: creating more videos than this in 24 h is refused (403 quota_exceeded)."""
+    methods: tuple[str, ...] | None = None
+    """Inject only into requests with these methods (``None``: all)."""
+    paths: tuple[str, ...] | None = None
+    """Inject only into requests whose path starts with one of these (``None``: all)."""
     seed: int | None = None
     random: random.Random = attrs.field(init=False, repr=False, eq=False)
 
@@ -49,13 +53,20 @@ class Faults:
     def draw(self, rate: float) -> bool:
         return rate > 0 and self.random.random() < rate
 
+    def applies(self, method: str, path: str) -> bool:
+        """Whether faults are injected into this request at all."""
+        if self.methods is not None and method not in self.methods:
+            return False
+        return self.paths is None or path.startswith(self.paths)
+
     def update(self, values: dict[str, Any]) -> None:
         names = {f.name for f in attrs.fields(Faults)}
         unknown = set(values) - names
         if unknown:
             raise ValueError(f"unknown fault settings: {', '.join(sorted(unknown))}")
         for key, value in values.items():
-            setattr(self, key, tuple(value) if key == "error_statuses" else value)
+            listed = key in ("error_statuses", "methods", "paths") and value is not None
+            setattr(self, key, tuple(value) if listed else value)
         if "seed" in values:
             self.random = random.Random(self.seed)  # noqa: S311
 

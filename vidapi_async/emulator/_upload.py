@@ -55,6 +55,14 @@ def _upload(request: web.Request) -> dict[str, Any]:
     return upload
 
 
+def _cut_point(platform: Platform, request: web.Request, size: int | None) -> int | None:
+    """Where to cut this body off, when the reset fault strikes it."""
+    faults = platform.faults
+    if not size or not faults.applies(request.method, request.path):
+        return None
+    return size // 2 if faults.draw(faults.reset_rate) else None
+
+
 def _cut_connection(request: web.Request) -> None:
     transport = request.transport
     if transport is not None:
@@ -222,11 +230,7 @@ async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Resp
     platform = _p(request)
     uuid = upload["id"]
     partial = os.path.join(platform.files_dir, f"{uuid}.part")
-    cut = (
-        request.content_length // 2
-        if platform.faults.draw(platform.faults.reset_rate) and (request.content_length)
-        else None
-    )
+    cut = _cut_point(platform, request, request.content_length)
     upload.update(state="uploading", size=request.content_length)
     platform.state.put("upload", uuid, upload)
     platform.progress[uuid] = 0
@@ -303,7 +307,7 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
             raise UploadFailure(
                 400, f"Content-Length {request.content_length} does not match Content-Range"
             )
-        cut = expected // 2 if platform.faults.draw(platform.faults.reset_rate) else None
+        cut = _cut_point(platform, request, expected)
         f = await loop.run_in_executor(None, open, path, "r+b")
         try:
             await loop.run_in_executor(None, f.seek, first)
