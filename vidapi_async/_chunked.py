@@ -135,9 +135,14 @@ async def chunked_upload(
     if resume:
         await retrying(policy, lambda _: ask(), idempotent=True, what="ask held ranges")
     if not result:
-        async with asyncio.TaskGroup() as group:
-            for start, end in regions(size, workers, chunk_size):
-                group.create_task(worker(start, end))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for start, end in regions(size, workers, chunk_size):
+                    group.create_task(worker(start, end))
+        except BaseExceptionGroup as group_error:
+            # One range failed for good: the others were cancelled. Raise that failure
+            # itself, not the group (callers catch VidapiError).
+            raise _first_error(group_error) from None
     if not result:
         # every range was acknowledged with 202 but none completed: ask once more
         await retrying(policy, lambda _: ask(), idempotent=True, what="ask held ranges")
@@ -147,3 +152,8 @@ async def chunked_upload(
             status=None,
         )
     return result[0]
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
