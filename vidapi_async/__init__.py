@@ -5,6 +5,7 @@ Everything a user needs is importable from here; the ``_``-modules are private.
 """
 
 from ._auth import OAuth, StaticToken, TokenProvider
+from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus, SubtitleSpec, UploadJob
 from ._client import DEFAULT_BASE_URL, Client
 from ._errors import (
     APIError,
@@ -35,6 +36,7 @@ from ._errors import (
     VidapiError,
 )
 from ._http import Timeouts
+from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._models import (
     AccessToken,
     Dimension,
@@ -57,6 +59,8 @@ __all__ = [
     "AccessToken",
     "AuthenticationError",
     "BadRequestError",
+    "BatchProgress",
+    "BatchUploader",
     "Client",
     "ClientClosedError",
     "ConnectError",
@@ -69,6 +73,11 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidParameterError",
     "InvalidTokenError",
+    "JobRecord",
+    "JobResult",
+    "JobStatus",
+    "Journal",
+    "MemoryJournal",
     "MissingParameterError",
     "NotFoundError",
     "OAuth",
@@ -77,15 +86,19 @@ __all__ = [
     "RateLimitedError",
     "RequestTimeoutError",
     "RetryPolicy",
+    "SQLiteJournal",
     "ServerError",
+    "Stage",
     "StaticToken",
     "Subtitle",
     "SubtitleFileError",
+    "SubtitleSpec",
     "Timeouts",
     "TokenProvider",
     "TransportError",
     "UnexpectedResponseError",
     "UploadError",
+    "UploadJob",
     "UploadProgress",
     "UploadRejectedError",
     "UploadSession",

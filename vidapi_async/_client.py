@@ -28,7 +28,7 @@ from ._errors import (
 from ._http import RawResponse, Timeouts, Transport
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
-from ._retry import RetryPolicy, retrying
+from ._retry import RetryPolicy, create_checked, retrying
 from ._srt import parse_srt
 
 __all__ = ["DEFAULT_BASE_URL", "Client", "LocalFile", "inspect_file"]
@@ -403,17 +403,14 @@ class Client:
         if dedupe_tag is None:
             return structure(await self._call(request), Video, what=request.what)
 
-        async def attempt(n: int) -> Video:
-            if n > 1:
-                found = await self.find_videos_by_tag(dedupe_tag)
-                if found:
-                    log.info(
-                        "%s: adopting %s, created by an earlier attempt", request.what, found[0].id
-                    )
-                    return found[0]
+        async def create() -> Video:
             return structure(await self._call_once(request), Video, what=request.what)
 
-        return await retrying(self.retry, attempt, idempotent=True, what=request.what)
+        async def find() -> Video | None:
+            found = await self.find_videos_by_tag(dedupe_tag)
+            return found[0] if found else None
+
+        return await create_checked(self.retry, create, find, what=request.what)
 
     async def find_videos_by_tag(self, tag: str) -> list[Video]:
         """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
@@ -559,28 +556,57 @@ class Client:
     # --- subtitles ----------------------------------------------------------------------
 
     async def create_subtitle(
-        self, video_id: str, *, language: str, url: str, format: str = "SRT"
+        self,
+        video_id: str,
+        *,
+        language: str,
+        url: str,
+        format: str = "SRT",
+        dedupe: bool = False,
     ) -> Subtitle:
-        """``POST /video/<id>/subtitles`` from a subtitle file already online at ``url``."""
+        """``POST /video/<id>/subtitles`` from a subtitle file already online at ``url``.
+
+        A create is retried only when it surely did not take effect. With ``dedupe``,
+        after a failure whose outcome is unknown the video's subtitles are listed first
+        and one in the same language is adopted instead of creating a second.
+        """
+        lang = check.language(language)
         request = self._api(
             "POST",
             f"/video/{check.video_id(video_id)}/subtitles",
             query=[("fields", ",".join(SUBTITLE_FIELDS))],
             form=[
-                ("language", check.language(language)),
+                ("language", lang),
                 ("url", check.http_url(url, "url")),
                 ("format", check.subtitle_format(format)),
             ],
             idempotent=False,
         )
-        return structure(await self._call(request), Subtitle, what=request.what)
+        if not dedupe:
+            return structure(await self._call(request), Subtitle, what=request.what)
+
+        async def create() -> Subtitle:
+            return structure(await self._call_once(request), Subtitle, what=request.what)
+
+        async def find() -> Subtitle | None:
+            return next(
+                (s for s in await self.list_subtitles(video_id) if s.language == lang), None
+            )
+
+        return await create_checked(self.retry, create, find, what=request.what)
 
     async def upload_subtitle(
-        self, video_id: str, path: str | os.PathLike[str], *, language: str
+        self,
+        video_id: str,
+        path: str | os.PathLike[str],
+        *,
+        language: str,
+        dedupe: bool = False,
     ) -> Subtitle:
         """Check a local ``.srt`` file, upload it, and attach it to the video.
 
         The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
+        ``dedupe`` as for ``create_subtitle``.
         """
         check.video_id(video_id)
         lang = check.language(language)
@@ -590,7 +616,7 @@ class Client:
         data = await asyncio.to_thread(_read_bytes, local.path)
         parse_srt(data, local.path)
         uploaded = await self.upload_file(local.path)
-        return await self.create_subtitle(video_id, language=lang, url=uploaded.url)
+        return await self.create_subtitle(video_id, language=lang, url=uploaded.url, dedupe=dedupe)
 
     async def list_subtitles(self, video_id: str) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""

@@ -34,7 +34,7 @@ from ._errors import (
     VidapiError,
 )
 
-__all__ = ["NO_RETRY", "RetryPolicy", "retrying"]
+__all__ = ["NO_RETRY", "RetryPolicy", "create_checked", "retrying"]
 
 log = logging.getLogger("vidapi_async")
 T = TypeVar("T")
@@ -120,3 +120,24 @@ async def retrying(
                 wait,
             )
             await policy.sleep(wait)
+
+
+async def create_checked(
+    policy: RetryPolicy,
+    create: Callable[[], Awaitable[T]],
+    find: Callable[[], Awaitable[T | None]],
+    *,
+    what: str,
+) -> T:
+    """Create something at most once: after a failure whose outcome is unknown, ``find``
+    looks for what an earlier attempt may have created before ``create`` runs again."""
+
+    async def attempt(n: int) -> T:
+        if n > 1:
+            found = await find()
+            if found is not None:
+                log.info("%s: adopting what an earlier attempt created", what)
+                return found
+        return await create()
+
+    return await retrying(policy, attempt, idempotent=True, what=what)

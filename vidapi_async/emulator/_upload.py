@@ -63,11 +63,15 @@ def _cut_point(platform: Platform, request: web.Request, size: int | None) -> in
     return size // 2 if faults.draw(faults.reset_rate) else None
 
 
+class _Cut(Exception):
+    """The reset fault struck: the connection is gone, nothing more to answer."""
+
+
 def _cut_connection(request: web.Request) -> None:
     transport = request.transport
     if transport is not None:
         transport.abort()
-    raise ConnectionResetError("emulator fault: connection reset mid-upload")
+    raise _Cut
 
 
 async def _stream_to(
@@ -211,6 +215,8 @@ async def upload(request: web.Request) -> web.StreamResponse:
         return await _upload_handler(request)
     except UploadFailure as failure:
         return failure.response()
+    except _Cut:
+        return web.Response(status=500)  # never arrives: the connection was aborted
 
 
 async def _upload_handler(request: web.Request) -> web.StreamResponse:

@@ -1,0 +1,447 @@
+"""``BatchUploader``: many upload-and-create pipelines at once, under a concurrency
+limit, resumable through a journal, never creating a video twice.
+
+Each job runs as a pipeline of stages (``Stage``): upload, create, subtitles, password,
+live, done. The journal records each stage as it is reached; a re-run skips done jobs and
+resumes the others from their stage.
+
+Exactly one video per job, even if the process is killed between sending the create
+request and recording the new video's id: before sending it, the job records the stage
+``creating``, and the create carries the job's tag (``vidapi-<key>``). A job found at
+``creating`` (after a crash, or after a failure whose outcome is unknown) first asks the
+platform for a video with its tag (``GET /me/videos?tags=...``) and adopts it; only if
+there is none is the create sent again. Subtitles are handled the same way, by language.
+
+Jobs are read from the iterable as workers free up (a queue of ``concurrency`` places),
+so a list of a million jobs is never held in memory, and results come out as each job
+finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import logging
+import os
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from . import _validate as check
+from ._client import Client, inspect_file
+from ._errors import FileError, InvalidArgumentError, UsageError, VidapiError
+from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._models import UploadSession
+
+__all__ = [
+    "BatchProgress",
+    "BatchUploader",
+    "JobResult",
+    "JobStatus",
+    "SubtitleSpec",
+    "UploadJob",
+]
+
+log = logging.getLogger("vidapi_async")
+
+
+@attrs.frozen
+class SubtitleSpec:
+    """A subtitle for a job: a local ``.srt`` ``path`` (uploaded first) or a ``url``."""
+
+    language: str
+    path: str | None = None
+    url: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        check.language(self.language)
+        if (self.path is None) == (self.url is None):
+            raise InvalidArgumentError("subtitles", "give exactly one of path or url")
+        if self.url is not None:
+            check.http_url(self.url, "subtitles.url")
+
+
+def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
+    specs = tuple(value)
+    for spec in specs:
+        if not isinstance(spec, SubtitleSpec):
+            raise InvalidArgumentError("subtitles", "expected SubtitleSpec items")
+    return specs
+
+
+@attrs.frozen(kw_only=True)
+class UploadJob:
+    """One file to upload and turn into a video. Checked when built."""
+
+    path: str = attrs.field(converter=os.fspath)
+    title: str
+    channel: str
+    published: bool = True
+    subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
+    password: str | None = attrs.field(default=None, repr=False)
+    live: bool = False
+    """Turn the new video into a live stream (``mode=live``) once created."""
+    key: str | None = None
+    """Identifies the job across runs. Default: derived from the file's absolute path,
+    size and modification time (stable while the file is unchanged; no need to read it)."""
+
+    def __attrs_post_init__(self) -> None:
+        check.title(self.title)
+        check.channel(self.channel)
+        check.password(self.password)
+        if self.key is not None and not (isinstance(self.key, str) and self.key.strip()):
+            raise InvalidArgumentError("key", "must be a non-empty string")
+        for name in ("published", "live"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgumentError(name, "expected True or False")
+
+
+def file_key(path: str) -> str:
+    """The default job key (blocking: stats the file)."""
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
+
+
+class JobStatus(enum.StrEnum):
+    DONE = "done"
+    SKIPPED = "skipped"
+    """Already done in an earlier run (per the journal)."""
+    FAILED = "failed"
+
+
+@attrs.frozen
+class JobResult:
+    """What became of one job."""
+
+    job: UploadJob
+    key: str
+    status: JobStatus
+    video_id: str | None
+    stage: Stage
+    """The last stage reached."""
+    error: VidapiError | None = None
+    """Why it failed; ``error.attempts`` is the attempts of the failing request."""
+    runs: int = 1
+    """How many times the job was started, over every run of the journal."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not JobStatus.FAILED
+
+
+@attrs.frozen
+class BatchProgress:
+    """The batch so far, handed to the progress callback."""
+
+    started: int
+    done: int
+    skipped: int
+    failed: int
+    bytes_sent: int
+    bytes_total: int
+    """Sizes of the files started so far."""
+    elapsed: float
+    files: Mapping[str, tuple[str, int, int]]
+    """Uploads in flight: key -> (path, bytes sent, size)."""
+
+    @property
+    def rate(self) -> float:
+        """Bytes per second since the batch started."""
+        return self.bytes_sent / self.elapsed if self.elapsed > 0 else 0.0
+
+
+_STOP = object()
+
+
+class BatchUploader:
+    """Run many ``UploadJob`` pipelines at once. Use as ``async with``.
+
+    ``journal`` is a path (an SQLite file, created if needed), a ``Journal``, or
+    ``None`` (kept in memory: nothing survives the process). ``chunked``, ``workers``
+    and ``chunk_size`` choose how each file is sent (see ``Client.upload_file``).
+    ``progress(BatchProgress)`` is called as bytes and jobs move.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        concurrency: int = 8,
+        journal: str | os.PathLike[str] | Journal | None = None,
+        chunked: bool = False,
+        workers: int = 4,
+        chunk_size: int | None = None,
+        progress: Callable[[BatchProgress], Any] | None = None,
+    ) -> None:
+        self.client = client
+        self.concurrency = check.positive_int(concurrency, "concurrency")
+        self._journal_arg = journal
+        self._journal: Journal | None = None
+        self._owns_journal = False
+        self.chunked = chunked
+        self.workers = check.positive_int(workers, "workers")
+        self.chunk_size = chunk_size
+        self._progress_cb = progress
+        self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}
+        self._bytes_sent = 0
+        self._bytes_total = 0
+        self._files: dict[str, tuple[str, int, int]] = {}
+        self._started_at = time.monotonic()
+        self._in_flight: set[str] = set()
+
+    async def __aenter__(self) -> BatchUploader:
+        arg = self._journal_arg
+        if arg is None:
+            self._journal, self._owns_journal = MemoryJournal(), True
+        elif isinstance(arg, str | os.PathLike):
+            self._journal, self._owns_journal = SQLiteJournal(arg), True
+        elif isinstance(arg, Journal):
+            self._journal = arg
+        else:
+            raise InvalidArgumentError("journal", "expected a path, a Journal or None")
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._journal is not None and self._owns_journal:
+            await self._journal.close()
+        self._journal = None
+
+    # --- running -----------------------------------------------------------------------
+
+    async def run(
+        self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]
+    ) -> AsyncIterator[JobResult]:
+        """Yield one ``JobResult`` per job, as each finishes. Stopping the iteration (or
+        cancelling the task that runs it) cancels the pipelines in flight; the journal
+        keeps every stage reached."""
+        if self._journal is None:
+            raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        self._started_at = time.monotonic()
+        todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
+        results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
+
+        crashed: list[BaseException] = []
+
+        async def feed() -> None:
+            try:
+                async for job in _each(jobs):
+                    if not isinstance(job, UploadJob):
+                        raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
+                    await todo.put(job)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # the job iterable failed: finish what is queued
+                crashed.append(exc)
+            for _ in range(self.concurrency):
+                await todo.put(_STOP)
+
+        async def work() -> None:
+            try:
+                while (job := await todo.get()) is not _STOP:
+                    assert isinstance(job, UploadJob)
+                    await results.put(await self._run_job(job))
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # a bug, not a job failure: stop the batch
+                crashed.append(exc)
+            await results.put(_STOP)
+
+        feeder = asyncio.create_task(feed(), name="vidapi-batch-feed")
+        workers = [
+            asyncio.create_task(work(), name=f"vidapi-batch-{i}") for i in range(self.concurrency)
+        ]
+        try:
+            left = self.concurrency
+            while left:
+                item = await results.get()
+                if item is _STOP:
+                    left -= 1
+                else:
+                    assert isinstance(item, JobResult)
+                    yield item
+            if crashed:
+                raise crashed[0]
+        finally:
+            for task in (feeder, *workers):
+                task.cancel()
+            await asyncio.gather(feeder, *workers, return_exceptions=True)
+
+    async def _run_job(self, job: UploadJob) -> JobResult:
+        assert self._journal is not None
+        try:
+            key = job.key if job.key is not None else await asyncio.to_thread(file_key, job.path)
+        except OSError:
+            self._count("failed")
+            missing = FileError(job.path, "no such file")
+            return JobResult(job, "", JobStatus.FAILED, None, Stage.PENDING, missing)
+        if key in self._in_flight:
+            self._count("failed")
+            twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
+            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
+        self._in_flight.add(key)
+        try:
+            record = await self._journal.load(key) or JobRecord(key)
+            if record.stage is Stage.DONE:
+                self._count("skipped")
+                return JobResult(
+                    job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+                )
+            record.runs += 1
+            self._count("started")
+            try:
+                await self._pipeline(job, record)
+            except VidapiError as exc:
+                record.error = f"{type(exc).__name__}: {exc}"
+                await self._journal.save(record)
+                self._count("failed")
+                log.warning("job %s failed at %s: %s", key, record.stage, record.error)
+                return JobResult(
+                    job, key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+                )
+            self._count("done")
+            return JobResult(
+                job, key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs
+            )
+        finally:
+            self._in_flight.discard(key)
+            self._files.pop(key, None)
+
+    async def _advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
+        assert self._journal is not None
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.stage = stage
+        record.error = None
+        await self._journal.save(record)
+
+    async def _pipeline(self, job: UploadJob, record: JobRecord) -> None:
+        client = self.client
+        if record.stage.rank < Stage.UPLOADED.rank:
+            await self._upload(job, record)
+        if record.stage.rank < Stage.CREATED.rank:
+            video = None
+            if record.stage is Stage.CREATING:
+                # The create may have been sent before the last run stopped: look first.
+                found = await client.find_videos_by_tag(_tag(record.key))
+                video = found[0] if found else None
+            if video is None:
+                await self._advance(record, Stage.CREATING)
+                assert record.file_url is not None
+                video = await client.create_video(
+                    url=record.file_url,
+                    title=job.title,
+                    channel=job.channel,
+                    published=job.published,
+                    dedupe_tag=_tag(record.key),
+                )
+            await self._advance(record, Stage.CREATED, video_id=video.id)
+        assert record.video_id is not None
+        if record.stage.rank < Stage.SUBTITLES.rank:
+            for spec in job.subtitles:
+                if spec.language in record.subtitles_done:
+                    continue
+                if spec.path is not None:
+                    await client.upload_subtitle(
+                        record.video_id, spec.path, language=spec.language, dedupe=True
+                    )
+                else:
+                    assert spec.url is not None
+                    await client.create_subtitle(
+                        record.video_id, language=spec.language, url=spec.url, dedupe=True
+                    )
+                record.subtitles_done.append(check.language(spec.language))
+                await self._advance(record, Stage.CREATED)
+            await self._advance(record, Stage.SUBTITLES)
+        if record.stage.rank < Stage.PASSWORD.rank:
+            if job.password is not None:
+                await client.set_password(record.video_id, job.password)
+            await self._advance(record, Stage.PASSWORD)
+        if record.stage.rank < Stage.LIVE.rank:
+            if job.live:
+                await client.make_live(record.video_id)
+            await self._advance(record, Stage.LIVE)
+        await self._advance(record, Stage.DONE)
+
+    async def _upload(self, job: UploadJob, record: JobRecord) -> None:
+        local = await asyncio.to_thread(inspect_file, job.path)
+        self._bytes_total += local.size
+        sent_before = [0]
+
+        def progress(sent: int, total: int) -> None:
+            self._bytes_sent += sent - sent_before[0]
+            sent_before[0] = sent
+            self._files[record.key] = (job.path, sent, total)
+            self._report()
+
+        kwargs: dict[str, Any] = {"progress": progress, "chunk_size": self.chunk_size}
+        if self.chunked:
+            kwargs.update(chunked=True, workers=self.workers)
+            if record.stage is Stage.UPLOADING and record.upload_url and record.progress_url:
+                session = UploadSession(record.upload_url, record.progress_url)
+                try:
+                    uploaded = await self.client.upload_file(
+                        job.path, upload_session=session, resume=True, **kwargs
+                    )
+                except VidapiError as exc:  # the old address is gone or refused
+                    log.info(
+                        "job %s: cannot resume its upload (%s); starting over",
+                        record.key,
+                        type(exc).__name__,
+                    )
+                else:
+                    await self._advance(
+                        record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None
+                    )
+                    return
+            session = await self.client.get_upload_session()
+            await self._advance(
+                record,
+                Stage.UPLOADING,
+                upload_url=session.upload_url,
+                progress_url=session.progress_url,
+            )
+            kwargs["upload_session"] = session
+        uploaded = await self.client.upload_file(job.path, **kwargs)
+        await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+
+    def _count(self, name: str) -> None:
+        self._counts[name] += 1
+        self._report()
+
+    def _report(self) -> None:
+        if self._progress_cb is None:
+            return
+        self._progress_cb(
+            BatchProgress(
+                started=self._counts["started"],
+                done=self._counts["done"],
+                skipped=self._counts["skipped"],
+                failed=self._counts["failed"],
+                bytes_sent=self._bytes_sent,
+                bytes_total=self._bytes_total,
+                elapsed=time.monotonic() - self._started_at,
+                files=dict(self._files),
+            )
+        )
+
+
+def _tag(key: str) -> str:
+    """The tag that marks the video a job created (letters, digits, '-', '_')."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
+    if safe != key or len(safe) > 80:
+        safe = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return f"vidapi-{safe}"
+
+
+async def _each(jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> AsyncIterator[UploadJob]:
+    if isinstance(jobs, AsyncIterable):
+        async for job in jobs:
+            yield job
+    else:
+        for job in jobs:
+            yield job

@@ -1,0 +1,203 @@
+"""Where a batch remembers how far each job got, so that a re-run resumes it.
+
+``Journal`` is the small interface; ``SQLiteJournal`` (the default, one file) and
+``MemoryJournal`` (no persistence) implement it. Every ``save`` is one committed
+transaction before it returns: a process killed at any instant (SIGKILL included) leaves
+each job at the last stage it recorded, never half-written. SQLite runs in WAL mode with
+``synchronous=NORMAL``: committed transactions survive a crash of the process (a power
+loss may lose the last ones; use ``synchronous="FULL"`` for that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import attrs
+
+__all__ = ["JobRecord", "Journal", "MemoryJournal", "SQLiteJournal", "Stage"]
+
+T = TypeVar("T")
+
+
+class Stage(enum.StrEnum):
+    """How far a job got, in order. A job resumes from the stage after its own."""
+
+    PENDING = "pending"
+    UPLOADING = "uploading"
+    """A chunked upload started at ``upload_url``; it can be resumed there."""
+    UPLOADED = "uploaded"
+    """The file is on the platform at ``file_url``."""
+    CREATING = "creating"
+    """The create request is about to be, or was, sent: whether it took effect is
+    checked (by the job's tag) before anything is sent again."""
+    CREATED = "created"
+    """The video exists: ``video_id``."""
+    SUBTITLES = "subtitles"
+    PASSWORD = "password"  # noqa: S105 - a stage name, not a secret
+    LIVE = "live"
+    DONE = "done"
+
+    @property
+    def rank(self) -> int:
+        return list(Stage).index(self)
+
+
+@attrs.define
+class JobRecord:
+    """One job's progress, as the journal keeps it."""
+
+    key: str
+    stage: Stage = Stage.PENDING
+    upload_url: str | None = attrs.field(default=None, repr=False)
+    progress_url: str | None = None
+    file_url: str | None = None
+    video_id: str | None = None
+    subtitles_done: list[str] = attrs.Factory(list)
+    """Languages attached so far."""
+    runs: int = 0
+    """How many times the job was started, this run included."""
+    error: str | None = None
+    """The last failure's message, or ``None``."""
+
+
+@runtime_checkable
+class Journal(Protocol):
+    """What a batch needs of a store of job progress."""
+
+    async def load(self, key: str) -> JobRecord | None: ...
+
+    async def save(self, record: JobRecord) -> None:
+        """Durably record ``record`` before returning."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryJournal:
+    """Keeps progress for the life of the object only."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, JobRecord] = {}
+
+    async def load(self, key: str) -> JobRecord | None:
+        record = self._records.get(key)
+        return None if record is None else attrs.evolve(record)
+
+    async def save(self, record: JobRecord) -> None:
+        self._records[record.key] = attrs.evolve(record, subtitles_done=list(record.subtitles_done))
+
+    async def close(self) -> None:
+        self._records.clear()
+
+    def records(self) -> list[JobRecord]:
+        return list(self._records.values())
+
+
+_SCHEMA = """
+create table if not exists jobs (
+    key text primary key,
+    stage text not null,
+    upload_url text,
+    progress_url text,
+    file_url text,
+    video_id text,
+    subtitles_done text not null,
+    runs integer not null,
+    error text,
+    updated real not null
+)
+"""
+_COLUMNS = (
+    "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
+    "subtitles_done", "runs", "error",
+)  # fmt: skip
+_SELECT = (
+    "select key, stage, upload_url, progress_url, file_url, video_id, subtitles_done, runs, "
+    "error from jobs"
+)
+_UPSERT = (
+    "insert or replace into jobs (key, stage, upload_url, progress_url, file_url, video_id, "
+    "subtitles_done, runs, error, updated) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class SQLiteJournal:
+    """A journal in one SQLite file. All database work runs on one worker thread, so
+    the event loop never waits on the disk and the connection is never shared."""
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous is 'NORMAL' or 'FULL'")
+        self.path = os.fspath(path)
+        self._synchronous = synchronous
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
+        self._db: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"SQLiteJournal({self.path!r})"
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("pragma journal_mode=wal")
+            db.execute(f"pragma synchronous={self._synchronous}")
+            db.execute(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def _load(self, key: str) -> JobRecord | None:
+        row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
+        return None if row is None else _record(row)
+
+    def _save(self, record: JobRecord) -> None:
+        values = attrs.asdict(record)
+        values["stage"] = str(record.stage)
+        values["subtitles_done"] = json.dumps(record.subtitles_done)
+        self._connect().execute(
+            _UPSERT,
+            (*(values[c] for c in _COLUMNS), time.time()),
+        )
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    async def load(self, key: str) -> JobRecord | None:
+        return await self._run(self._load, key)
+
+    async def save(self, record: JobRecord) -> None:
+        await self._run(self._save, attrs.evolve(record))
+
+    async def close(self) -> None:
+        try:
+            await self._run(self._close)
+        finally:
+            self._thread.shutdown(wait=True)
+
+    def records_sync(self) -> list[JobRecord]:
+        """Every record (blocking; for tools and tests, not for the event loop)."""
+        db = sqlite3.connect(self.path)
+        try:
+            rows = db.execute(_SELECT + " order by updated")
+            return [_record(row) for row in rows.fetchall()]
+        finally:
+            db.close()
+
+
+def _record(row: tuple[object, ...]) -> JobRecord:
+    values: dict[str, Any] = dict(zip(_COLUMNS, row, strict=True))
+    values["stage"] = Stage(values["stage"])
+    values["subtitles_done"] = json.loads(values["subtitles_done"])
+    return JobRecord(**values)
