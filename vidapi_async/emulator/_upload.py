@@ -155,6 +155,16 @@ def _probe(path: str) -> dict[str, str]:
     return facts
 
 
+async def _open(path: str, mode: str) -> IO[bytes]:
+    """Open in a worker thread; a handler cancelled meanwhile still closes the file."""
+    pending = asyncio.get_running_loop().run_in_executor(None, open, path, mode)
+    try:
+        return await asyncio.shield(pending)
+    except asyncio.CancelledError:
+        pending.add_done_callback(lambda done: None if done.exception() else done.result().close())
+        raise
+
+
 def _remove(path: str) -> None:
     if os.path.exists(path):
         os.remove(path)
@@ -243,14 +253,13 @@ async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Resp
     reader = await request.multipart()
     filename: str | None = None
     digest = hashlib.sha1()  # noqa: S324 - a content id
-    loop = asyncio.get_running_loop()
     try:
         async for part in reader:
             if not isinstance(part, BodyPartReader):
                 raise UploadFailure(400, "nested multipart is not accepted")
             if part.name == "file" and part.filename is not None and filename is None:
                 filename = part.filename or "file"
-                f = await loop.run_in_executor(None, open, partial, "wb")
+                f = await _open(partial, "wb")
                 try:
                     await _stream_to(request, part, f, digest, cut_after=cut, uuid=uuid)
                 finally:
@@ -314,7 +323,7 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
                 400, f"Content-Length {request.content_length} does not match Content-Range"
             )
         cut = _cut_point(platform, request, expected)
-        f = await loop.run_in_executor(None, open, path, "r+b")
+        f = await _open(path, "r+b")
         try:
             await loop.run_in_executor(None, f.seek, first)
             written = await _stream_to(request, request.content, f, None, cut_after=cut, uuid=uuid)

@@ -1,0 +1,310 @@
+"""BatchUploader against the emulator: faults, crashes, cancellation, resumption."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import signal
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator, Faults
+
+from .conftest import fast_retry, make_file
+
+HERE = Path(__file__).resolve().parent
+
+
+def make_files(folder: Path, count: int, size: int = 6000) -> list[Path]:
+    folder.mkdir(exist_ok=True)
+    return [make_file(folder / f"clip{i:03d}.mp4", size + i) for i in range(count)]
+
+
+def stored_bytes_by_title(emulator: Emulator) -> dict[str, bytes]:
+    """Each video's title and the bytes of the file it was created from."""
+    out = {}
+    for video in emulator.videos():
+        record = emulator.state.get("file", video["url"])
+        assert record is not None
+        out[video["title"]] = Path(record["path"]).read_bytes()
+    return out
+
+
+def assert_one_video_per_job(
+    emulator: Emulator, files: list[Path], title: str = "job {name}"
+) -> None:
+    titles = Counter(v["title"] for v in emulator.videos())
+    expected = {title.format(name=f.name) for f in files}
+    assert set(titles) == expected
+    assert max(titles.values()) == 1, [t for t, n in titles.items() if n > 1]
+    stored = stored_bytes_by_title(emulator)
+    for f in files:
+        assert (
+            hashlib.sha256(stored[title.format(name=f.name)]).digest()
+            == hashlib.sha256(f.read_bytes()).digest()
+        )
+
+
+def jobs_for(files: list[Path], **extra: object) -> Iterator[va.UploadJob]:
+    for f in files:
+        yield va.UploadJob(path=f, title=f"job {f.name}", channel="news", key=f.name, **extra)  # type: ignore[arg-type]
+
+
+async def test_two_hundred_jobs_through_faults_make_two_hundred_videos(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 200)
+    faults = Faults(
+        error_rate=0.10,
+        error_statuses=(500, 502, 503),
+        reset_rate=0.05,
+        rate_limit_rate=0.05,
+        retry_after=0.01,
+        drop_response_rate=0.03,
+        seed=2026,
+    )
+    async with Emulator(faults=faults) as emu, emu.client(retry=fast_retry(25)) as client:
+        async with va.BatchUploader(client, concurrency=16, journal=tmp_path / "j.sqlite") as batch:
+            results = [r async for r in batch.run(jobs_for(files))]
+        counters = dict(emu.platform.counters) if emu.platform else {}
+        assert {r.status for r in results} == {va.JobStatus.DONE}, [
+            (r.key, r.stage, r.error) for r in results if r.error
+        ]
+        assert len(results) == 200
+        assert_one_video_per_job(emu, files)
+    injected = sum(v for k, v in counters.items() if k.startswith("faults_"))
+    assert injected > 100, counters  # the faults really struck
+
+
+async def test_a_rerun_skips_done_jobs_and_resumes_the_rest(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 12)
+    journal = tmp_path / "j.sqlite"
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        # creating fails for good the first time: every job stops at the upload stage
+        emu.faults.update({"error_rate": 1.0, "methods": ["POST"], "paths": ["/me/videos"]})
+        async with va.BatchUploader(client, concurrency=4, journal=journal) as batch:
+            first = [r async for r in batch.run(jobs_for(files))]
+        assert {r.status for r in first} == {va.JobStatus.FAILED}
+        assert {r.stage for r in first} == {va.Stage.CREATING}
+        assert all(isinstance(r.error, va.ServerError) for r in first)
+        uploads_before = len([r for r in emu.requests if r.path == "/upload"])
+        emu.faults.update({"error_rate": 0.0})
+        async with va.BatchUploader(client, concurrency=4, journal=journal) as batch:
+            second = [r async for r in batch.run(jobs_for(files))]
+        assert {r.status for r in second} == {va.JobStatus.DONE}
+        assert {r.runs for r in second} == {2}
+        # resumed from their stage: nothing was uploaded again
+        assert len([r for r in emu.requests if r.path == "/upload"]) == uploads_before
+        async with va.BatchUploader(client, concurrency=4, journal=journal) as batch:
+            third = [r async for r in batch.run(jobs_for(files))]
+        assert {r.status for r in third} == {va.JobStatus.SKIPPED}
+        assert_one_video_per_job(emu, files)
+
+
+async def test_one_failure_does_not_stop_the_others(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 5)
+    jobs = list(jobs_for(files))
+    jobs.insert(2, va.UploadJob(path=tmp_path / "missing.mp4", title="gone", channel="news"))
+    jobs.append(va.UploadJob(path=files[0], title="twin", channel="news", key=files[0].name))
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        async with va.BatchUploader(client, concurrency=2) as batch:
+            results = [r async for r in batch.run(jobs)]
+    by_status = Counter(r.status for r in results)
+    assert by_status[va.JobStatus.DONE] == 5
+    [missing] = [r for r in results if r.job.title == "gone"]
+    assert isinstance(missing.error, va.FileError)
+    assert len(results) == 7
+
+
+async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path) -> None:
+    files = make_files(tmp_path / "files", 3)
+    jobs = [
+        va.UploadJob(
+            path=files[0],
+            title="a",
+            channel="news",
+            password="pw",
+            subtitles=[
+                va.SubtitleSpec("en", path=str(srt_file)),
+                va.SubtitleSpec("fr", url="https://s.example/fr.srt"),
+            ],
+        ),
+        va.UploadJob(path=files[1], title="b", channel="news", live=True),
+        va.UploadJob(path=files[2], title="c", channel="news", published=False),
+    ]
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        async with va.BatchUploader(client, concurrency=3) as batch:
+            results = {r.job.title: r async for r in batch.run(jobs)}
+        a = emu.state.get("video", results["a"].video_id or "")
+        b = emu.state.get("video", results["b"].video_id or "")
+        c = emu.state.get("video", results["c"].video_id or "")
+        assert a and b and c
+        assert a["password"] == "pw"
+        assert sorted(s["language"] for s in emu.state.all("subtitle")) == ["en", "fr"]
+        assert b["mode"] == "live"
+        assert c["published"] is False
+
+
+async def test_jobs_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 40)
+    pulled = [0]
+    gaps = []
+
+    def jobs() -> Iterator[va.UploadJob]:
+        for job in jobs_for(files):
+            pulled[0] += 1
+            yield job
+
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        async with va.BatchUploader(client, concurrency=4) as batch:
+            finished = 0
+            async for _ in batch.run(jobs()):
+                finished += 1
+                gaps.append(pulled[0] - finished)
+    assert finished == 40
+    assert max(gaps) <= 4 * 3  # jobs in the queue + in the pipelines + results waiting
+
+
+async def test_progress_reports_files_and_bytes(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 6, size=200_000)
+    seen: list[va.BatchProgress] = []
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY, chunk_size=65536) as client:
+        async with va.BatchUploader(client, concurrency=3, progress=seen.append) as batch:
+            [r async for r in batch.run(jobs_for(files))]
+    total = sum(f.stat().st_size for f in files)
+    assert seen[-1].done == 6
+    assert max(p.bytes_sent for p in seen) == total
+    assert [p.bytes_sent for p in seen] == sorted(p.bytes_sent for p in seen)
+    assert any(p.files for p in seen)
+
+
+async def test_cancellation_stops_promptly_and_leaves_a_consistent_journal(
+    tmp_path: Path,
+) -> None:
+    files = make_files(tmp_path / "files", 40)
+    journal = tmp_path / "j.sqlite"
+    async with (
+        Emulator(faults=Faults(latency=0.01)) as emu,
+        emu.client(retry=va.NO_RETRY) as client,
+    ):
+        got: list[va.JobResult] = []
+
+        async def consume() -> None:
+            async with va.BatchUploader(client, concurrency=8, journal=journal) as batch:
+                async for result in batch.run(jobs_for(files)):
+                    got.append(result)
+                    if len(got) == 5:
+                        task.cancel()
+
+        task = asyncio.create_task(consume())
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        ours = [
+            t
+            for t in asyncio.all_tasks()
+            if t is not asyncio.current_task()
+            and getattr(t.get_coro(), "__qualname__", "") != "RequestHandler.start"
+        ]  # the emulator's own connection handlers aside, nothing is left running
+        assert ours == []
+        records = va.SQLiteJournal(journal).records_sync()
+        assert all(r.stage in set(va.Stage) for r in records)
+        assert 5 <= sum(r.stage is va.Stage.DONE for r in records) < 40
+        async with va.BatchUploader(client, concurrency=8, journal=journal) as batch:
+            rest = [r async for r in batch.run(jobs_for(files))]
+        assert {r.status for r in rest} <= {va.JobStatus.DONE, va.JobStatus.SKIPPED}
+        assert_one_video_per_job(emu, files)
+
+
+async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
+    tmp_path: Path,
+) -> None:
+    files = make_files(tmp_path / "files", 64, size=150_000)
+    journal = tmp_path / "j.sqlite"
+    rng = random.Random(1234)
+    stages_at_kill: list[Counter[str]] = []
+    # a little latency widens the window between "create sent" and "id recorded"
+    async with Emulator(faults=Faults(latency=0.01)) as emu:
+        for _ in range(15):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(HERE / "batch_child.py"),
+                emu.base_url,
+                str(tmp_path / "files"),
+                str(journal),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            assert proc.stdout is not None
+            assert (await proc.stdout.readline()).strip() == b"ready"
+            # the moment of the kill: after 1 to 3 more jobs are done, then a little later
+            fresh = rng.randint(1, 3)
+            while fresh:
+                line = await proc.stdout.readline()
+                if not line:
+                    break
+                fresh -= b" done " in line
+            await asyncio.sleep(rng.uniform(0.0, 0.08))
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGKILL)
+            await proc.communicate()
+            stages_at_kill.append(
+                Counter(r.stage.value for r in va.SQLiteJournal(journal).records_sync())
+            )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(HERE / "batch_child.py"),
+            emu.base_url,
+            str(tmp_path / "files"),
+            str(journal),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()[-2000:]
+        assert_one_video_per_job(emu, files)
+    # the kills fell at many different points of the work
+    assert len({tuple(sorted(c.items())) for c in stages_at_kill}) >= 10
+    assert any(c.get("creating") for c in stages_at_kill) or any(
+        c.get("uploaded") for c in stages_at_kill
+    )
+
+
+def test_jobs_are_checked_when_built(tmp_path: Path) -> None:
+    with pytest.raises(va.InvalidArgumentError, match="title"):
+        va.UploadJob(path=tmp_path / "a.mp4", title="", channel="news")
+    with pytest.raises(va.InvalidArgumentError, match="channel"):
+        va.UploadJob(path=tmp_path / "a.mp4", title="t", channel="News!")
+    with pytest.raises(va.InvalidArgumentError, match="exactly one"):
+        va.SubtitleSpec("en")
+    with pytest.raises(va.InvalidArgumentError, match="ISO 639"):
+        va.SubtitleSpec("english", url="https://a.example/s.srt")
+    job = va.UploadJob(path=tmp_path / "a.mp4", title="t", channel="news", password="secret-pw")
+    assert "secret-pw" not in repr(job)
+
+
+async def test_sqlite_journal_round_trip(tmp_path: Path) -> None:
+    journal = va.SQLiteJournal(tmp_path / "j.sqlite")
+    record = va.JobRecord(
+        "k1",
+        stage=va.Stage.CREATED,
+        file_url="http://f/x#y",
+        video_id="x1",
+        subtitles_done=["en"],
+        runs=2,
+    )
+    await journal.save(record)
+    assert await journal.load("k1") == record
+    assert await journal.load("nope") is None
+    await journal.close()
+    assert va.SQLiteJournal(tmp_path / "j.sqlite").records_sync() == [record]
+
+
+async def test_run_needs_the_context_manager(client: va.Client) -> None:
+    batch = va.BatchUploader(client)
+    with pytest.raises(va.UsageError, match="async with"):
+        async for _ in batch.run([]):
+            pass
