@@ -114,3 +114,66 @@ async def test_without_the_cli_extra_it_says_how_to_install() -> None:
     _, err = await proc.communicate()
     assert proc.returncode == EXIT_USAGE
     assert 'pip install "vidapi-async[cli]"' in err.decode()
+
+
+async def test_batch_from_a_folder_resumes_and_summarises(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    for i in range(5):
+        make_file(folder / f"clip{i}.mp4", 50_000 + i)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = str(tmp_path / "j.sqlite")
+    code, out, err = await vidapi(
+        "batch",
+        str(folder),
+        "--channel",
+        "news",
+        "--journal",
+        journal,
+        "--concurrency",
+        "3",
+        env=env,
+    )
+    assert code == 0, err
+    assert "batch summary" in err
+    assert sorted(v["title"] for v in emulator.videos()) == [f"clip{i}" for i in range(5)]
+    code, out, _ = await vidapi(
+        "--json", "batch", str(folder), "--channel", "news", "--journal", journal, env=env
+    )
+    assert code == 0
+    assert {r["status"] for r in json.loads(out)} == {"skipped"}
+    assert len(emulator.videos()) == 5
+
+
+async def test_batch_from_a_manifest_with_a_failing_row(emulator: Emulator, tmp_path: Path) -> None:
+    make_file(tmp_path / "a.mp4", 40_000)
+    (tmp_path / "en.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nHi\n", encoding="utf-8")
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text(
+        "path,title,channel,published,password,subtitles\n"
+        "a.mp4,First,news,true,pw1,en=en.srt\n"
+        "missing.mp4,Second,sport,false,,\n",
+        encoding="utf-8",
+    )
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi(
+        "--json", "batch", str(manifest), "--journal", str(tmp_path / "j.sqlite"), env=env
+    )
+    assert code == 6
+    results = {r["path"].rsplit("/", 1)[-1]: r for r in json.loads(out)}
+    assert results["a.mp4"]["status"] == "done"
+    assert results["missing.mp4"]["status"] == "failed"
+    [video] = emulator.videos()
+    assert (video["title"], video["password"]) == ("First", "pw1")
+    assert emulator.state.count("subtitle") == 1
+    assert "pw1" not in out + err
+
+
+async def test_batch_manifest_errors_name_the_line(tmp_path: Path) -> None:
+    manifest = tmp_path / "bad.csv"
+    manifest.write_text("path,title,channel,published\na.mp4,T,news,maybe\n", encoding="utf-8")
+    code, _, err = await vidapi("batch", str(manifest), env={"VIDAPI_TOKEN": "t"})
+    assert code == EXIT_USAGE
+    assert "line 2" in err and "published" in err

@@ -1,8 +1,8 @@
 """The ``vidapi`` command. Needs the ``cli`` extra (rich) for its progress bars.
 
 Exit codes: 0 done, 2 usage error (bad flags or arguments), 3 the API refused,
-4 the network failed, 5 the upload failed, 1 anything else. Messages never show a
-token or a password: neither is ever put into one.
+4 the network failed, 5 the upload failed, 6 some batch jobs failed, 1 anything else.
+Messages never show a token or a password: neither is ever put into one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _errors as e
+from ._cli_batch import add_parser as add_batch_parser
 from ._client import DEFAULT_BASE_URL, Client
 from ._retry import RetryPolicy
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 EXIT_OK, EXIT_OTHER, EXIT_USAGE, EXIT_API, EXIT_TRANSPORT, EXIT_UPLOAD = 0, 1, 2, 3, 4, 5
+EXIT_JOBS_FAILED = 6
 INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
 
 
@@ -92,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet")
     kind.add_argument("--player-id", help="a Player ID embed (current players)")
     em.add_argument("--embed-url", default=None)
+
+    add_batch_parser(sub)
 
     sv = sub.add_parser("serve", help="run the local emulator")
     _emulator_flags(sv)
@@ -205,6 +209,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     async with _client(args) as client:
         if cmd == "upload":
             return await _upload(args, client, console)
+        if cmd == "batch":
+            from ._cli_batch import run_batch
+
+            return await run_batch(args, client, console)
         if cmd == "video":
             video = await client.get_video(args.id, [f for f in args.fields.split(",") if f])
             _out(args, dict(video.fields), "\n".join(f"{k}: {v}" for k, v in video.fields.items()))

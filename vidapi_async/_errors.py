@@ -96,6 +96,7 @@ class InvalidArgumentError(UsageError):
     def __init__(self, argument: str, message: str) -> None:
         super().__init__(f"{argument}: {message}")
         self.argument = argument
+        self.message = message
 
 
 class FileError(UsageError):

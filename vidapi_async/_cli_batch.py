@@ -1,0 +1,125 @@
+"""``vidapi batch SOURCE``: a folder or CSV manifest through ``BatchUploader``, with an
+overall bar, a bar per file in flight, and a summary table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus
+from ._client import Client
+from ._manifest import jobs_from_source
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["add_parser", "run_batch"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("batch", help="upload a folder or a CSV manifest, resumably")
+    p.add_argument("source", help="a folder (one video per file) or a .csv manifest")
+    p.add_argument("--channel", help="category slug for every job (a manifest may set its own)")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument(
+        "--journal",
+        default="vidapi-journal.sqlite",
+        help="progress file; a re-run skips done jobs and resumes the rest",
+    )
+    p.add_argument("--chunked", action="store_true", help="the chunked, parallel protocol")
+    p.add_argument("--workers", type=int, default=4, help="ranges in flight per chunked file")
+
+
+async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.table import Table
+
+    def count_jobs() -> int:
+        return sum(1 for _ in jobs_from_source(args.source, channel=args.channel))
+
+    total_jobs = count_jobs()  # reads the source once to size the bar; jobs stream later
+    files_bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    bytes_bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    from rich.console import Group
+    from rich.live import Live
+
+    overall = files_bar.add_task("jobs", total=total_jobs)
+    per_file: dict[str, TaskID] = {}
+
+    def on_progress(p: BatchProgress) -> None:
+        files_bar.update(overall, completed=p.done + p.skipped + p.failed)
+        for key, (path, sent, size) in p.files.items():
+            if key not in per_file:
+                per_file[key] = bytes_bar.add_task(path.rsplit("/", 1)[-1][:40], total=size)
+            bytes_bar.update(per_file[key], completed=sent, total=size)
+        for key in [k for k in per_file if k not in p.files]:
+            bytes_bar.remove_task(per_file.pop(key))
+
+    results: list[JobResult] = []
+    with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
+        async with BatchUploader(
+            client,
+            concurrency=args.concurrency,
+            journal=args.journal,
+            chunked=args.chunked,
+            workers=args.workers,
+            progress=on_progress,
+        ) as batch:
+            async for result in batch.run(jobs_from_source(args.source, channel=args.channel)):
+                results.append(result)
+                files_bar.update(overall, completed=len(results))
+
+    counts = {s: sum(r.status is s for r in results) for s in JobStatus}
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "key": r.key,
+                        "path": r.job.path,
+                        "status": r.status.value,
+                        "video_id": r.video_id,
+                        "stage": r.stage.value,
+                        "error": None if r.error is None else str(r.error),
+                    }
+                    for r in results
+                ],
+                indent=2,
+            )
+        )
+    else:
+        table = Table(title="batch summary")
+        for column in ("status", "jobs"):
+            table.add_column(column)
+        for status, n in counts.items():
+            table.add_row(status.value, str(n))
+        console.print(table)
+        for r in results:
+            if r.status is JobStatus.FAILED:
+                console.print(
+                    f"[red]failed[/red] {r.job.path} at {r.stage.value}: {r.error}", highlight=False
+                )
+    return 0 if counts[JobStatus.FAILED] == 0 else 6  # EXIT_JOBS_FAILED

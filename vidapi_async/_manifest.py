@@ -1,0 +1,107 @@
+"""Where batch jobs come from on the command line: a folder of files or a CSV manifest.
+
+Both are read lazily, one job at a time. A bad row raises ``InvalidArgumentError``
+naming the file and the line (the rows before it may already be running: the batch
+streams).
+
+CSV columns (a header row is required; only ``path`` is always needed):
+
+``path, title, channel, published, password, live, key, subtitles``
+
+- ``path`` relative to the manifest's folder, or absolute;
+- ``title`` defaults to the file name without extension; ``channel`` to ``--channel``;
+- ``published`` and ``live``: true/false/1/0/yes/no (default true and false);
+- ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterator
+
+from ._batch import SubtitleSpec, UploadJob
+from ._errors import InvalidArgumentError, UsageError
+
+__all__ = ["jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
+
+SKIPPED_SUFFIXES = (".srt", ".csv", ".sqlite", ".sqlite-wal", ".sqlite-shm", ".json", ".txt")
+COLUMNS = ("path", "title", "channel", "published", "password", "live", "key", "subtitles")
+
+
+def _bool(value: str, column: str, default: bool) -> bool:
+    text = value.strip().lower()
+    if not text:
+        return default
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise InvalidArgumentError(column, f"expected true or false, got {value!r}")
+
+
+def _subtitles(value: str, base: str) -> list[SubtitleSpec]:
+    specs = []
+    for item in filter(None, (p.strip() for p in value.split(";"))):
+        lang, sep, target = item.partition("=")
+        if not sep or not target:
+            raise InvalidArgumentError("subtitles", f"expected LANG=FILE, got {item!r}")
+        if target.startswith(("http://", "https://")):
+            specs.append(SubtitleSpec(lang.strip(), url=target.strip()))
+        else:
+            specs.append(SubtitleSpec(lang.strip(), path=os.path.join(base, target.strip())))
+    return specs
+
+
+def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[UploadJob]:
+    """The jobs of a CSV manifest, one row at a time."""
+    base = os.path.dirname(os.path.abspath(path))
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        if "path" not in header:
+            raise UsageError(f"{path}: the manifest needs a header row with a 'path' column")
+        unknown = [c for c in header if c not in COLUMNS]
+        if unknown:
+            raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
+        for row in reader:
+            where = f"{path} line {reader.line_num}"
+            file = (row.get("path") or "").strip()
+            if not file:
+                raise InvalidArgumentError("path", f"{where}: empty path")
+            try:
+                yield UploadJob(
+                    path=os.path.join(base, file),
+                    title=(row.get("title") or "").strip() or os.path.splitext(file)[0],
+                    channel=(row.get("channel") or "").strip() or (channel or ""),
+                    published=_bool(row.get("published") or "", "published", True),
+                    password=(row.get("password") or None),
+                    live=_bool(row.get("live") or "", "live", False),
+                    key=(row.get("key") or "").strip() or None,
+                    subtitles=_subtitles(row.get("subtitles") or "", base),
+                )
+            except InvalidArgumentError as exc:
+                raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
+
+
+def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]:
+    """One job per regular file in ``folder`` (sorted; not recursive), titled by name."""
+    if not channel:
+        raise UsageError("a folder source needs --channel (a CSV manifest can name one per row)")
+    with os.scandir(folder) as entries:
+        names = sorted(e.name for e in entries if e.is_file() and not e.name.startswith("."))
+    for name in names:
+        if name.lower().endswith(SKIPPED_SUFFIXES):
+            continue
+        yield UploadJob(
+            path=os.path.join(folder, name), title=os.path.splitext(name)[0], channel=channel
+        )
+
+
+def jobs_from_source(source: str, *, channel: str | None) -> Iterator[UploadJob]:
+    """A folder or a ``.csv`` manifest."""
+    if os.path.isdir(source):
+        return jobs_from_folder(source, channel=channel)
+    if os.path.isfile(source) and source.lower().endswith(".csv"):
+        return jobs_from_manifest(source, channel=channel)
+    raise UsageError(f"{source}: not a folder or a .csv manifest")
