@@ -34,15 +34,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from rich.progress import (
         BarColumn,
-        DownloadColumn,
         MofNCompleteColumn,
         Progress,
         TaskID,
         TextColumn,
         TimeRemainingColumn,
-        TransferSpeedColumn,
     )
     from rich.table import Table
+
+    from ._cli import progress_bar
 
     def count_jobs() -> int:
         return sum(1 for _ in jobs_from_source(args.source, channel=args.channel))
@@ -55,14 +55,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         TimeRemainingColumn(),
         console=console,
     )
-    bytes_bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
+    bytes_bar = progress_bar(console)
     from rich.console import Group
     from rich.live import Live
 

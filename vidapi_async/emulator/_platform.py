@@ -94,6 +94,8 @@ class Platform:
     files_dir: str
     faults: Faults
     token_lifetime: float = 36000.0
+    probe: bool = True
+    """Read codecs, dimension, duration and bitrate with ffprobe (when installed)."""
     clients: dict[str, str] = attrs.Factory(lambda: {"demo-client": "demo-secret"})
     """OAuth clients: client_id -> client_secret."""
     users: dict[str, str] = attrs.Factory(lambda: {"demo": "demo-password"})

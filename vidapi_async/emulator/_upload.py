@@ -186,7 +186,7 @@ async def _finish(
     loop = asyncio.get_running_loop()
     if sha1 is None:
         sha1 = await loop.run_in_executor(None, _sha1_file, path)
-    facts = await loop.run_in_executor(None, _probe, path)
+    facts = await loop.run_in_executor(None, _probe, path) if platform.probe else {}
     size = (await loop.run_in_executor(None, os.stat, path)).st_size
     stem, ext = os.path.splitext(os.path.basename(filename) or "file")
     stored = f"{upload['id']}{ext.lower()[:10]}"

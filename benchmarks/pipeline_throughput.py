@@ -1,0 +1,307 @@
+"""Whole pipelines (upload address, upload, create) per second, and peak memory.
+
+    python benchmarks/pipeline_throughput.py [--files 100] [--size-kib 256]
+        [--latencies 0,0.02] [--rounds 2] [--chunked-mib 256]
+
+Against the bundled emulator, started in its own process for each latency setting
+(0: loopback as is; 0.02: 20 ms added to every request, a fair WAN). In the same run:
+
+- vidapi ``BatchUploader`` at concurrency 1, 4, 16 and 64 (no journal);
+- the official ``dailymotion`` SDK 0.2.5 doing the same work (``upload`` then
+  ``post('/me/videos')``) sequentially, and from a pool of 16 threads.
+
+Each client runs in a fresh child process that reports its own peak RSS. Then a chunked
+upload of one ``--chunked-mib`` file: vidapi ``upload_file(chunked=True, workers=4)``
+beside the SDK's ``upload(workers=4)``.
+
+The SDK is installed with --no-deps into a temporary folder (its declared dependency on
+the PyPI ``asyncio`` package is obsolete); what it imports comes from this environment
+(``pip install ".[test]"`` has requests, requests-toolbelt, aiofiles).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SDK_VERSION = "0.2.5"
+
+
+# --- children --------------------------------------------------------------------------
+
+
+def child_emulator(port_file: str, latency: float) -> None:
+    from vidapi_async.emulator import Emulator, Faults
+
+    async def main() -> None:
+        # no ffprobe: its ~0.1 s per upload would hide what the clients cost
+        async with Emulator(faults=Faults(latency=latency), probe=False) as emu:
+            write_atomically(port_file, emu.base_url)
+            await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def write_atomically(path: str, text: str) -> None:
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def child_vidapi(base_url: str, folder: str, concurrency: int) -> None:
+    import vidapi_async as va
+
+    files = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+
+    async def main() -> float:
+        async with (
+            va.Client(access_token="demo-token", base_url=base_url) as client,
+            va.BatchUploader(client, concurrency=concurrency) as batch,
+        ):
+            jobs = (
+                va.UploadJob(
+                    path=p,
+                    title=os.path.basename(p),
+                    channel="news",
+                    key=f"{p}-{time.time_ns()}",
+                )
+                for p in files
+            )
+            start = time.perf_counter()
+            results = [r async for r in batch.run(jobs)]
+            elapsed = time.perf_counter() - start
+        failed = [r for r in results if not r.ok]
+        if failed:
+            sys.exit(f"{len(failed)} jobs failed: {failed[0].error}")
+        return elapsed
+
+    elapsed = asyncio.run(main())
+    report(elapsed, len(files))
+
+
+def child_vidapi_chunked(base_url: str, path: str) -> None:
+    import vidapi_async as va
+
+    async def main() -> float:
+        async with va.Client(access_token="demo-token", base_url=base_url) as client:
+            start = time.perf_counter()
+            await client.upload_file(path, chunked=True, workers=4)
+            return time.perf_counter() - start
+
+    report(asyncio.run(main()), 1)
+
+
+def _sdk(base_url: str):  # type: ignore[no-untyped-def]
+    import dailymotion
+
+    d = dailymotion.Dailymotion(
+        api_base_url=base_url, oauth_token_endpoint_url=base_url + "/oauth/token"
+    )
+    d.set_grant_type(
+        "password",
+        api_key="demo-client",
+        api_secret="demo-secret",
+        scope=["manage_videos"],
+        info={"username": "demo", "password": "demo-password"},
+    )
+    return d
+
+
+def child_sdk(base_url: str, folder: str, threads: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+    d = _sdk(base_url)
+    d.get("/auth")  # fetch the token before timing, as our client's first call would
+
+    def one(path: str) -> None:
+        url = d.upload(path)
+        d.post(
+            "/me/videos",
+            {
+                "url": url,
+                "title": os.path.basename(path),
+                "channel": "news",
+                "published": "true",
+                "is_created_for_kids": "false",
+            },
+        )
+
+    start = time.perf_counter()
+    if threads <= 1:
+        for p in files:
+            one(p)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(one, files))
+    report(time.perf_counter() - start, len(files))
+
+
+def child_sdk_chunked(base_url: str, path: str) -> None:
+    d = _sdk(base_url)
+    d.get("/auth")
+    start = time.perf_counter()
+    d.upload(path, workers=4)
+    report(time.perf_counter() - start, 1)
+
+
+def report(elapsed: float, count: int) -> None:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": elapsed, "count": count, "peak_rss_kib": peak}))
+
+
+# --- the parent ------------------------------------------------------------------------
+
+
+def run_child(args: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=3600,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"child {args[0]} failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def start_emulator(tmp: str, latency: float) -> tuple[subprocess.Popen[bytes], str]:
+    port_file = os.path.join(tmp, f"emu-{time.time_ns()}")
+    proc = subprocess.Popen([sys.executable, __file__, "--child-emulator", port_file, str(latency)])
+    while not os.path.exists(port_file):
+        time.sleep(0.05)
+    with open(port_file) as f:
+        return proc, f.read()
+
+
+def install_sdk(tmp: str) -> str:
+    target = os.path.join(tmp, "sdk")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            target,
+            f"dailymotion=={SDK_VERSION}",
+        ],
+        check=True,
+    )
+    return target
+
+
+def make_files(folder: str, count: int, size: int) -> None:
+    os.makedirs(folder, exist_ok=True)
+    for i in range(count):
+        with open(os.path.join(folder, f"clip{i:04d}.mp4"), "wb") as f:
+            f.write(os.urandom(size))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=100)
+    parser.add_argument("--size-kib", type=int, default=256)
+    parser.add_argument("--latencies", default="0,0.02")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--chunked-mib", type=int, default=256)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
+        folder = os.path.join(tmp, "files")
+        make_files(folder, args.files, args.size_kib * 1024)
+        sdk_env = {"PYTHONPATH": install_sdk(tmp), "PYTHONWARNINGS": "ignore"}
+        configs: list[tuple[str, list[str], dict[str, str] | None]] = [
+            (f"vidapi c={c}", ["--child-vidapi", "BASE", folder, str(c)], None)
+            for c in (1, 4, 16, 64)
+        ]
+        configs += [
+            ("sdk sequential", ["--child-sdk", "BASE", folder, "1"], sdk_env),
+            ("sdk 16 threads", ["--child-sdk", "BASE", folder, "16"], sdk_env),
+        ]
+        for latency in (float(x) for x in args.latencies.split(",")):
+            emulator, base = start_emulator(tmp, latency)
+            try:
+                rates: dict[str, list[float]] = {name: [] for name, _, _ in configs}
+                rss: dict[str, list[float]] = {name: [] for name, _, _ in configs}
+                for _ in range(args.rounds):
+                    for name, child, env in configs:
+                        result = run_child([base if a == "BASE" else a for a in child], env)
+                        rates[name].append(result["count"] / result["seconds"])
+                        rss[name].append(result["peak_rss_kib"] / 1024)
+                print(
+                    f"\nlatency {latency * 1000:.0f} ms per request, {args.files} files of "
+                    f"{args.size_kib} KiB, median of {args.rounds} rounds"
+                )
+                seq = statistics.median(rates["sdk sequential"])
+                for name, _, _ in configs:
+                    rate = statistics.median(rates[name])
+                    print(
+                        f"  {name:16s} {rate:7.1f} pipelines/s  x{rate / seq:5.2f} of sdk "
+                        f"sequential  peak RSS {max(rss[name]):6.1f} MiB"
+                    )
+            finally:
+                emulator.terminate()
+                emulator.wait()
+        # chunked: one big file, ours and the SDK's parallel mode, at no added latency
+        big = os.path.join(tmp, "big.mp4")
+        with open(big, "wb") as f:
+            for _ in range(args.chunked_mib):
+                f.write(os.urandom(1 << 20))
+        emulator, base = start_emulator(tmp, 0.0)
+        try:
+            print(
+                f"\nchunked upload of {args.chunked_mib} MiB, 4 workers, median of "
+                f"{args.rounds} rounds (alternating)"
+            )
+            speeds: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
+            peaks: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
+            for _ in range(args.rounds):
+                for name, child, env in (
+                    ("vidapi chunked", ["--child-vidapi-chunked", base, big], None),
+                    ("sdk workers=4", ["--child-sdk-chunked", base, big], sdk_env),
+                ):
+                    result = run_child(child, env)
+                    speeds[name].append(args.chunked_mib * 1.048576 / result["seconds"])
+                    peaks[name].append(result["peak_rss_kib"] / 1024)
+            for name in speeds:
+                print(
+                    f"  {name:16s} {statistics.median(speeds[name]):7.0f} MB/s  "
+                    f"peak RSS {max(peaks[name]):6.1f} MiB"
+                )
+        finally:
+            emulator.terminate()
+            emulator.wait()
+    print(
+        f"\ncommand: python benchmarks/pipeline_throughput.py --files {args.files} "
+        f"--size-kib {args.size_kib} --latencies {args.latencies} --rounds {args.rounds} "
+        f"--chunked-mib {args.chunked_mib}"
+    )
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "--child-emulator":
+        child_emulator(sys.argv[2], float(sys.argv[3]))
+    elif mode == "--child-vidapi":
+        child_vidapi(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "--child-vidapi-chunked":
+        child_vidapi_chunked(sys.argv[2], sys.argv[3])
+    elif mode == "--child-sdk":
+        child_sdk(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "--child-sdk-chunked":
+        child_sdk_chunked(sys.argv[2], sys.argv[3])
+    else:
+        main()
