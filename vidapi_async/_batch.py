@@ -53,7 +53,7 @@ class SubtitleSpec:
     """A subtitle for a job: a local ``.srt`` ``path`` (uploaded first) or a ``url``."""
 
     language: str
-    path: str | None = None
+    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
     url: str | None = None
 
     def __attrs_post_init__(self) -> None:

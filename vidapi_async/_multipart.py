@@ -34,6 +34,9 @@ __all__ = [
     "new_boundary",
 ]
 
+WRITE_SLICE = 128 * 1024
+"""Bytes handed to the connection at a time when the file is read, not sendfile'd."""
+
 ProgressCallback = Callable[[int, int], Any]
 """``progress(sent, total)``: file bytes handed to the connection so far, and the total."""
 
@@ -80,10 +83,22 @@ class _ReadAhead:
     cancelled upload cannot close a file under a thread that is reading it.
     """
 
+    MAX_ACTIVE = 4
+    """Read ahead only while at most this many bodies are being sent: a lone upload
+    keeps its socket busy that way, while many concurrent uploads overlap each other's
+    reads anyway, and each prefetched chunk is memory (64 uploads: +64 chunks)."""
+    active = 0
+
     def __init__(self, loop: asyncio.AbstractEventLoop, f: IO[bytes]) -> None:
         self._loop = loop
         self._f = f
         self._next: asyncio.Future[bytes] | None = None
+        _ReadAhead.active += 1
+        self._counted = True
+
+    @classmethod
+    def worth_it(cls) -> bool:
+        return cls.active <= cls.MAX_ACTIVE
 
     def prefetch(self, size: int) -> None:
         self._next = self._loop.run_in_executor(None, self._f.read, size)
@@ -93,6 +108,9 @@ class _ReadAhead:
         return await (pending or self._loop.run_in_executor(None, self._f.read, size))
 
     def close(self) -> None:
+        if self._counted:
+            _ReadAhead.active -= 1
+            self._counted = False
         pending, self._next = self._next, None
         if pending is None or pending.done():
             if pending is not None and not pending.cancelled():
@@ -195,11 +213,14 @@ class FileBody(Payload):
                 else:
                     chunk = await reader.take(want)
                     got = len(chunk)
-                    if got == want and sent + got < self._length:
+                    if got == want and sent + got < self._length and _ReadAhead.worth_it():
                         # read the next chunk while this one goes out
                         reader.prefetch(min(self._chunk_size, self._length - sent - got))
-                    if got:
-                        await writer.write(chunk)
+                    # in slices: the transport copies what the socket cannot take at
+                    # once, so a whole chunk would sit in memory twice
+                    view = memoryview(chunk)
+                    for start in range(0, got, WRITE_SLICE):
+                        await writer.write(view[start : start + WRITE_SLICE])
                 if got < want:
                     self._fail(f"the file shrank: it ended after {self._offset + sent + got} bytes")
                 sent += got

@@ -165,6 +165,11 @@ async def _open(path: str, mode: str) -> IO[bytes]:
         raise
 
 
+def _allocate(path: str, size: int) -> None:
+    with open(path, "wb") as f:
+        f.truncate(size)
+
+
 def _remove(path: str) -> None:
     if os.path.exists(path):
         os.remove(path)
@@ -306,14 +311,11 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
     path = os.path.join(platform.files_dir, f"{uuid}.part")
     loop = asyncio.get_running_loop()
     if upload["size"] is None:
+        # Synchronously (a sparse truncate is instant), before any other handler of a
+        # parallel chunk can see the size and open the file.
+        _allocate(path, total)
         upload.update(size=total, state="uploading", filename=_filename(request))
         platform.state.put("upload", uuid, upload)
-
-        def allocate() -> None:
-            with open(path, "wb") as f:
-                f.truncate(total)
-
-        await loop.run_in_executor(None, allocate)
     elif upload["size"] != total:
         raise UploadFailure(400, f"Content-Range total {total} differs from {upload['size']}")
     if first is not None and last is not None:
