@@ -268,9 +268,8 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
         assert_one_video_per_job(emu, files)
     # the kills fell at many different points of the work
     assert len({tuple(sorted(c.items())) for c in stages_at_kill}) >= 10
-    assert any(c.get("creating") for c in stages_at_kill) or any(
-        c.get("uploaded") for c in stages_at_kill
-    )
+    # and some of them caught jobs part-way through their pipeline
+    assert any(set(c) - {"done"} for c in stages_at_kill), stages_at_kill
 
 
 def test_jobs_are_checked_when_built(tmp_path: Path) -> None:
