@@ -219,7 +219,7 @@ class FileBody(Payload):
                     # With many bodies in flight, in slices: the transport copies what
                     # the socket cannot take at once, so a whole chunk would sit in
                     # memory twice. A lone body writes whole chunks: fewer, faster calls.
-                    step = got if _ReadAhead.worth_it() else WRITE_SLICE
+                    step = max(1, got) if _ReadAhead.worth_it() else WRITE_SLICE
                     view = memoryview(chunk)
                     for start in range(0, got, step):
                         await writer.write(view[start : start + step])
