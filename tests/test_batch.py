@@ -307,3 +307,10 @@ async def test_run_needs_the_context_manager(client: va.Client) -> None:
     with pytest.raises(va.UsageError, match="async with"):
         async for _ in batch.run([]):
             pass
+
+
+async def test_concurrency_beyond_the_connection_pool_is_refused(emulator: Emulator) -> None:
+    async with emulator.client(connection_limit=10) as client:
+        with pytest.raises(va.InvalidArgumentError, match="connection_limit"):
+            va.BatchUploader(client, concurrency=4, chunked=True, workers=4)
+        assert va.BatchUploader(client, concurrency=10).concurrency == 10

@@ -177,3 +177,48 @@ async def test_batch_manifest_errors_name_the_line(tmp_path: Path) -> None:
     code, _, err = await vidapi("batch", str(manifest), env={"VIDAPI_TOKEN": "t"})
     assert code == EXIT_USAGE
     assert "line 2" in err and "published" in err
+
+
+async def test_serve_runs_standalone_and_keeps_state_in_the_data_dir(tmp_path: Path) -> None:
+    import socket
+
+    import vidapi_async as va
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    data = tmp_path / "emu"
+    src = make_file(tmp_path / "kept.mp4", 30_000)
+    video_id = None
+    for _ in range(2):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "vidapi_async._cli",
+            "serve",
+            "--port",
+            str(port),
+            "--upload-port",
+            "0",
+            "--data-dir",
+            str(data),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        banner = b""
+        while b"Ctrl-C" not in banner:
+            line = await asyncio.wait_for(proc.stderr.readline(), 60)
+            assert line, "vidapi serve exited early"
+            banner += line
+        assert f"127.0.0.1:{port}".encode() in banner
+        async with va.Client(
+            access_token="demo-token", base_url=f"http://127.0.0.1:{port}", retry=va.NO_RETRY
+        ) as client:
+            if video_id is None:
+                video_id = (await client.upload_video(src, title="kept", channel="news")).id
+            else:
+                assert (await client.get_video(video_id, ["title"])).title == "kept"
+        proc.terminate()
+        await proc.communicate()
+    assert (data / "state.sqlite").exists()

@@ -185,6 +185,16 @@ class BatchUploader:
         self._owns_journal = False
         self.chunked = chunked
         self.workers = check.positive_int(workers, "workers")
+        needed = self.concurrency * (self.workers if chunked else 1)
+        limit = client.connection_limit
+        if limit is not None and needed > limit:
+            # Waiting for a pooled connection counts against a request's total timeout:
+            # queue here, not in the pool.
+            raise InvalidArgumentError(
+                "concurrency",
+                f"{needed} uploads in flight need {needed} connections but the client allows "
+                f"{limit}: lower concurrency/workers or raise Client(connection_limit=...)",
+            )
         self.chunk_size = chunk_size
         self._progress_cb = progress
         self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}

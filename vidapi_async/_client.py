@@ -158,6 +158,11 @@ class Client:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def connection_limit(self) -> int | None:
+        """How many connections the session may open at once (``None``: no limit)."""
+        return self._transport.limit
+
     def _check_open(self) -> None:
         if self._closed:
             raise ClientClosedError("this Client is closed; create a new one")

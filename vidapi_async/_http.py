@@ -79,6 +79,14 @@ class Transport:
             )
         return self._session
 
+    @property
+    def limit(self) -> int | None:
+        """Connections that may be open at once (``None``: no limit)."""
+        if self._session is None or self._owns_session:
+            return self._limit or None
+        connector = self._session.connector
+        return (connector.limit or None) if connector is not None else None
+
     async def close(self) -> None:
         if self._owns_session and self._session is not None:
             await self._session.close()

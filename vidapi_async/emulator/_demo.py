@@ -50,7 +50,7 @@ async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0
             console.print(f"Emulator API at {emu.base_url}, uploads at {emu.upload_base}\n")
             async with emu.client() as client:
                 video_path = await asyncio.to_thread(_make_video, folder)
-                say(f"made a video file: {video_path}")
+                say(f"made a small real video file from the bundled 4 s WebM: {video_path}")
                 session = await client.get_upload_session()
                 say("got an upload address (GET /file/upload)")
                 uploaded = await upload_with_bar(
