@@ -228,8 +228,9 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
     stages_at_kill: list[Counter[str]] = []
     # a little latency widens the window between "create sent" and "id recorded"
     async with Emulator(faults=Faults(latency=0.01)) as emu:
-        for _ in range(15):
-            proc = await asyncio.create_subprocess_exec(
+
+        async def spawn() -> asyncio.subprocess.Process:
+            return await asyncio.create_subprocess_exec(
                 sys.executable,
                 str(HERE / "batch_child.py"),
                 emu.base_url,
@@ -238,6 +239,9 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
+
+        for _ in range(15):
+            proc = await spawn()
             assert proc.stdout is not None
             assert (await proc.stdout.readline()).strip() == b"ready"
             # the moment of the kill: after 1 to 3 more jobs are done, then a little later
@@ -254,15 +258,7 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
             stages_at_kill.append(
                 Counter(r.stage.value for r in va.SQLiteJournal(journal).records_sync())
             )
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(HERE / "batch_child.py"),
-            emu.base_url,
-            str(tmp_path / "files"),
-            str(journal),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        proc = await spawn()
         _, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()[-2000:]
         assert_one_video_per_job(emu, files)
