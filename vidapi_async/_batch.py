@@ -143,6 +143,7 @@ class BatchProgress:
     skipped: int
     failed: int
     bytes_sent: int
+    """Bytes handed to the network (chunked: acknowledged), retries included."""
     bytes_total: int
     """Sizes of the files started so far."""
     elapsed: float
@@ -383,6 +384,8 @@ class BatchUploader:
         sent_before = [0]
 
         def progress(sent: int, total: int) -> None:
+            if sent < sent_before[0]:
+                sent_before[0] = 0  # a retry starts the file again: its bytes go out again
             self._bytes_sent += sent - sent_before[0]
             sent_before[0] = sent
             self._files[record.key] = (job.path, sent, total)
@@ -417,6 +420,7 @@ class BatchUploader:
             )
             kwargs["upload_session"] = session
         uploaded = await self.client.upload_file(job.path, **kwargs)
+        self._files.pop(record.key, None)  # off the list of uploads in flight
         await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
 
     def _count(self, name: str) -> None:
