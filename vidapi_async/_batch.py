@@ -31,8 +31,9 @@ from typing import Any
 import attrs
 
 from . import _validate as check
-from ._client import Client, inspect_file
+from ._client import Client
 from ._errors import FileError, InvalidArgumentError, UsageError, VidapiError
+from ._files import inspect_file
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._models import UploadSession
 

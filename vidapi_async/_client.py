@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 import re
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -25,13 +24,15 @@ from ._errors import (
     InvalidTokenError,
     UsageError,
 )
+from ._files import inspect_file, read_bytes
+from ._files import upload_url as upload_url_of
 from ._http import RawResponse, Timeouts, Transport
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
 from ._retry import RetryPolicy, create_checked, retrying
 from ._srt import parse_srt
 
-__all__ = ["DEFAULT_BASE_URL", "Client", "LocalFile", "inspect_file"]
+__all__ = ["DEFAULT_BASE_URL", "Client"]
 
 log = logging.getLogger("vidapi_async")
 
@@ -50,48 +51,6 @@ LIVE_FIELDS: Final = (
     "stream_live_hls_url",
 )
 SUBTITLE_FIELDS: Final = ("id", "language", "language_label", "format", "url", "item_type")
-
-
-class LocalFile:
-    """A checked local file: a regular, readable, non-empty file and its size then."""
-
-    __slots__ = ("path", "size")
-
-    def __init__(self, path: str, size: int) -> None:
-        self.path = path
-        self.size = size
-
-    def __repr__(self) -> str:
-        return f"LocalFile({self.path!r}, size={self.size})"
-
-
-def inspect_file(path: str | os.PathLike[str]) -> LocalFile:
-    """Check a file can be uploaded (blocking: call it in a worker thread)."""
-    name = os.fspath(path)
-    try:
-        st = os.stat(name)
-    except FileNotFoundError:
-        raise FileError(name, "no such file") from None
-    except OSError as exc:
-        raise FileError(name, f"cannot read it: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise FileError(name, "is a directory, not a file")
-    if not stat.S_ISREG(st.st_mode):
-        raise FileError(name, "is not a regular file")
-    try:
-        with open(name, "rb") as f:
-            f.read(1)
-    except OSError as exc:
-        raise FileError(name, f"cannot read it: {exc.strerror}") from None
-    if st.st_size == 0:
-        raise FileError(name, "is empty")
-    return LocalFile(name, st.st_size)
-
-
-def _reject_upload_url(url: object) -> str:
-    if not isinstance(url, str):
-        raise InvalidArgumentError("upload_session", "expected an UploadSession")
-    return check.http_url(url, "upload_url")
 
 
 class Client:
@@ -312,7 +271,7 @@ class Client:
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
         if chunked:
             session = upload_session or await self.get_upload_session()
-            url = _reject_upload_url(session.upload_url)
+            url = upload_url_of(session.upload_url)
 
             async def send(
                 headers: dict[str, str], body: FileBody | bytes, body_error: FileBody | None
@@ -342,7 +301,7 @@ class Client:
         async def attempt(n: int) -> UploadedFile:
             session = upload_session if n == 1 and upload_session else None
             session = session or await self.get_upload_session()
-            url = _reject_upload_url(session.upload_url)
+            url = upload_url_of(session.upload_url)
             boundary = new_boundary()
             head, tail = multipart_envelope(boundary, "file", name)
             body = FileBody(
@@ -618,7 +577,7 @@ class Client:
         local = await asyncio.to_thread(inspect_file, path)
         if local.size > MAX_SRT_BYTES:
             raise FileError(local.path, f"larger than {MAX_SRT_BYTES} bytes: not a subtitle file")
-        data = await asyncio.to_thread(_read_bytes, local.path)
+        data = await asyncio.to_thread(read_bytes, local.path)
         parse_srt(data, local.path)
         uploaded = await self.upload_file(local.path)
         return await self.create_subtitle(video_id, language=lang, url=uploaded.url, dedupe=dedupe)
@@ -683,8 +642,3 @@ def _bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise InvalidArgumentError(name, f"expected True or False, got {value!r}")
     return value
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
