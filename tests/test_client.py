@@ -292,3 +292,19 @@ async def test_no_secret_reaches_a_log_line_repr_or_message(
     for text in texts:
         assert emulator.token not in text
         assert password not in text
+
+
+async def test_iterating_and_deleting_videos(
+    emulator: Emulator, client: va.Client, video_file: Path
+) -> None:
+    made = [await client.upload_video(video_file, title=f"v{i}", channel="news") for i in range(5)]
+    seen = [v async for v in client.iter_videos(["id", "title"], page_size=2)]
+    assert [v.title for v in seen] == [f"v{i}" for i in range(5)]
+    pages = [r for r in emulator.requests if r.method == "GET" and r.path == "/me/videos"]
+    assert [r.query["page"] for r in pages] == ["1", "2", "3"]
+    await client.delete_video(made[0].id)
+    assert [v.id async for v in client.iter_videos("id")] == [v.id for v in made[1:]]
+    with pytest.raises(va.NotFoundError):
+        await client.delete_video(made[0].id)
+    with pytest.raises(va.InvalidArgumentError, match="page_size"):
+        [v async for v in client.iter_videos(page_size=500)]

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import aiohttp
@@ -375,6 +375,41 @@ class Client:
             return found[0] if found else None
 
         return await create_checked(self.retry, create, find, what=request.what)
+
+    async def delete_video(self, video_id: str) -> None:
+        """``DELETE /video/<id>``. Deleting a video that is already gone raises
+        ``NotFoundError``."""
+        request = self._api("DELETE", f"/video/{check.video_id(video_id)}", scope="manage_videos")
+        await self._call(request)
+
+    async def iter_videos(
+        self, fields: Iterable[str] | str = VIDEO_FIELDS, *, page_size: int = 100
+    ) -> AsyncIterator[Video]:
+        """The caller's videos (``GET /me/videos``), oldest first, fetched a page at a
+        time as the iteration goes (the platform's ``total`` is approximate: this pages
+        on ``has_more``)."""
+        names = ",".join(check.field_names(fields))
+        if not 1 <= check.positive_int(page_size, "page_size") <= 100:
+            raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
+        page = 1
+        while True:
+            request = self._api(
+                "GET",
+                "/me/videos",
+                query=[
+                    ("fields", names),
+                    ("sort", "old"),
+                    ("page", str(page)),
+                    ("limit", str(page_size)),
+                ],
+            )
+            data = await self._call(request)
+            items = data.get("list")
+            for item in items if isinstance(items, list) else []:
+                yield structure(item, Video, what=request.what)
+            if data.get("has_more") is not True:
+                return
+            page += 1
 
     async def find_videos_by_tag(self, tag: str) -> list[Video]:
         """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
