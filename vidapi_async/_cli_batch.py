@@ -4,10 +4,12 @@ overall bar, a bar per file in flight, and a summary table."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus
+from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob
 from ._client import Client
 from ._manifest import jobs_from_source
 
@@ -15,6 +17,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["add_parser", "run_batch"]
+
+
+async def _read_in_thread(source: str, channel: str | None) -> AsyncIterator[UploadJob]:
+    jobs = jobs_from_source(source, channel=channel)
+    while (job := await asyncio.to_thread(next, jobs, None)) is not None:
+        yield job
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +55,9 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
     def count_jobs() -> int:
         return sum(1 for _ in jobs_from_source(args.source, channel=args.channel))
 
-    total_jobs = count_jobs()  # reads the source once to size the bar; jobs stream later
+    # the source is read once to size the bar (and to report a bad row before any upload),
+    # then again, lazily, as jobs stream; both off the event loop
+    total_jobs = await asyncio.to_thread(count_jobs)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -81,7 +91,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             workers=args.workers,
             progress=on_progress,
         ) as batch:
-            async for result in batch.run(jobs_from_source(args.source, channel=args.channel)):
+            async for result in batch.run(_read_in_thread(args.source, args.channel)):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))
 
