@@ -310,3 +310,50 @@ async def test_concurrency_beyond_the_connection_pool_is_refused(emulator: Emula
         with pytest.raises(va.InvalidArgumentError, match="connection_limit"):
             va.BatchUploader(client, concurrency=4, chunked=True, workers=4)
         assert va.BatchUploader(client, concurrency=10).concurrency == 10
+
+
+async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Path) -> None:
+    import re
+
+    chunk = 256 * 1024
+    src = make_file(tmp_path / "long.mp4", 12 * chunk)
+    journal = tmp_path / "j.sqlite"
+    job = va.UploadJob(path=src, title="long", channel="news", key="long")
+
+    def ranges(emu: Emulator, since: int = 0) -> list[str]:
+        return [
+            r.headers["Content-Range"]
+            for r in emu.requests[since:]
+            if re.fullmatch(r"bytes \d+-\d+/\d+", r.headers.get("Content-Range", ""))
+        ]
+
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        emu.faults.update({"paths": ["/upload"], "error_statuses": [500]})
+
+        def cut_after_five(p: va.BatchProgress) -> None:
+            if p.bytes_sent >= 5 * chunk:
+                emu.faults.error_rate = 1.0
+
+        async with va.BatchUploader(
+            client,
+            journal=journal,
+            chunked=True,
+            workers=1,
+            chunk_size=chunk,
+            progress=cut_after_five,
+        ) as batch:
+            [first] = [r async for r in batch.run([job])]
+        assert first.status is va.JobStatus.FAILED
+        assert first.stage is va.Stage.UPLOADING
+        sent_first = set(ranges(emu))
+        emu.faults.error_rate = 0.0
+        before = len(emu.requests)
+        async with va.BatchUploader(
+            client, journal=journal, chunked=True, workers=2, chunk_size=chunk
+        ) as batch:
+            [second] = [r async for r in batch.run([job])]
+        assert second.status is va.JobStatus.DONE
+        resent = set(ranges(emu, before)) & {r for r in sent_first}
+        held_first = {f"bytes {i}-{i + chunk - 1}/{12 * chunk}" for i in range(0, 5 * chunk, chunk)}
+        assert not (resent & held_first), "acknowledged ranges were sent again"
+        assert_one_video_per_job(emu, [src], title="long")
