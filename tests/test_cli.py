@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from vidapi_async._cli import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
@@ -63,7 +65,7 @@ async def test_upload_password_and_read_with_json(emulator: Emulator, tmp_path: 
         "news",
         "--subtitle",
         f"fr={srt}",
-        "--password-stdin",
+        "--password",
         env=env,
         stdin=b"pw-from-stdin\n",
     )
@@ -222,3 +224,20 @@ async def test_serve_runs_standalone_and_keeps_state_in_the_data_dir(tmp_path: P
         proc.terminate()
         await proc.communicate()
     assert (data / "state.sqlite").exists()
+
+
+def test_the_demo_video_is_made_with_ffmpeg_or_taken_from_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    from importlib import resources
+
+    from vidapi_async.emulator import _demo
+
+    sample = (resources.files("vidapi_async.emulator") / "sample.webm").read_bytes()
+    if shutil.which("ffmpeg"):
+        made = Path(_demo._make_video(str(tmp_path)))
+        assert made.read_bytes()[:4] == b"\x1a\x45\xdf\xa3"  # a WebM (EBML) file
+    monkeypatch.setattr(_demo.shutil, "which", lambda name: None)
+    (tmp_path / "vidapi-demo.webm").unlink(missing_ok=True)
+    assert Path(_demo._make_video(str(tmp_path))).read_bytes() == sample

@@ -72,9 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--channel", required=True, help="category slug, e.g. news")
     up.add_argument("--unpublished", action="store_true")
     up.add_argument(
+        "--password",
         "--password-stdin",
+        dest="password",
         action="store_true",
-        help="protect the video with a password read from standard input",
+        help="protect the video with a password, prompted for (or read from standard "
+        "input): never a command-line value, which ps would show",
     )
     up.add_argument("--subtitle", action="append", default=[], metavar="LANG=FILE.srt")
 
@@ -236,7 +239,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         if not sep or not path:
             raise e.InvalidArgumentError("--subtitle", f"expected LANG=FILE.srt, got {spec!r}")
         subtitles.append((lang, path))
-    password = _read_password(console) if args.password_stdin else None
+    password = _read_password(console) if args.password else None
     uploaded = await upload_with_bar(client, args.file, console)
     video = await client.create_video(
         url=uploaded.url, title=args.title, channel=args.channel, published=not args.unpublished
