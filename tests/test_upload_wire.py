@@ -196,3 +196,22 @@ async def test_the_same_body_can_be_sent_twice(
                 assert resp.status == 200
     assert rec.requests[0]["body"] == rec.requests[1]["body"]
     assert len(rec.requests[1]["body"]) == len(head) + 200 * 1024 + len(tail)
+
+
+async def test_an_error_in_the_progress_callback_is_raised_as_is(
+    recorder: tuple[Recorder, str], tmp_path: Path
+) -> None:
+    rec, base = recorder
+    src = make_file(tmp_path / "cb.mp4", 300 * 1024)
+
+    class Stop(Exception):
+        pass
+
+    def explode(sent: int, total: int) -> None:
+        raise Stop("my callback")
+
+    session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
+    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+        with pytest.raises(Stop):  # not a TransportError, and not retried
+            await client.upload_file(src, upload_session=session, progress=explode)
+    assert rec.requests == []

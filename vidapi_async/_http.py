@@ -106,8 +106,8 @@ class Transport:
 
         Redirects are not followed: the API does not redirect, and following one could
         carry a request somewhere the caller did not choose. ``body_error`` is a
-        ``FileBody`` whose own failure (the file changed) outranks the transport error
-        that aiohttp reports for it.
+        ``FileBody`` whose own failure (the file changed, the progress callback raised)
+        outranks the transport error that aiohttp reports for it.
         """
         session = self._get_session()
         try:
@@ -128,9 +128,9 @@ class Transport:
                     )
                 return RawResponse(resp.status, dict(resp.headers), body)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            changed = getattr(body_error, "error", None)
-            if isinstance(changed, e.FileChangedError):
-                raise changed from exc
+            own = getattr(body_error, "error", None)
+            if isinstance(own, Exception):  # the file changed, or a progress callback raised
+                raise own from exc
             raise translate(exc, method, url) from exc
 
 

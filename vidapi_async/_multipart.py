@@ -182,9 +182,10 @@ class FileBody(Payload):
         self._progress_base = progress_base
         self._progress_total = file_size if progress_total is None else progress_total
         self._size = len(head) + self._length + len(tail)
-        self.error: FileChangedError | None = None
-        """Set when the file changed under us; aiohttp wraps what ``write`` raises, so
-        the caller looks here to raise the real reason."""
+        self.error: Exception | None = None
+        """Set when the file changed under us (``FileChangedError``) or the progress
+        callback raised: aiohttp wraps what ``write`` raises, so the caller looks here
+        to raise the real reason."""
 
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
         raise TypeError("a FileBody is streamed from disk, not decoded into memory")
@@ -227,7 +228,11 @@ class FileBody(Payload):
                     self._fail(f"the file shrank: it ended after {self._offset + sent + got} bytes")
                 sent += got
                 if self._progress is not None:
-                    self._progress(self._progress_base + sent, self._progress_total)
+                    try:
+                        self._progress(self._progress_base + sent, self._progress_total)
+                    except Exception as exc:
+                        self.error = exc  # the caller's own error, not a network one
+                        raise
             if self._offset + self._length == self._file_size:
                 now = await loop.run_in_executor(None, os.fstat, f.fileno())
                 if now.st_size != self._file_size:
