@@ -241,3 +241,61 @@ def test_the_demo_video_is_made_with_ffmpeg_or_taken_from_the_package(
     monkeypatch.setattr(_demo.shutil, "which", lambda name: None)
     (tmp_path / "vidapi-demo.webm").unlink(missing_ok=True)
     assert Path(_demo._make_video(str(tmp_path))).read_bytes() == sample
+
+
+async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: Path) -> None:
+    import signal
+    from collections import Counter
+
+    import vidapi_async as va
+    from vidapi_async.emulator import Faults
+
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    for i in range(30):
+        make_file(folder / f"v{i:02d}.mp4", 20_000)
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(faults=Faults(latency=0.1)) as emu:
+        env = {**os.environ, "VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
+        args = [
+            "-m",
+            "vidapi_async._cli",
+            "batch",
+            str(folder),
+            "--channel",
+            "news",
+            "--journal",
+            str(journal),
+            "--concurrency",
+            "4",
+        ]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *args,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        while not (  # noqa: ASYNC110 - the journal is another process's file: poll it
+            journal.exists()
+            and any(r.stage is va.Stage.DONE for r in va.SQLiteJournal(journal).records_sync())
+        ):
+            await asyncio.sleep(0.05)  # waiting for the first job to finish; not a check
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 20)
+        assert proc.returncode == 130, err.decode()[-1000:]
+        stages = Counter(r.stage for r in va.SQLiteJournal(journal).records_sync())
+        assert stages[va.Stage.DONE] < 30
+        rerun = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *args,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await rerun.communicate()
+        assert rerun.returncode == 0, err.decode()[-1000:]
+        titles = Counter(v["title"] for v in emu.videos())
+        assert sorted(titles) == [f"v{i:02d}" for i in range(30)]
+        assert set(titles.values()) == {1}
