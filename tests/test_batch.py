@@ -357,3 +357,28 @@ async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Pat
         held_first = {f"bytes {i}-{i + chunk - 1}/{12 * chunk}" for i in range(0, 5 * chunk, chunk)}
         assert not (resent & held_first), "acknowledged ranges were sent again"
         assert_one_video_per_job(emu, [src], title="long")
+
+
+async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 1)
+    journal = tmp_path / "j.sqlite"
+    job = va.UploadJob(
+        path=files[0],
+        title="subs",
+        channel="news",
+        key="subs",
+        subtitles=[va.SubtitleSpec("en", url="https://s.example/en.srt")],
+    )
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        # the subtitle is created but its answer is lost: the run fails at that stage,
+        # as a crash right after sending would leave it
+        emu.faults.update({"drop_response_rate": 1.0, "paths": ["/video/"], "methods": ["POST"]})
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [first] = [r async for r in batch.run([job])]
+        assert first.status is va.JobStatus.FAILED
+        assert emu.state.count("subtitle") == 1
+        emu.faults.update({"drop_response_rate": 0.0})
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [second] = [r async for r in batch.run([job])]
+        assert second.status is va.JobStatus.DONE
+        assert emu.state.count("subtitle") == 1

@@ -308,3 +308,15 @@ async def test_iterating_and_deleting_videos(
         await client.delete_video(made[0].id)
     with pytest.raises(va.InvalidArgumentError, match="page_size"):
         [v async for v in client.iter_videos(page_size=500)]
+
+
+async def test_concurrent_requests_refused_one_token_share_one_new_one(emulator: Emulator) -> None:
+    import asyncio
+
+    auth = va.OAuth.client_credentials("demo-client", "demo-secret", scopes=["manage_videos"])
+    async with va.Client(auth=auth, base_url=emulator.base_url, retry=va.NO_RETRY) as client:
+        old = await client.access_token()
+        emulator.state.delete("token", old.token)
+        sessions = await asyncio.gather(*(client.get_upload_session() for _ in range(6)))
+    assert len(sessions) == 6
+    assert len([r for r in emulator.requests if r.path == "/oauth/token"]) == 2

@@ -146,8 +146,9 @@ class OAuth:
     def invalidate(self, token: AccessToken) -> bool:
         if self._token is token:
             self._token = None
-            return True
-        return self._token is not None  # someone already replaced it: try that one
+        # Either way the next get_token gives a token other than the refused one: a new
+        # fetch, or the one that another request already fetched.
+        return True
 
     async def _fetch(self, post_form: PostForm, token_url: str) -> AccessToken:
         scope = (("scope", " ".join(self._scopes)),) if self._scopes else ()

@@ -354,6 +354,14 @@ class BatchUploader:
             await self._advance(record, Stage.CREATED, video_id=video.id)
         assert record.video_id is not None
         if record.stage.rank < Stage.SUBTITLES.rank:
+            if job.subtitles and record.runs > 1:
+                # An earlier run may have sent a subtitle and died before recording it.
+                present = {
+                    sub.language
+                    for sub in await client.list_subtitles(record.video_id)
+                    if sub.language is not None
+                }
+                record.subtitles_done = sorted(set(record.subtitles_done) | present)
             for spec in job.subtitles:
                 if spec.language in record.subtitles_done:
                     continue
