@@ -382,3 +382,23 @@ async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(tmp_path: Path) 
             [second] = [r async for r in batch.run([job])]
         assert second.status is va.JobStatus.DONE
         assert emu.state.count("subtitle") == 1
+
+
+async def test_an_uploaded_file_that_expired_is_uploaded_again(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 1)
+    journal = tmp_path / "j.sqlite"
+    job = va.UploadJob(path=files[0], title="late", channel="news", key="late")
+    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+        emu.faults.update({"error_rate": 1.0, "paths": ["/me/videos"]})
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [first] = [r async for r in batch.run([job])]
+        assert first.stage is va.Stage.CREATING
+        [stale] = va.SQLiteJournal(journal).records_sync()
+        assert stale.file_url is not None
+        emu.state.delete("file", stale.file_url.split("#")[0])  # the platform forgot it
+        emu.faults.update({"error_rate": 0.0})
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [second] = [r async for r in batch.run([job])]
+        assert second.status is va.JobStatus.DONE
+        assert len([r for r in emu.requests if r.path == "/upload"]) == 2
+        assert_one_video_per_job(emu, files, title="late")

@@ -32,10 +32,10 @@ import attrs
 
 from . import _validate as check
 from ._client import Client
-from ._errors import FileError, InvalidArgumentError, UsageError, VidapiError
+from ._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
 from ._files import inspect_file
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
-from ._models import UploadSession
+from ._models import UploadSession, Video
 
 __all__ = [
     "BatchProgress",
@@ -342,15 +342,7 @@ class BatchUploader:
                 found = await client.find_videos_by_tag(_tag(record.key))
                 video = found[0] if found else None
             if video is None:
-                await self._advance(record, Stage.CREATING)
-                assert record.file_url is not None
-                video = await client.create_video(
-                    url=record.file_url,
-                    title=job.title,
-                    channel=job.channel,
-                    published=job.published,
-                    dedupe_tag=_tag(record.key),
-                )
+                video = await self._create(job, record)
             await self._advance(record, Stage.CREATED, video_id=video.id)
         assert record.video_id is not None
         if record.stage.rank < Stage.SUBTITLES.rank:
@@ -386,6 +378,28 @@ class BatchUploader:
                 await client.make_live(record.video_id)
             await self._advance(record, Stage.LIVE)
         await self._advance(record, Stage.DONE)
+
+    async def _create(self, job: UploadJob, record: JobRecord) -> Video:
+        """Create the video from the uploaded file; if the platform no longer knows the
+        file (an upload from an earlier run that has expired), upload it again, once."""
+        for again in (False, True):
+            await self._advance(record, Stage.CREATING)
+            assert record.file_url is not None
+            try:
+                return await self.client.create_video(
+                    url=record.file_url,
+                    title=job.title,
+                    channel=job.channel,
+                    published=job.published,
+                    dedupe_tag=_tag(record.key),
+                )
+            except BadRequestError as exc:
+                if again or _bad_param(exc) != "url":
+                    raise
+                log.info("job %s: the uploaded file is gone; uploading it again", record.key)
+                await self._advance(record, Stage.PENDING, file_url=None)
+                await self._upload(job, record)
+        raise AssertionError("unreachable")
 
     async def _upload(self, job: UploadJob, record: JobRecord) -> None:
         local = await asyncio.to_thread(inspect_file, job.path)
@@ -451,6 +465,14 @@ class BatchUploader:
                 files=dict(self._files),
             )
         )
+
+
+def _bad_param(exc: BadRequestError) -> str | None:
+    """The parameter a 400 names (``error.error_data.param``), if any."""
+    error = exc.body.get("error")
+    data = error.get("error_data") if isinstance(error, Mapping) else None
+    param = data.get("param") if isinstance(data, Mapping) else None
+    return param if isinstance(param, str) else None
 
 
 def _tag(key: str) -> str:
