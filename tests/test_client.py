@@ -320,3 +320,14 @@ async def test_concurrent_requests_refused_one_token_share_one_new_one(emulator:
         sessions = await asyncio.gather(*(client.get_upload_session() for _ in range(6)))
     assert len(sessions) == 6
     assert len([r for r in emulator.requests if r.path == "/oauth/token"]) == 2
+
+
+async def test_upload_video_can_use_the_chunked_protocol(
+    emulator: Emulator, client: va.Client, tmp_path: Path
+) -> None:
+    src = make_file(tmp_path / "chunky.mp4", 9 * 1024 * 1024)
+    video = await client.upload_video(src, title="c", channel="news", chunked=True, workers=2)
+    stored = emulator.state.get("video", video.id)
+    assert stored is not None
+    ranged = [r for r in emulator.requests if "Content-Range" in r.headers]
+    assert len(ranged) == 3  # 4 MiB ranges

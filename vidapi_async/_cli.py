@@ -80,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
         "input): never a command-line value, which ps would show",
     )
     up.add_argument("--subtitle", action="append", default=[], metavar="LANG=FILE.srt")
+    up.add_argument("--chunked", action="store_true", help="the chunked, parallel protocol")
+    up.add_argument("--workers", type=int, default=4, help="ranges in flight with --chunked")
 
     vid = sub.add_parser("video", help="read a video's fields")
     vid.add_argument("id")
@@ -240,7 +242,9 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
             raise e.InvalidArgumentError("--subtitle", f"expected LANG=FILE.srt, got {spec!r}")
         subtitles.append((lang, path))
     password = _read_password(console) if args.password else None
-    uploaded = await upload_with_bar(client, args.file, console)
+    uploaded = await upload_with_bar(
+        client, args.file, console, chunked=args.chunked, workers=args.workers
+    )
     video = await client.create_video(
         url=uploaded.url, title=args.title, channel=args.channel, published=not args.unpublished
     )

@@ -477,14 +477,17 @@ class Client:
         published: bool = True,
         is_created_for_kids: bool = False,
         progress: ProgressCallback | None = None,
+        chunked: bool = False,
+        workers: int = 4,
     ) -> Video:
         """The three steps: get an upload address, stream the file, create the video.
 
-        The arguments are checked before anything is sent or read.
+        The arguments are checked before anything is sent or read. ``chunked`` and
+        ``workers`` as for ``upload_file``.
         """
         check.title(title)
         check.channel(channel)
-        uploaded = await self.upload_file(path, progress=progress)
+        uploaded = await self.upload_file(path, progress=progress, chunked=chunked, workers=workers)
         return await self.create_video(
             url=uploaded.url,
             title=title,
