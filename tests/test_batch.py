@@ -402,3 +402,27 @@ async def test_an_uploaded_file_that_expired_is_uploaded_again(tmp_path: Path) -
         assert second.status is va.JobStatus.DONE
         assert len([r for r in emu.requests if r.path == "/upload"]) == 2
         assert_one_video_per_job(emu, files, title="late")
+
+
+async def test_leaving_the_block_after_a_break_stops_the_pipelines(tmp_path: Path) -> None:
+    files = make_files(tmp_path / "files", 30)
+    journal = tmp_path / "j.sqlite"
+    async with (
+        Emulator(faults=Faults(latency=0.01)) as emu,
+        emu.client(retry=va.NO_RETRY) as client,
+    ):
+        async with va.BatchUploader(client, concurrency=6, journal=journal) as batch:
+            async for _ in batch.run(jobs_for(files)):
+                break  # the generator is not closed by this
+        ours = [
+            t
+            for t in asyncio.all_tasks()
+            if t is not asyncio.current_task()
+            and getattr(t.get_coro(), "__qualname__", "") != "RequestHandler.start"
+        ]
+        assert ours == []
+        done = sum(r.stage is va.Stage.DONE for r in va.SQLiteJournal(journal).records_sync())
+        assert 1 <= done < 30
+        async with va.BatchUploader(client, concurrency=6, journal=journal) as batch:
+            [r async for r in batch.run(jobs_for(files))]
+        assert_one_video_per_job(emu, files)

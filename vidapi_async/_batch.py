@@ -205,6 +205,7 @@ class BatchUploader:
         self._files: dict[str, tuple[str, int, int]] = {}
         self._started_at = time.monotonic()
         self._in_flight: set[str] = set()
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def __aenter__(self) -> BatchUploader:
         arg = self._journal_arg
@@ -219,9 +220,18 @@ class BatchUploader:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        # Leaving the block stops a run whose iteration was abandoned (a ``break`` does
+        # not close an async generator at once).
+        await self._stop_tasks()
         if self._journal is not None and self._owns_journal:
             await self._journal.close()
         self._journal = None
+
+    async def _stop_tasks(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- running -----------------------------------------------------------------------
 
@@ -233,7 +243,11 @@ class BatchUploader:
         keeps every stage reached."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        if self._tasks:
+            raise UsageError("this BatchUploader is already running a batch")
         self._started_at = time.monotonic()
+        self._counts = dict.fromkeys(self._counts, 0)
+        self._bytes_sent = self._bytes_total = 0
         todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
         results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
 
@@ -267,6 +281,7 @@ class BatchUploader:
         workers = [
             asyncio.create_task(work(), name=f"vidapi-batch-{i}") for i in range(self.concurrency)
         ]
+        self._tasks += [feeder, *workers]
         try:
             left = self.concurrency
             while left:
@@ -279,9 +294,7 @@ class BatchUploader:
             if crashed:
                 raise crashed[0]
         finally:
-            for task in (feeder, *workers):
-                task.cancel()
-            await asyncio.gather(feeder, *workers, return_exceptions=True)
+            await self._stop_tasks()
 
     async def _run_job(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
