@@ -281,3 +281,12 @@ async def test_parallel_chunk_writers_end_with_the_exact_bytes(
     assert sorted(r.status for r in statuses).count(200) == 1
     [file] = emulator.state.all("file")
     assert Path(file["path"]).read_bytes() == data
+
+
+async def test_the_emulator_refuses_unknown_categories(client: va.Client, video_file: Path) -> None:
+    uploaded = await client.upload_file(video_file)
+    with pytest.raises(va.InvalidParameterError, match="channel"):
+        await client.create_video(url=uploaded.url, title="t", channel="notacategory")
+    assert (
+        await client.create_video(url=uploaded.url, title="t", channel="webcam")
+    ).channel == "webcam"

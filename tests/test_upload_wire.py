@@ -131,45 +131,35 @@ async def test_non_ascii_file_names_arrive_as_utf8(
     assert data == src.read_bytes()
 
 
-async def test_a_file_that_grows_during_upload_is_an_error(
-    recorder: tuple[Recorder, str], tmp_path: Path
+def _grow(path: Path) -> None:
+    with open(path, "ab") as f:
+        f.write(b"more")
+
+
+def _shrink(path: Path) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(100 * 1024)
+
+
+@pytest.mark.parametrize(("change", "words"), [(_grow, "grew"), (_shrink, "shrank")])
+async def test_a_file_that_changes_size_during_upload_is_an_error(
+    recorder: tuple[Recorder, str], tmp_path: Path, change: Any, words: str
 ) -> None:
     rec, base = recorder
-    src = make_file(tmp_path / "growing.mp4", 512 * 1024)
+    src = make_file(tmp_path / "changing.mp4", 512 * 1024)
 
-    def grow(sent: int, total: int) -> None:
+    def change_after_first_chunk(sent: int, total: int) -> None:
         if sent == 64 * 1024:
-            with open(src, "ab") as f:
-                f.write(b"more")
+            change(src)
 
     session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
     async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
-        with pytest.raises(va.FileChangedError, match="grew"):
+        with pytest.raises(va.FileChangedError, match=words) as info:
             await client.upload_file(
-                src, upload_session=session, chunk_size=64 * 1024, progress=grow
-            )
-    assert rec.requests == []  # the server never saw a complete (corrupt) body
-
-
-async def test_a_file_that_shrinks_during_upload_is_an_error(
-    recorder: tuple[Recorder, str], tmp_path: Path
-) -> None:
-    rec, base = recorder
-    src = make_file(tmp_path / "shrinking.mp4", 512 * 1024)
-
-    def shrink(sent: int, total: int) -> None:
-        if sent == 64 * 1024:
-            with open(src, "r+b") as f:
-                f.truncate(100 * 1024)
-
-    session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
-    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
-        with pytest.raises(va.FileChangedError, match="shrank") as info:
-            await client.upload_file(
-                src, upload_session=session, chunk_size=64 * 1024, progress=shrink
+                src, upload_session=session, chunk_size=64 * 1024, progress=change_after_first_chunk
             )
     assert info.value.expected == 512 * 1024
-    assert rec.requests == []
+    assert rec.requests == []  # the server never saw a complete (corrupt) body
 
 
 async def test_the_same_body_can_be_sent_twice(

@@ -43,13 +43,7 @@ class Held:
         self.ranges: list[tuple[int, int]] = []
 
     def update(self, ranges: list[tuple[int, int]]) -> None:
-        merged: list[list[int]] = []
-        for a, b in sorted([*self.ranges, *ranges]):
-            if merged and a <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        self.ranges = [(a, b) for a, b in merged]
+        self.ranges = wire.merge_ranges([*self.ranges, *ranges])
 
     def covers(self, first: int, last: int) -> bool:
         return any(a <= first and last <= b for a, b in self.ranges)

@@ -192,7 +192,7 @@ async def upload_with_bar(client: Client, path: str, console: Console, **kw: Any
         )
 
 
-def _read_password(console: Console) -> str:
+def _read_password() -> str:
     if sys.stdin.isatty():
         return getpass.getpass("video password: ")
     return sys.stdin.readline().rstrip("\n")
@@ -223,7 +223,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             _out(args, dict(video.fields), "\n".join(f"{k}: {v}" for k, v in video.fields.items()))
             return EXIT_OK
         if cmd == "password":
-            value = None if args.remove else _read_password(console)
+            value = None if args.remove else await asyncio.to_thread(_read_password)
             video = await client.set_password(args.id, value)
             _out(
                 args,
@@ -241,7 +241,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         if not sep or not path:
             raise e.InvalidArgumentError("--subtitle", f"expected LANG=FILE.srt, got {spec!r}")
         subtitles.append((lang, path))
-    password = _read_password(console) if args.password else None
+    password = await asyncio.to_thread(_read_password) if args.password else None
     uploaded = await upload_with_bar(
         client, args.file, console, chunked=args.chunked, workers=args.workers
     )

@@ -12,7 +12,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -27,6 +27,7 @@ __all__ = [
     "decode_oauth_response",
     "decode_upload_response",
     "form_bool",
+    "merge_ranges",
     "origin",
     "parse_held_ranges",
     "parse_retry_after",
@@ -137,6 +138,17 @@ def parse_held_ranges(value: str | None) -> tuple[list[tuple[int, int]], int | N
         if m:
             ranges.append((int(m.group(1)), int(m.group(2))))
     return ranges, int(total) if total.strip().isdigit() else None
+
+
+def merge_ranges(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
+    """Inclusive byte ranges, sorted and merged (adjacent ones too)."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted((int(r[0]), int(r[1])) for r in ranges):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:

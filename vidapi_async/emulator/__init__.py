@@ -87,13 +87,7 @@ def _fault(
     host: str, status: int, message: str, error_type: str, headers: Mapping[str, str]
 ) -> web.Response:
     if host == "upload":
-        return (
-            UploadFailure(status, message).response()
-            if not headers
-            else web.json_response(
-                {"error": {"message": message, "code": status}}, status=status, headers=headers
-            )
-        )
+        return UploadFailure(status, message, headers=headers).response()
     return error_response(ApiError(status, error_type, message, headers=headers))
 
 

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from .._validate import KNOWN_CHANNELS
 from ._platform import PLATFORM, Platform
 from ._state import ALL_SCOPES, new_id
 from ._wire import ApiError, parse_bool, select_fields
@@ -20,10 +21,6 @@ routes = web.RouteTableDef()
 
 _CHANNEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
-CHANNELS = frozenset(
-    "animals auto creation fun kids lifestyle music news people school shortfilms sport "
-    "tech travel tv videogames webcam".split()
-)
 
 VIDEO_DEFAULT_FIELDS = ("id", "title", "channel", "owner")
 VIDEO_FIELDS = (
@@ -150,7 +147,7 @@ def _owned_video(request: web.Request, token: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_channel(value: str) -> str:
-    if not _CHANNEL.fullmatch(value) or value not in CHANNELS:
+    if not _CHANNEL.fullmatch(value) or value not in KNOWN_CHANNELS:
         raise ApiError(
             400,
             "invalid_parameter",
@@ -319,9 +316,7 @@ async def create_video(request: web.Request) -> web.Response:
     token = _authorize(request, "manage_videos")
     form = await _form(request)
     mode = form.get("mode", "vod")
-    if mode == "live":
-        pass  # a live stream has no file
-    else:
+    if mode != "live":  # a live stream has no file
         _file_for(platform, _require(form, "url"))
     if not platform.state.quota_left(token["owner"], platform.faults.videos_per_day):
         raise ApiError(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import sqlite3
 import time
@@ -175,6 +174,3 @@ class State:
             1 for v in self.all("video") if v["owner"] == owner and v["created_time"] >= since
         )
         return made < per_day
-
-    def file_path(self, files_dir: str, uuid: str) -> str:
-        return os.path.join(files_dir, f"{uuid}.bin")

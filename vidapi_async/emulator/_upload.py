@@ -14,12 +14,14 @@ import json
 import mimetypes
 import os
 import shutil
+from collections.abc import Awaitable, Callable, Mapping
 from typing import IO, Any
 
 from aiohttp import BodyPartReader, web
 
+from .._sansio import merge_ranges
 from ._platform import PLATFORM, Platform
-from ._wire import ApiError, format_ranges, merge_range, parse_content_range
+from ._wire import ApiError, format_ranges, parse_content_range
 
 __all__ = ["routes"]
 
@@ -30,15 +32,23 @@ READ_CHUNK = 1024 * 1024
 class UploadFailure(Exception):
     """An upload-server error: answered ``{"error": ...}`` in the requested form."""
 
-    def __init__(self, status: int, message: str, *, plain: bool = False) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        plain: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.plain = plain
+        self.headers = dict(headers or {})
 
     def response(self) -> web.Response:
         error: Any = self.message if self.plain else {"message": self.message, "code": self.status}
-        return web.json_response({"error": error}, status=self.status)
+        return web.json_response({"error": error}, status=self.status, headers=self.headers)
 
 
 def _p(request: web.Request) -> Platform:
@@ -76,14 +86,15 @@ def _cut_connection(request: web.Request) -> None:
 
 async def _stream_to(
     request: web.Request,
-    source: Any,
+    read: Callable[[int], Awaitable[bytes]],
     f: IO[bytes],
     digest: Any,
     *,
     cut_after: int | None,
     uuid: str,
 ) -> int:
-    """Copy ``source`` (a part or the request body) into ``f``; returns bytes written."""
+    """Copy what ``read`` gives (a part's or the request body's) into ``f``; returns the
+    bytes written."""
     loop = asyncio.get_running_loop()
     platform = _p(request)
     written = 0
@@ -94,11 +105,7 @@ async def _stream_to(
             digest.update(chunk)
 
     while True:
-        chunk = (
-            await source.read_chunk(READ_CHUNK)
-            if hasattr(source, "read_chunk")
-            else (await source.read(READ_CHUNK))
-        )
+        chunk = await read(READ_CHUNK)
         if not chunk:
             return written
         await loop.run_in_executor(None, write, chunk)
@@ -266,7 +273,7 @@ async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Resp
                 filename = part.filename or "file"
                 f = await _open(partial, "wb")
                 try:
-                    await _stream_to(request, part, f, digest, cut_after=cut, uuid=uuid)
+                    await _stream_to(request, part.read_chunk, f, digest, cut_after=cut, uuid=uuid)
                 finally:
                     f.close()  # not awaited: must run even when the handler is cancelled
             else:
@@ -328,13 +335,15 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
         f = await _open(path, "r+b")
         try:
             await loop.run_in_executor(None, f.seek, first)
-            written = await _stream_to(request, request.content, f, None, cut_after=cut, uuid=uuid)
+            written = await _stream_to(
+                request, request.content.read, f, None, cut_after=cut, uuid=uuid
+            )
         finally:
             f.close()  # not awaited: must run even when the handler is cancelled
         if written != expected:
             raise UploadFailure(400, f"got {written} bytes for a {expected}-byte range")
         upload = platform.state.get("upload", uuid) or upload  # others wrote meanwhile
-        upload["ranges"] = merge_range(upload["ranges"], first, last)
+        upload["ranges"] = [list(r) for r in merge_ranges([*upload["ranges"], (first, last)])]
         upload["received"] = sum(b - a + 1 for a, b in upload["ranges"])
         platform.progress[uuid] = upload["received"]
         platform.state.put("upload", uuid, upload)

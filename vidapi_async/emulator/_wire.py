@@ -14,7 +14,6 @@ __all__ = [
     "ApiError",
     "error_response",
     "format_ranges",
-    "merge_range",
     "parse_bool",
     "parse_content_range",
     "select_fields",
@@ -109,17 +108,6 @@ def parse_content_range(value: str) -> tuple[int, int, int] | tuple[None, None, 
     if first > last or last >= total:
         raise ApiError(416, "invalid_parameter", f"Content-Range {value!r} is out of bounds")
     return first, last, total
-
-
-def merge_range(ranges: list[list[int]], first: int, last: int) -> list[list[int]]:
-    """Inclusive byte ranges, sorted and merged (adjacent ones too)."""
-    merged: list[list[int]] = []
-    for a, b in sorted([*ranges, [first, last]]):
-        if merged and a <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    return merged
 
 
 def format_ranges(ranges: list[list[int]], total: int) -> str:
