@@ -299,3 +299,86 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
         titles = Counter(v["title"] for v in emu.videos())
         assert sorted(titles) == [f"v{i:02d}" for i in range(30)]
         assert set(titles.values()) == {1}
+
+
+async def test_upload_checks_every_input_before_sending_a_byte(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    movie = str(make_file(tmp_path / "m.mp4", 50_000))
+    broken = tmp_path / "broken.srt"
+    broken.write_text("1\n00:00:01,000 --> later\nHi\n", encoding="utf-8")
+    cases = [
+        (
+            ["upload", str(tmp_path / "missing.mp4"), "--title", "t", "--channel", "news"],
+            "no such file",
+        ),
+        (["upload", movie, "--title", "t", "--channel", "Bad Channel"], "channel"),
+        (["upload", movie, "--title", " ", "--channel", "news"], "title"),
+        (
+            [
+                "upload",
+                movie,
+                "--title",
+                "t",
+                "--channel",
+                "news",
+                "--subtitle",
+                "en=" + str(broken),
+            ],
+            "cue 1",
+        ),
+        (
+            [
+                "upload",
+                movie,
+                "--title",
+                "t",
+                "--channel",
+                "news",
+                "--subtitle",
+                "english=" + str(broken),
+            ],
+            "language",
+        ),
+        (
+            [
+                "upload",
+                movie,
+                "--title",
+                "t",
+                "--channel",
+                "news",
+                "--password",
+                "--subtitle",
+                "en=" + str(tmp_path / "none.srt"),
+            ],
+            "no such file",
+        ),
+    ]
+    for args, words in cases:
+        code, _, err = await vidapi(*args, env=env, stdin=b"hunter22\n")
+        assert code == EXIT_USAGE, (args, err)
+        assert words in err, err
+        assert "Traceback" not in err
+    assert [r for r in emulator.requests if r.host == "upload"] == []
+    assert emulator.videos() == []
+
+
+async def test_upload_with_a_password_creates_the_video_protected(
+    emulator: Emulator, tmp_path: Path, srt_file: Path
+) -> None:
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    movie = str(make_file(tmp_path / "m.mp4", 50_000))
+    code, out, err = await vidapi(
+        "--json", "upload", movie, "--title", "t", "--channel", "news", "--password",
+        "--subtitle", f"en={srt_file}", env=env, stdin=b"hunter22\n",
+    )  # fmt: skip
+    assert code == 0, err
+    video_id = json.loads(out)["id"]
+    [video] = emulator.videos()
+    assert video["password"] == "hunter22"
+    writes = [
+        r.path for r in emulator.requests if r.method == "POST" and r.path.startswith("/video/")
+    ]
+    assert writes == [f"/video/{video_id}/subtitles"]  # no window before a later password write

@@ -87,6 +87,7 @@ class OAuth:
         self._leeway = leeway
         self._clock = clock
         self._token: AccessToken | None = None
+        self._token_leeway = leeway
         self._lock = asyncio.Lock()
         self.grant_type = dict(grant).get("grant_type", "refresh_token")
 
@@ -139,7 +140,7 @@ class OAuth:
     async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
         async with self._lock:
             token = self._token
-            if token is None or token.expires_within(self._leeway, now=self._clock()):
+            if token is None or token.expires_within(self._token_leeway, now=self._clock()):
                 self._token = token = await self._fetch(post_form, self.token_url or token_url)
             return token
 
@@ -171,13 +172,17 @@ class OAuth:
         refresh = data.get("refresh_token")
         if isinstance(refresh, str) and refresh:
             self._refresh_token = refresh
+        lifetime = (
+            float(expires_in)
+            if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
+            else None
+        )
+        # Refresh ``leeway`` seconds early, but never earlier than half the token's life:
+        # a 30 s token is not refetched before every call under a 60 s leeway.
+        self._token_leeway = self._leeway if lifetime is None else min(self._leeway, lifetime / 2)
         return AccessToken(
             access,
             scopes=frozenset(scope.split()) if isinstance(scope, str) else None,
-            expires_at=(
-                self._clock() + float(expires_in)
-                if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
-                else None
-            ),
+            expires_at=None if lifetime is None else self._clock() + lifetime,
             refresh_token=self._refresh_token,
         )

@@ -24,6 +24,7 @@ import enum
 import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
@@ -33,7 +34,7 @@ import attrs
 from . import _validate as check
 from ._client import Client
 from ._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
-from ._files import inspect_file
+from ._files import check_srt_file, inspect_file
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._models import UploadSession, Video
 
@@ -217,6 +218,15 @@ class BatchUploader:
             self._journal = arg
         else:
             raise InvalidArgumentError("journal", "expected a path, a Journal or None")
+        opener = getattr(self._journal, "open", None)
+        if opener is not None:
+            try:
+                await opener()
+            except BaseException:
+                if self._owns_journal:
+                    await self._journal.close()
+                self._journal = None
+                raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -346,6 +356,12 @@ class BatchUploader:
 
     async def _pipeline(self, job: UploadJob, record: JobRecord) -> None:
         client = self.client
+        if record.stage.rank < Stage.SUBTITLES.rank:
+            # Every input is checked before the first byte is sent: a broken or missing
+            # subtitle file fails the job here, not after its video exists.
+            for spec in job.subtitles:
+                if spec.path is not None:
+                    await asyncio.to_thread(check_srt_file, spec.path)
         if record.stage.rank < Stage.UPLOADED.rank:
             await self._upload(job, record)
         if record.stage.rank < Stage.CREATED.rank:
@@ -383,8 +399,7 @@ class BatchUploader:
                 await self._advance(record, Stage.CREATED)
             await self._advance(record, Stage.SUBTITLES)
         if record.stage.rank < Stage.PASSWORD.rank:
-            if job.password is not None:
-                await client.set_password(record.video_id, job.password)
+            # The password travelled with the create: the video was never public.
             await self._advance(record, Stage.PASSWORD)
         if record.stage.rank < Stage.LIVE.rank:
             if job.live:
@@ -405,6 +420,7 @@ class BatchUploader:
                     channel=job.channel,
                     published=job.published,
                     dedupe_tag=_tag(record.key),
+                    password=job.password,
                 )
             except BadRequestError as exc:
                 if again or _bad_param(exc) != "url":
@@ -488,11 +504,13 @@ def _bad_param(exc: BadRequestError) -> str | None:
     return param if isinstance(param, str) else None
 
 
+_TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
 def _tag(key: str) -> str:
-    """The tag that marks the video a job created (letters, digits, '-', '_')."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
-    if safe != key or len(safe) > 80:
-        safe = hashlib.sha256(key.encode()).hexdigest()[:32]
+    """The tag that marks the video a job created: ``vidapi-`` and the key itself when
+    it is ASCII letters, digits, '-' and '_' (80 at most), else a hash of the key."""
+    safe = key if _TAG_SAFE.fullmatch(key) else hashlib.sha256(key.encode()).hexdigest()[:32]
     return f"vidapi-{safe}"
 
 

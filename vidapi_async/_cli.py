@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _errors as e
+from . import _validate as check
 from ._cli_batch import add_parser as add_batch_parser
 from ._client import DEFAULT_BASE_URL, Client
+from ._files import check_srt_file, inspect_file
 from ._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -141,7 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print("stopped")
         return 130
     except e.VidapiError as exc:
-        console.print(f"[red]vidapi: {type(exc).__name__}: {exc}[/red]", highlight=False)
+        from rich.markup import escape
+
+        console.print(
+            f"[red]vidapi: {type(exc).__name__}: {escape(str(exc))}[/red]",
+            highlight=False,
+            soft_wrap=True,
+        )
         return exit_code(exc)
 
 
@@ -235,27 +243,39 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _upload(args: argparse.Namespace, client: Client, console: Console) -> int:
+    # Every input is checked before the first byte is sent: a bad channel, an empty
+    # title or a broken subtitle never costs a whole upload, and never leaves a video
+    # half made.
+    check.title(args.title)
+    check.channel(args.channel)
+    await asyncio.to_thread(inspect_file, args.file)
     subtitles = []
     for spec in args.subtitle:
         lang, sep, path = spec.partition("=")
         if not sep or not path:
             raise e.InvalidArgumentError("--subtitle", f"expected LANG=FILE.srt, got {spec!r}")
-        subtitles.append((lang, path))
+        subtitles.append((check.language(lang), path))
+        await asyncio.to_thread(check_srt_file, path)
     password = await asyncio.to_thread(_read_password) if args.password else None
+    if args.password:
+        check.password(password)
     uploaded = await upload_with_bar(
         client, args.file, console, chunked=args.chunked, workers=args.workers
     )
+    # The password travels with the create: the video is never public unprotected.
     video = await client.create_video(
-        url=uploaded.url, title=args.title, channel=args.channel, published=not args.unpublished
+        url=uploaded.url,
+        title=args.title,
+        channel=args.channel,
+        published=not args.unpublished,
+        password=password,
     )
     result: dict[str, Any] = {"id": video.id, "title": video.title, "subtitles": []}
     for lang, path in subtitles:
         sub = await client.upload_subtitle(video.id, path, language=lang)
         result["subtitles"].append({"id": sub.id, "language": sub.language})
     if password is not None:
-        result["password_protected"] = (
-            await client.set_password(video.id, password)
-        ).password_protected
+        result["password_protected"] = True
     _out(args, result, f"created video {video.id}")
     return EXIT_OK
 

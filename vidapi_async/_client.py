@@ -18,19 +18,16 @@ from ._chunked import chunked_upload
 from ._convert import structure
 from ._errors import (
     ClientClosedError,
-    FileError,
     InsufficientScopeError,
     InvalidArgumentError,
     InvalidTokenError,
     UsageError,
 )
-from ._files import inspect_file, read_bytes
-from ._files import upload_url as upload_url_of
+from ._files import check_srt_file, inspect_file
 from ._http import RawResponse, Timeouts, Transport
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
 from ._retry import RetryPolicy, create_checked, retrying
-from ._srt import parse_srt
 
 __all__ = ["DEFAULT_BASE_URL", "Client"]
 
@@ -39,7 +36,6 @@ log = logging.getLogger("vidapi_async")
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 DEFAULT_CHUNK_SIZE: Final = 1024 * 1024
 DEFAULT_RANGE_SIZE: Final = 4 * 1024 * 1024
-MAX_SRT_BYTES: Final = 10 * 1024 * 1024
 VIDEO_FIELDS: Final = ("id", "title", "channel", "owner", "published", "mode", "status")
 LIVE_FIELDS: Final = (
     *VIDEO_FIELDS,
@@ -86,7 +82,7 @@ class Client:
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        self.base_url = check.http_url(base_url, "base_url").rstrip("/")
+        self.base_url = check.base_url(base_url)
         self._auth = auth
         self._transport = Transport(session, limit=connection_limit)
         self.timeouts = timeouts or Timeouts()
@@ -96,6 +92,7 @@ class Client:
         self._closed = False
         self._token: AccessToken | None = None
         self._origin = wire.origin(self.base_url)
+        self._https = self._origin[0] == "https"
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -144,7 +141,11 @@ class Client:
             data=request.encoded_form(),
             timeout=self.timeouts.for_api(),
         )
-        return wire.decode_oauth_response(request, resp.status, resp.headers, resp.body)
+        # A token endpoint may echo the form: every credential in it is masked.
+        secrets = [v for k, v in fields if k in wire.SECRET_FORM_FIELDS]
+        return wire.decode_oauth_response(
+            request, resp.status, resp.headers, resp.body, secrets=secrets
+        )
 
     async def access_token(self) -> AccessToken:
         """The token in use (fetched or refreshed if needed). Its repr hides the token."""
@@ -191,6 +192,7 @@ class Client:
                 headers=headers,
                 data=body,
                 timeout=self.timeouts.for_api(),
+                exact_url=request.exact_url,
             )
             try:
                 return wire.decode_api_response(
@@ -208,7 +210,11 @@ class Client:
 
     @staticmethod
     def _form_secrets(request: wire.Request) -> Iterable[str]:
-        return (v for k, v in request.form or () if k == "password")
+        return (v for k, v in request.form or () if k in wire.SECRET_FORM_FIELDS)
+
+    def _server_url(self, url: object, name: str) -> str:
+        """An address the server handed out, checked before anything is sent to it."""
+        return check.server_url(url, name, https_only=self._https)
 
     def _api(self, method: str, path: str, **kw: Any) -> wire.Request:
         return wire.api_request(self.base_url, method, path, **kw)
@@ -223,8 +229,8 @@ class Client:
     async def get_upload_progress(self, upload: UploadSession | str) -> UploadProgress:
         """``GET progress_url``: the state of an upload (no token is sent there)."""
         url = upload.progress_url if isinstance(upload, UploadSession) else upload
-        url = check.http_url(url, "progress_url")
-        request = wire.Request("GET", url, authenticated=False)
+        url = self._server_url(url, "progress_url")
+        request = wire.Request("GET", url, authenticated=False, exact_url=True)
         return structure(await self._call(request), UploadProgress, what="GET progress_url")
 
     async def upload_file(
@@ -257,6 +263,8 @@ class Client:
         it holds and sends only the rest.
         """
         self._check_open()
+        if upload_session is not None and not isinstance(upload_session, UploadSession):
+            raise InvalidArgumentError("upload_session", "expected an UploadSession")
         local = await asyncio.to_thread(inspect_file, path)
         default = DEFAULT_RANGE_SIZE if chunked else self.chunk_size
         size = check.positive_int(chunk_size, "chunk_size") if chunk_size else default
@@ -271,7 +279,7 @@ class Client:
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
         if chunked:
             session = upload_session or await self.get_upload_session()
-            url = upload_url_of(session.upload_url)
+            url = self._server_url(session.upload_url, "upload_url")
 
             async def send(
                 headers: dict[str, str], body: FileBody | bytes, body_error: FileBody | None
@@ -283,6 +291,8 @@ class Client:
                     data=body,
                     timeout=self.timeouts.for_upload(),
                     body_error=body_error,
+                    exact_url=True,
+                    answer_within=self.timeouts.upload_read,
                 )
 
             data = await chunked_upload(
@@ -301,7 +311,7 @@ class Client:
         async def attempt(n: int) -> UploadedFile:
             session = upload_session if n == 1 and upload_session else None
             session = session or await self.get_upload_session()
-            url = upload_url_of(session.upload_url)
+            url = self._server_url(session.upload_url, "upload_url")
             boundary = new_boundary()
             head, tail = multipart_envelope(boundary, "file", name)
             body = FileBody(
@@ -320,6 +330,8 @@ class Client:
                 data=body,
                 timeout=self.timeouts.for_upload(),
                 body_error=body,
+                exact_url=True,
+                answer_within=self.timeouts.upload_read,
             )
             data = wire.decode_upload_response(resp.status, resp.body)
             return structure(data, UploadedFile, what="upload response", status=resp.status)
@@ -338,11 +350,14 @@ class Client:
         is_created_for_kids: bool = False,
         extra: Mapping[str, str] | None = None,
         dedupe_tag: str | None = None,
+        password: str | None = None,
     ) -> Video:
         """``POST /me/videos``: create a video from an uploaded file's ``url``.
 
         ``is_created_for_kids`` is always sent: the live platform requires it.
         ``extra`` adds form fields as given (already encoded as the platform wants).
+        ``password`` travels in the create itself, so the video is protected from the
+        moment it exists (never public first, then protected).
 
         A create is retried only when it surely did not take effect (no connection, or
         a 429). With ``dedupe_tag`` (letters, digits, '-' and '_'), the video is tagged
@@ -353,6 +368,8 @@ class Client:
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
         form = dict(extra or {})
+        if password is not None:
+            form["password"] = check.password(password) or ""
         if dedupe_tag is not None:
             tags = [t for t in form.get("tags", "").split(",") if t]
             form["tags"] = ",".join([*tags, dedupe_tag])
@@ -405,9 +422,12 @@ class Client:
             )
             data = await self._call(request)
             items = data.get("list")
-            for item in items if isinstance(items, list) else []:
+            items = items if isinstance(items, list) else []
+            for item in items:
                 yield structure(item, Video, what=request.what)
-            if data.get("has_more") is not True:
+            if data.get("has_more") is not True or not items:
+                # An empty page ends the listing whatever has_more claims: paging on
+                # would ask for ever-emptier pages without end.
                 return
             page += 1
 
@@ -612,11 +632,7 @@ class Client:
         """
         check.video_id(video_id)
         lang = check.language(language)
-        local = await asyncio.to_thread(inspect_file, path)
-        if local.size > MAX_SRT_BYTES:
-            raise FileError(local.path, f"larger than {MAX_SRT_BYTES} bytes: not a subtitle file")
-        data = await asyncio.to_thread(read_bytes, local.path)
-        parse_srt(data, local.path)
+        local = await asyncio.to_thread(check_srt_file, path)
         uploaded = await self.upload_file(local.path)
         return await self.create_subtitle(video_id, language=lang, url=uploaded.url, dedupe=dedupe)
 

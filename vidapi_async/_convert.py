@@ -31,6 +31,8 @@ Flag = NewType("Flag", bool)
 """A JSON boolean, and nothing else."""
 Text = NewType("Text", str)
 """A JSON string, and nothing else (no str() of numbers or objects)."""
+ObjectId = NewType("ObjectId", str)
+"""An object's id: a non-empty JSON string, never null (it names what was created)."""
 Timestamp = NewType("Timestamp", int)
 """A UNIX timestamp: a JSON integer."""
 
@@ -73,6 +75,12 @@ def _text(value: object, _: object) -> Text:
     raise ValueError(f"expected a string, got {value!r}")
 
 
+def _object_id(value: object, _: object) -> ObjectId:
+    if isinstance(value, str) and value:
+        return ObjectId(value)
+    raise ValueError(f"expected an object id (a non-empty string), got {value!r}")
+
+
 def _timestamp(value: object, _: object) -> Timestamp:
     if isinstance(value, int) and not isinstance(value, bool):
         return Timestamp(value)
@@ -92,18 +100,24 @@ _converter.register_structure_hook(YesNo, _yes_no)
 _converter.register_structure_hook(Flag, _flag)
 _converter.register_structure_hook(Text, _text)
 _converter.register_structure_hook(Timestamp, _timestamp)
+_converter.register_structure_hook(ObjectId, _object_id)
 _converter.register_structure_hook(Dimension, _dimension)
 
 T = TypeVar("T")
 
 
-def _wire_types(cls: type[Any], types: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+def _wire_types(
+    cls: type[Any], types: Mapping[str, Any], required: Mapping[str, Any] | None = None
+) -> Callable[[Mapping[str, Any]], Any]:
     """A structure function for ``cls`` that reads each field through its wire type.
 
     The models' annotations say what a user gets (``int | None``); ``types`` says what
     the wire sends (``ByteCount | None``), so the models stay free of wire rules.
+    ``required`` fields take their wire type with no ``null`` allowed.
     """
     overrides = {name: override(struct_hook=_optional(wire)) for name, wire in types.items()}
+    for name, wire in (required or {}).items():
+        overrides[name] = override(struct_hook=_converter.get_structure_hook(wire))
     hook = make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
     return lambda data: hook(data, cls)
 
@@ -140,7 +154,6 @@ _video = _wire_types(
     {
         **dict.fromkeys(
             (
-                "id",
                 "title",
                 "channel",
                 "owner",
@@ -156,6 +169,7 @@ _video = _wire_types(
         **dict.fromkeys(("start_time", "end_time"), Timestamp),
         "fields": Any,
     },
+    required={"id": ObjectId},
 )
 _subtitle = _wire_types(
     Subtitle,

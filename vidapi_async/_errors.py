@@ -7,7 +7,8 @@ The tree::
     │   ├── InvalidArgumentError       a bad id, title, channel, language, password, ...
     │   ├── FileError                  a local file is missing, a directory, unreadable, empty
     │   ├── SubtitleFileError          a local .srt file does not parse; names the cue
-    │   └── ClientClosedError          the Client was closed and cannot be reopened
+    │   ├── ClientClosedError          the Client was closed and cannot be reopened
+    │   └── InvalidRequestError        aiohttp cannot carry the request (a header, a url)
     ├── TransportError                 the request may or may not have reached the server
     │   ├── ConnectError               no connection was made: nothing reached the server
     │   ├── RequestTimeoutError        a connect, read or total timeout ran out
@@ -25,14 +26,19 @@ The tree::
     │   ├── RateLimitedError           429; ``retry_after`` in seconds when the server said
     │   ├── ServerError                5xx
     │   └── UnexpectedResponseError    a success status whose body is not what the API sends
-    └── UploadError                    the upload server refused or the upload went wrong
-        ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
-        │                              ``{"error": {"message": ..., "code": ...}}``
-        └── FileChangedError           the file changed size while it was being sent
+    │       └── InsecureURLError           an http:// address handed out under an https API
+    ├── UploadError                    the upload server refused or the upload went wrong
+    │   ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
+    │   │                              ``{"error": {"message": ..., "code": ...}}``
+    │   └── FileChangedError           the file changed size while it was being sent
+    └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
 
-aiohttp's exceptions never escape: ``vidapi_async._http`` translates them, keeping the
-original as ``__cause__``. Messages, reprs and ``str()`` never contain an access token,
-a client secret or a video password: those values never reach an exception at all.
+aiohttp's exceptions never escape: ``vidapi_async._http`` translates every one of them
+(and the ``ValueError`` it raises for a request it cannot build). The original is not
+kept as ``__cause__``: aiohttp's errors carry the request's headers, the bearer token
+among them; the message names its class instead. Messages, reprs and ``str()`` never
+contain an access token, a client secret or a video password: the client never puts
+them into one, and what a server echoes is masked before it reaches an exception.
 """
 
 from __future__ import annotations
@@ -50,10 +56,13 @@ __all__ = [
     "FileChangedError",
     "FileError",
     "ForbiddenError",
+    "InsecureURLError",
     "InsufficientScopeError",
     "InvalidArgumentError",
     "InvalidParameterError",
+    "InvalidRequestError",
     "InvalidTokenError",
+    "JournalError",
     "MissingParameterError",
     "NotFoundError",
     "OAuthError",
@@ -119,6 +128,11 @@ class SubtitleFileError(UsageError):
 
 class ClientClosedError(UsageError):
     """The Client was closed; create a new one."""
+
+
+class InvalidRequestError(UsageError):
+    """The HTTP layer refused to build the request (a header or url it cannot carry).
+    Nothing was sent."""
 
 
 # --- the network -----------------------------------------------------------------------
@@ -259,6 +273,11 @@ class UnexpectedResponseError(APIError):
     """A response that the API does not send: not JSON, or missing a required field."""
 
 
+class InsecureURLError(UnexpectedResponseError):
+    """The API (reached over https) handed out an ``http://`` address: following it would
+    send the file, or the request, in clear. Nothing was sent there."""
+
+
 # --- uploads ---------------------------------------------------------------------------
 
 
@@ -288,3 +307,16 @@ class FileChangedError(UploadError):
         super().__init__(f"{path}: {message} (expected {expected} bytes)")
         self.path = path
         self.expected = expected
+
+
+# --- batch journals --------------------------------------------------------------------
+
+
+class JournalError(VidapiError):
+    """A batch journal cannot be used: held by another live process, corrupt, of a
+    foreign schema or a newer version, not writable, or a directory. ``path`` names it.
+    Raised when the journal is opened, before any job starts."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"journal {path}: {message}")
+        self.path = path

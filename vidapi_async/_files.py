@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import stat
 
-from . import _validate as check
-from ._errors import FileError, InvalidArgumentError
+from ._errors import FileError
+from ._srt import parse_srt
 
-__all__ = ["LocalFile", "inspect_file", "read_bytes", "upload_url"]
+__all__ = ["MAX_SRT_BYTES", "LocalFile", "check_srt_file", "inspect_file"]
+
+MAX_SRT_BYTES = 10 * 1024 * 1024
 
 
 class LocalFile:
@@ -47,13 +49,12 @@ def inspect_file(path: str | os.PathLike[str]) -> LocalFile:
     return LocalFile(name, st.st_size)
 
 
-def upload_url(url: object) -> str:
-    """An upload address, checked to be an absolute http(s) URL."""
-    if not isinstance(url, str):
-        raise InvalidArgumentError("upload_session", "expected an UploadSession")
-    return check.http_url(url, "upload_url")
-
-
-def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+def check_srt_file(path: str | os.PathLike[str]) -> LocalFile:
+    """Check a local subtitle file before anything is sent: a readable file of at most
+    ``MAX_SRT_BYTES`` that parses as SRT (blocking: call it in a worker thread)."""
+    local = inspect_file(path)
+    if local.size > MAX_SRT_BYTES:
+        raise FileError(local.path, f"larger than {MAX_SRT_BYTES} bytes: not a subtitle file")
+    with open(local.path, "rb") as f:
+        parse_srt(f.read(), local.path)
+    return local

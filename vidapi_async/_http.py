@@ -12,9 +12,11 @@ from collections.abc import Mapping
 
 import aiohttp
 import attrs
+import yarl
 from aiohttp.payload import Payload
 
 from . import _errors as e
+from ._multipart import FileBody
 from ._sansio import url_for_humans
 
 __all__ = ["RawResponse", "Timeouts", "Transport"]
@@ -101,44 +103,96 @@ class Transport:
         data: bytes | Payload | None,
         timeout: aiohttp.ClientTimeout,
         body_error: Payload | None = None,
+        exact_url: bool = False,
+        answer_within: float | None = None,
     ) -> RawResponse:
-        """Send one request and read the whole (small) answer.
+        """Send one request and read the whole (small) answer, to its last byte.
 
         Redirects are not followed: the API does not redirect, and following one could
-        carry a request somewhere the caller did not choose. ``body_error`` is a
-        ``FileBody`` whose own failure (the file changed, the progress callback raised)
-        outranks the transport error that aiohttp reports for it.
+        carry a request somewhere the caller did not choose. ``exact_url``: the url is a
+        server's (an upload address) and goes out byte for byte, its percent-escapes
+        untouched. ``answer_within``: seconds the whole answer may take once the body
+        is sent (a server trickling its answer cannot hold the request forever).
+        ``body_error`` is a ``FileBody`` whose own failure (the file changed, the
+        progress callback raised) outranks the transport error aiohttp reports for it.
         """
         session = self._get_session()
+        target = yarl.URL(url, encoded=True) if exact_url else url
+        failure: BaseException
         try:
-            async with session.request(
-                method,
-                url,
-                headers=dict(headers),
-                data=data,
-                timeout=timeout,
-                allow_redirects=False,
-            ) as resp:
-                body = await resp.content.read(MAX_RESPONSE_BYTES + 1)
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise e.UnexpectedResponseError(
-                        f"{method} {url_for_humans(url)}: response larger than "
-                        f"{MAX_RESPONSE_BYTES} bytes",
-                        status=resp.status,
-                    )
-                return RawResponse(resp.status, dict(resp.headers), body)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            async with asyncio.timeout(None) as deadline:
+                if answer_within is not None:
+                    _start_answer_clock(data, deadline, answer_within)
+                async with session.request(
+                    method,
+                    target,
+                    headers=dict(headers),
+                    data=data,
+                    timeout=timeout,
+                    allow_redirects=False,
+                ) as resp:
+                    body = await _read_capped(resp, method, url)
+                    return RawResponse(resp.status, dict(resp.headers), body)
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             own = getattr(body_error, "error", None)
-            if isinstance(own, Exception):  # the file changed, or a progress callback raised
-                raise own from exc
-            raise translate(exc, method, url) from exc
+            # Translated outside this block: neither __cause__ nor __context__ may hold
+            # aiohttp's exception, whose request_info carries the Authorization header.
+            failure = own if isinstance(own, Exception) else translate(exc, method, url)
+        raise failure
 
 
-def translate(exc: BaseException, method: str, url: str) -> e.TransportError:
-    """aiohttp's (and asyncio's) exception, as ours. The url is shown without its query."""
+async def _read_capped(resp: aiohttp.ClientResponse, method: str, url: str) -> bytes:
+    """The whole body, however many segments it arrives in; refused past the cap. A body
+    shorter than its Content-Length raises aiohttp's payload error (translated)."""
+    declared = resp.content_length
+    if declared is not None and declared > MAX_RESPONSE_BYTES:
+        raise _too_large(resp.status, method, url)
+    body = bytearray()
+    async for piece in resp.content.iter_any():
+        body += piece
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise _too_large(resp.status, method, url)
+    return bytes(body)
+
+
+def _too_large(status: int, method: str, url: str) -> e.UnexpectedResponseError:
+    return e.UnexpectedResponseError(
+        f"{method} {url_for_humans(url)}: response larger than {MAX_RESPONSE_BYTES} bytes",
+        status=status,
+    )
+
+
+def _start_answer_clock(
+    data: bytes | Payload | None, deadline: asyncio.Timeout, seconds: float
+) -> None:
+    """Arm ``deadline`` when the body has been handed over (at once for a small one)."""
+    loop = asyncio.get_running_loop()
+
+    def arm() -> None:
+        if not deadline.expired():
+            deadline.reschedule(loop.time() + seconds)
+
+    if isinstance(data, FileBody):
+        data.on_written = arm
+    else:
+        arm()
+
+
+def translate(exc: BaseException, method: str, url: str) -> e.VidapiError:
+    """aiohttp's (and asyncio's) exception, as ours. The url is shown without its query;
+    of the original only its class (and an OS error's text) is kept."""
     shown = url_for_humans(url)
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL):
-        return e.ConnectError(f"cannot connect: {exc.__class__.__name__}", method=method, url=shown)
+    if isinstance(exc, aiohttp.InvalidURL) or (
+        isinstance(exc, ValueError) and not isinstance(exc, aiohttp.ClientError)
+    ):
+        return e.InvalidRequestError(
+            f"{method} {shown}: the request cannot be sent as given ({exc.__class__.__name__}:"
+            " a header or url holds characters HTTP cannot carry)"
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return e.ConnectError(
+            f"cannot connect: {exc.__class__.__name__}{_os_detail(exc)}", method=method, url=shown
+        )
     if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
         return e.RequestTimeoutError("timed out", method=method, url=shown)
     if isinstance(exc, aiohttp.ServerDisconnectedError):
@@ -148,5 +202,13 @@ def translate(exc: BaseException, method: str, url: str) -> e.TransportError:
             f"broken response: {exc.__class__.__name__}", method=method, url=shown
         )
     return e.ConnectionLostError(
-        f"connection failed: {exc.__class__.__name__}", method=method, url=shown
+        f"connection failed: {exc.__class__.__name__}{_os_detail(exc)}", method=method, url=shown
     )
+
+
+def _os_detail(exc: BaseException) -> str:
+    """``": Connection refused"``: an OS error's own text, which holds no header."""
+    for item in (exc, getattr(exc, "os_error", None)):
+        if isinstance(item, OSError) and item.strerror:
+            return f": {item.strerror}"
+    return ""

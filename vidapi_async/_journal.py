@@ -22,6 +22,13 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
+from ._errors import JournalError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["JobRecord", "Journal", "MemoryJournal", "SQLiteJournal", "Stage"]
 
 T = TypeVar("T")
@@ -70,7 +77,11 @@ class JobRecord:
 
 @runtime_checkable
 class Journal(Protocol):
-    """What a batch needs of a store of job progress."""
+    """What a batch needs of a store of job progress.
+
+    A journal may also define ``async def open(self)``: a batch awaits it on entering
+    its block, before any job starts, so that a journal it cannot use is refused then.
+    """
 
     async def load(self, key: str) -> JobRecord | None: ...
 
@@ -100,6 +111,9 @@ class MemoryJournal:
     def records(self) -> list[JobRecord]:
         return list(self._records.values())
 
+
+SCHEMA_VERSION = 1
+"""Stored in SQLite's ``user_version``; a journal of a newer version is refused."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -131,7 +145,16 @@ _UPSERT = (
 
 class SQLiteJournal:
     """A journal in one SQLite file. All database work runs on one worker thread, so
-    the event loop never waits on the disk and the connection is never shared."""
+    the event loop never waits on the disk and the connection is never shared.
+
+    ``open`` (awaited when a batch starts; ``load`` and ``save`` open it too) checks the
+    file and takes an exclusive lock on it (``flock`` on ``PATH.lock``) that the
+    operating system releases when the process ends, however it ends: a second live
+    process is refused with ``JournalError``, and a re-run right after a kill starts at
+    once. A file that is not a journal of this schema (corrupt, foreign, newer, an
+    unknown stage), a directory or a path that cannot be written raise ``JournalError``
+    there, before any job starts.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
         if synchronous not in ("NORMAL", "FULL"):
@@ -140,6 +163,7 @@ class SQLiteJournal:
         self._synchronous = synchronous
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
         self._db: sqlite3.Connection | None = None
+        self._lock_fd: int | None = None
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -147,14 +171,89 @@ class SQLiteJournal:
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
+    def _fail(self, message: str) -> JournalError:
+        return JournalError(self.path, message)
+
+    def _lock(self) -> None:
+        if fcntl is None:  # pragma: no cover - not POSIX: no cross-process lock
+            return
+        try:
+            fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._fail(f"cannot create its lock file: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise self._fail(
+                "another live process is using it; wait for it to finish or stop it "
+                "(one journal, one process: the lock is released when that process ends)"
+            ) from None
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
     def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
+        if self._db is not None:
+            return self._db
+        if os.path.isdir(self.path):
+            raise self._fail("is a directory; give a file path such as batch.sqlite")
+        self._lock()
+        try:
+            self._db = self._check(self._open_db())
+        except BaseException:
+            self._unlock()
+            raise
+        return self._db
+
+    def _open_db(self) -> sqlite3.Connection:
+        try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._fail(f"cannot open it: {exc}") from None
+        try:
             db.execute("pragma journal_mode=wal")
             db.execute(f"pragma synchronous={self._synchronous}")
+        except sqlite3.Error as exc:
+            db.close()
+            raise self._fail(f"not a usable SQLite database: {exc}") from None
+        return db
+
+    def _check(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        """Create the schema in a new file; in an old one, check it is ours, of a
+        version we read, with known stages; then prove the file can be written."""
+        try:
+            version = db.execute("pragma user_version").fetchone()[0]
+            tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
+            if version > SCHEMA_VERSION:
+                raise self._fail(f"written by a newer vidapi-async (schema {version})")
+            if tables and "jobs" not in tables:
+                raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
+            if "jobs" in tables:
+                columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
+                missing = {*_COLUMNS, "updated"} - columns
+                if missing:
+                    raise self._fail(
+                        f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
+                    )
+                known = {str(stage) for stage in Stage}
+                for (stage,) in db.execute("select distinct stage from jobs"):
+                    if stage not in known:
+                        raise self._fail(f"a job has the unknown stage {stage!r}")
+            db.execute("begin immediate")  # fails here, not after an upload, if read-only
             db.execute(_SCHEMA)
-            self._db = db
-        return self._db
+            db.execute(f"pragma user_version = {SCHEMA_VERSION}")
+            db.execute("commit")
+        except JournalError:
+            db.close()
+            raise
+        except sqlite3.Error as exc:
+            db.close()
+            raise self._fail(f"cannot be used: {exc}") from None
+        return db
 
     def _load(self, key: str) -> JobRecord | None:
         row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
@@ -173,6 +272,11 @@ class SQLiteJournal:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._unlock()
+
+    async def open(self) -> None:
+        """Check the journal and take its lock (``JournalError`` if it cannot be used)."""
+        await self._run(self._connect)
 
     async def load(self, key: str) -> JobRecord | None:
         return await self._run(self._load, key)
@@ -187,11 +291,18 @@ class SQLiteJournal:
             self._thread.shutdown(wait=True)
 
     def records_sync(self) -> list[JobRecord]:
-        """Every record (blocking; for tools and tests, not for the event loop)."""
-        db = sqlite3.connect(self.path)
+        """Every record (blocking; for tools and tests, not for the event loop). Reads
+        without the lock, so a running batch can be watched; a journal whose schema is
+        not written yet has no records."""
+        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
         try:
-            rows = db.execute(_SELECT + " order by updated")
-            return [_record(row) for row in rows.fetchall()]
+            try:
+                rows = db.execute(_SELECT + " order by updated").fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):
+                    return []
+                raise
+            return [_record(row) for row in rows]
         finally:
             db.close()
 

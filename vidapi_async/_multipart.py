@@ -45,11 +45,15 @@ def new_boundary() -> str:
     return "vidapi" + secrets.token_hex(16)
 
 
+_ESCAPED = {c: f"%{c:02X}" for c in (*range(0x20), 0x7F, ord('"'))}
+
+
 def _quote_filename(name: str) -> str:
-    # What browsers send (the HTML form-data encoding): UTF-8 as is, with only '"', CR
-    # and LF percent-escaped. RFC 7578 forbids filename* in form-data, and servers that
-    # see only an ASCII-escaped name store the escapes (the "missing file" reports).
-    return name.replace("\r", "%0D").replace("\n", "%0A").replace('"', "%22")
+    # What browsers send (the HTML form-data encoding): UTF-8 as is, with '"' and CR/LF
+    # percent-escaped. RFC 7578 forbids filename* in form-data, and servers that see only
+    # an ASCII-escaped name store the escapes (the "missing file" reports). Every other
+    # control character is escaped too: HTTP cannot carry them in a header.
+    return name.translate(_ESCAPED)
 
 
 def attachment_disposition(filename: str) -> str:
@@ -182,6 +186,9 @@ class FileBody(Payload):
         self._progress_base = progress_base
         self._progress_total = file_size if progress_total is None else progress_total
         self._size = len(head) + self._length + len(tail)
+        self.on_written: Callable[[], None] | None = None
+        """Called once the last byte is handed to the connection (the transport starts
+        the clock on the answer then)."""
         self.error: Exception | None = None
         """Set when the file changed under us (``FileChangedError``) or the progress
         callback raised: aiohttp wraps what ``write`` raises, so the caller looks here
@@ -238,6 +245,8 @@ class FileBody(Payload):
                 if now.st_size != self._file_size:
                     self._fail(f"the file grew to {now.st_size} bytes while it was sent")
             await writer.write(self._tail)
+            if self.on_written is not None:
+                self.on_written()
         finally:
             reader.close()
 

@@ -51,7 +51,8 @@ class RetryPolicy:
     base_delay: float = 0.5
     """Seconds: the backoff ceiling of the first retry; it doubles for each next one."""
     max_delay: float = 30.0
-    """Seconds: no backoff wait is longer (a server's Retry-After may be, within max_total)."""
+    """Seconds: no wait is longer. A server that asks (Retry-After) for a longer wait is
+    not retried: its error is raised at once, ``retry_after`` saying when to come back."""
     max_total: float | None = 300.0
     """Seconds from the first attempt after which no retry starts."""
     random: Callable[[], float] = attrs.field(default=random.random, repr=False)
@@ -72,6 +73,8 @@ class RetryPolicy:
             return None
         server_says = getattr(exc, "retry_after", None)
         wait = float(server_says) if server_says is not None else self.backoff(attempt)
+        if wait > self.max_delay:
+            return None  # never sleep a day on a server's word
         if self.max_total is not None and self.clock() - started + wait > self.max_total:
             return None
         return wait

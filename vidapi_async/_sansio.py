@@ -37,6 +37,9 @@ __all__ = [
 
 Form = tuple[tuple[str, str], ...]
 
+SECRET_FORM_FIELDS = frozenset({"password", "client_secret", "refresh_token", "code"})
+"""Form fields whose values never reach a message, even when a server echoes them."""
+
 
 @attrs.frozen
 class Request:
@@ -52,6 +55,8 @@ class Request:
     """The scope the operation needs, checked before sending when the token's are known."""
     idempotent: bool = True
     """Safe to send twice: reads, and writes that set a value to the same thing."""
+    exact_url: bool = False
+    """The url is a server's own (a progress address): sent byte for byte."""
 
     @property
     def what(self) -> str:
@@ -109,6 +114,17 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and len(secret) >= 3:
             text = text.replace(secret, "***")
     return text
+
+
+def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
+    """Decoded JSON (or headers) with every secret masked in every string, keys too."""
+    if isinstance(data, str):
+        return redact(data, secrets)
+    if isinstance(data, Mapping):
+        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact_data(v, secrets) for v in data]
+    return data
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -196,7 +212,8 @@ def api_error(
 ) -> e.APIError:
     """The exception for an error response from the API."""
     secrets = tuple(secrets)
-    data = _json_object(body) or {}
+    data = redact_data(_json_object(body) or {}, secrets)
+    headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     error_type: str | None = None
     reason: str | None = None
@@ -257,9 +274,16 @@ def decode_api_response(
 
 
 def decode_oauth_response(
-    request: Request, status: int, headers: Mapping[str, str], body: bytes
+    request: Request,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    secrets: Iterable[str | None] = (),
 ) -> Mapping[str, Any]:
-    """The token endpoint's JSON, or ``OAuthError`` (its errors are OAuth-shaped)."""
+    """The token endpoint's JSON, or ``OAuthError`` (its errors are OAuth-shaped).
+    ``secrets`` (the client secret, a password) are masked wherever the answer echoes
+    them."""
     if 200 <= status < 300:
         data = _json_object(body)
         if data is None or not isinstance(data.get("access_token"), str):
@@ -267,7 +291,7 @@ def decode_oauth_response(
                 f"{request.what}: the token response has no access_token", status=status
             )
         return data
-    error = api_error(request, status, headers, body)
+    error = api_error(request, status, headers, body, secrets=secrets)
     if status >= 500 or status == 429:
         raise error
     raise e.OAuthError(

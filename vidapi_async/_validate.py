@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from ._errors import InvalidArgumentError
+from ._errors import InsecureURLError, InvalidArgumentError, UnexpectedResponseError
 
 _VIDEO_ID = re.compile(r"[A-Za-z0-9]{1,64}")
 _CHANNEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -112,13 +112,55 @@ def password(value: object) -> str | None:
 
 
 def http_url(value: object, argument: str) -> str:
-    """An absolute http(s) URL."""
+    """An absolute http(s) URL. The message never echoes the value: a url may carry a
+    seal, a key or a password."""
     if not isinstance(value, str):
         raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidArgumentError(argument, f"{value!r} is not an absolute http(s) URL")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise InvalidArgumentError(argument, "is not a well-formed URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidArgumentError(argument, "is not an absolute http(s) URL")
     return value
+
+
+def base_url(value: object) -> str:
+    """The API's base URL: an absolute http(s) URL without credentials in it."""
+    url = http_url(value, "base_url")
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise InvalidArgumentError(
+            "base_url",
+            "must not hold a user name or password (user:pw@host): "
+            "give credentials with access_token= or auth=",
+        )
+    if parts.query or parts.fragment:
+        raise InvalidArgumentError("base_url", "must not have a query or fragment")
+    return url.rstrip("/")
+
+
+def server_url(value: object, argument: str, *, https_only: bool) -> str:
+    """An address the server handed out (an upload or progress url), to be used byte for
+    byte: printable ASCII, no spaces; ``https`` when the API itself is reached over it."""
+    if not isinstance(value, str) or not value.isascii() or not value.isprintable():
+        raise UnexpectedResponseError(f"the server's {argument} is not a usable URL", status=None)
+    if " " in value:
+        raise UnexpectedResponseError(f"the server's {argument} holds a space", status=None)
+    try:
+        url = http_url(value, argument)
+    except InvalidArgumentError as exc:
+        raise UnexpectedResponseError(
+            f"the server's {argument} {exc.message}", status=None
+        ) from None
+    if https_only and urlsplit(url).scheme != "https":
+        raise InsecureURLError(
+            f"the server's {argument} is http:// while the API is https://: refused, so that "
+            "nothing travels in clear (use an http base_url only for a local emulator)",
+            status=None,
+        )
+    return url
 
 
 def field_names(values: Iterable[str] | str) -> list[str]:
