@@ -43,8 +43,11 @@ def child_emulator(port_file: str, latency: float) -> None:
     from vidapi_async.emulator import Emulator, Faults
 
     async def main() -> None:
-        # no ffprobe: its ~0.1 s per upload would hide what the clients cost
-        async with Emulator(faults=Faults(latency=latency), probe=False) as emu:
+        # no ffprobe: its ~0.1 s per upload would hide what the clients cost; plain seals,
+        # since the SDK's chunked mode re-encodes escaped ones (%2F sent as /)
+        async with Emulator(
+            faults=Faults(latency=latency), probe=False, escaped_seals=False
+        ) as emu:
             write_atomically(port_file, emu.base_url)
             await asyncio.Event().wait()
 

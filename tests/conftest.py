@@ -14,12 +14,16 @@ from aiohttp import ClientResponse
 from aioresponses import aioresponses
 
 import vidapi_async as va
-from vidapi_async.emulator import Emulator
+from vidapi_async.emulator import Emulator, Faults
+
+WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
+"""Answers in 512-byte pieces with pauses: what a real network does to large answers.
+(The emulator's seals always hold escaped reserved characters.)"""
 
 
 @pytest.fixture
 async def emulator() -> AsyncIterator[Emulator]:
-    async with Emulator() as emu:
+    async with Emulator(faults=Faults(**WIRE_REALISTIC)) as emu:
         yield emu
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -13,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import yarl
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
@@ -22,14 +24,15 @@ from .conftest import make_file
 AUTH = {"Authorization": "Bearer demo-token"}
 
 
-async def upload_urls(emu: Emulator, s: aiohttp.ClientSession) -> dict[str, str]:
+async def upload_urls(emu: Emulator, s: aiohttp.ClientSession) -> dict[str, yarl.URL]:
+    """The addresses, to be sent exactly as returned (yarl would re-encode ``%2F``)."""
     async with s.get(f"{emu.base_url}/file/upload", headers=AUTH) as r:
         assert r.status == 200
-        return dict(await r.json())
+        return {k: yarl.URL(v, encoded=True) for k, v in (await r.json()).items()}
 
 
 async def post_range(
-    s: aiohttp.ClientSession, url: str, data: bytes, first: int, total: int
+    s: aiohttp.ClientSession, url: yarl.URL, data: bytes, first: int, total: int
 ) -> aiohttp.ClientResponse:
     headers = {
         "Content-Type": "application/octet-stream",
@@ -93,11 +96,31 @@ async def test_chunked_transfer_encoding_is_refused(emulator: Emulator) -> None:
 async def test_the_seal_is_verified(emulator: Emulator) -> None:
     async with aiohttp.ClientSession() as s:
         urls = await upload_urls(emulator, s)
-        forged = urls["upload_url"].rsplit("seal=", 1)[0] + "seal=0000"
+        forged = str(urls["upload_url"]).rsplit("seal=", 1)[0] + "seal=0000"
         form = aiohttp.FormData()
         form.add_field("file", b"data", filename="a.mp4")
         async with s.post(forged, data=form) as r:
             assert r.status == 403
+
+
+async def test_every_seal_holds_escapes_and_a_re_encoded_address_is_refused(
+    emulator: Emulator,
+) -> None:
+    async with aiohttp.ClientSession() as s:
+        for _ in range(8):
+            url = str((await upload_urls(emulator, s))["upload_url"])
+            seal = url.split("seal=", 1)[1]
+            assert "%2F" in seal and "%3D" in seal, seal
+        reencoded = url.replace("%2F", "/")  # what yarl does to an address by default
+        for target in (reencoded, yarl.URL(url)):
+            form = aiohttp.FormData()
+            form.add_field("file", b"data", filename="a.mp4")
+            async with s.post(target, data=form) as r:
+                assert r.status == 403
+        form = aiohttp.FormData()
+        form.add_field("file", b"data", filename="a.mp4")
+        async with s.post(yarl.URL(url, encoded=True), data=form) as r:
+            assert r.status == 200
 
 
 async def test_a_multipart_without_file_part_is_missing_file(emulator: Emulator) -> None:
@@ -290,3 +313,28 @@ async def test_the_emulator_refuses_unknown_categories(client: va.Client, video_
     assert (
         await client.create_video(url=uploaded.url, title="t", channel="webcam")
     ).channel == "webcam"
+
+
+async def test_segment_faults_send_an_answer_in_pieces_with_its_exact_length(
+    emulator: Emulator,
+) -> None:
+    emulator.faults.segment_bytes = 20
+    emulator.faults.segment_delay = 0.05
+    port = int(emulator.base_url.rsplit(":", 1)[1])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            b"GET /me/videos?limit=100 HTTP/1.1\r\nHost: x\r\n"
+            b"Authorization: Bearer demo-token\r\nConnection: close\r\n\r\n"
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        first = await reader.read(65536)
+        rest = await reader.read()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    assert length > 40
+    assert len(first) <= 20  # the first piece alone: the rest came after a pause
+    assert len(first) + len(rest) == length
+    assert json.loads(first + rest)["list"] == []

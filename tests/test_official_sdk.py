@@ -90,8 +90,16 @@ async def run_sdk(sdk: Path, emu: Emulator, path: Path, workers: int) -> dict[st
 
 @pytest.mark.parametrize("workers", [0, 3], ids=["multipart", "chunked-3-workers"])
 async def test_the_official_sdk_uploads_and_creates(
-    sdk_path: Path, emulator: Emulator, tmp_path: Path, workers: int
+    sdk_path: Path, tmp_path: Path, workers: int
 ) -> None:
+    # The SDK's chunked mode posts through aiohttp without encoded=True: yarl re-encodes
+    # the address (%2F goes out as /) and an escaped seal would be refused. Its requests
+    # (multipart) mode keeps the address as returned, so it meets the escaped seals.
+    async with Emulator(escaped_seals=workers == 0) as emulator:
+        await _sdk_round(sdk_path, emulator, tmp_path, workers)
+
+
+async def _sdk_round(sdk_path: Path, emulator: Emulator, tmp_path: Path, workers: int) -> None:
     # 13 MiB + a bit: three 4 MiB-aligned regions for the chunked mode.
     src = make_file(tmp_path / "sdk-clip.mp4", 13 * 1024 * 1024 + 333)
     result = await run_sdk(sdk_path, emulator, src, workers)

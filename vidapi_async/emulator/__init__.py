@@ -71,16 +71,40 @@ def _middleware(platform: Platform, host: str) -> Any:
         try:
             response = await handler(request)
         except ApiError as err:
-            return error_response(err)
+            response = error_response(err)
         except UploadFailure as failure:
-            return failure.response()
+            response = failure.response()
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
             if request.transport is not None:
                 request.transport.abort()  # the answer below goes nowhere
+        if faults.segment_bytes and not request.path.startswith("/_emulator/"):
+            return await _in_segments(request, response, faults)
         return response
 
     return middleware
+
+
+async def _in_segments(
+    request: web.Request, response: web.StreamResponse, faults: Faults
+) -> web.StreamResponse:
+    """Send a buffered answer in pieces with pauses, its Content-Length exact."""
+    if not isinstance(response, web.Response) or response.prepared:
+        return response  # streamed already (files)
+    body = response.body
+    if not isinstance(body, bytes) or faults.segment_bytes is None:
+        return response
+    out = web.StreamResponse(status=response.status, reason=response.reason)
+    out.headers.update(response.headers)
+    out.content_length = len(body)
+    await out.prepare(request)
+    step = max(1, faults.segment_bytes)
+    for start in range(0, len(body), step):
+        if start:
+            await asyncio.sleep(faults.segment_delay)
+        await out.write(body[start : start + step])
+    await out.write_eof()
+    return out
 
 
 def _fault(
@@ -149,7 +173,13 @@ async def get_stats(request: web.Request) -> web.Response:
 class Emulator:
     """The platform on 127.0.0.1. Ports default to free ones; ``data_dir`` keeps state
     (SQLite) and files across restarts, otherwise both live in a temporary directory
-    removed on close. ``probe=False`` skips ffprobe (about 0.1 s per upload)."""
+    removed on close. ``probe=False`` skips ffprobe (about 0.1 s per upload).
+
+    Upload seals hold escaped reserved characters (``%2F``, ``%3D``, often ``%2B``) and
+    are checked as they arrive: a client that re-encodes its upload address is refused
+    (403), as the platform's "used exactly as returned" allows. ``escaped_seals=False``
+    hands out plain hex seals, for clients that re-encode (the official SDK's chunked
+    mode sends ``%2F`` as ``/``)."""
 
     def __init__(
         self,
@@ -163,10 +193,12 @@ class Emulator:
         tokens: Mapping[str, tuple[str, ...]] | None = None,
         public_host: str | None = None,
         probe: bool = True,
+        escaped_seals: bool = True,
     ) -> None:
         self._host = host
         self._public_host = public_host or host
         self._probe = probe
+        self._escaped_seals = escaped_seals
         self._ports = (port, upload_port)
         self._data_dir = os.fspath(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -195,7 +227,7 @@ class Emulator:
         files = os.path.join(root, "files")
         os.makedirs(files, exist_ok=True)
         platform = Platform(
-            state=State(db),
+            state=State(db, escaped_seals=self._escaped_seals),
             files_dir=files,
             faults=self.faults,
             token_lifetime=self._token_lifetime,

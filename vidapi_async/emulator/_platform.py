@@ -38,6 +38,11 @@ class Faults:
     drop_response_rate: float = 0.0
     """API requests that are carried out but whose answer is lost (the connection is
     closed instead): the "did my create happen?" case."""
+    segment_bytes: int | None = None
+    """Write every answer body in pieces of this many bytes, pausing ``segment_delay``
+    seconds between them: a client that takes the first piece for the whole answer
+    fails (what a real network does to large answers)."""
+    segment_delay: float = 0.0
     videos_per_day: int | None = None
     """Quota: creating more videos than this in 24 h is refused (403 quota_exceeded)."""
     methods: tuple[str, ...] | None = None

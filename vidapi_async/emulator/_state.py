@@ -8,6 +8,7 @@ restart. Objects are JSON documents in one table, one kind of object per ``kind`
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -16,6 +17,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 __all__ = ["ALL_SCOPES", "State"]
 
@@ -52,8 +54,9 @@ def new_id() -> str:
 class State:
     """All emulator state. ``path=None`` keeps it in memory."""
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, *, escaped_seals: bool = True) -> None:
         self.path = path
+        self.escaped_seals = escaped_seals
         self._db = sqlite3.connect(path or ":memory:", isolation_level=None)
         if path:
             # Handlers call in here on the event loop: WAL without an fsync per write keeps
@@ -150,10 +153,20 @@ class State:
     # --- uploads ---------------------------------------------------------------------------
 
     def seal(self, uuid: str) -> str:
-        return hmac.new(self._seal_secret, uuid.encode(), hashlib.sha256).hexdigest()[:32]
+        """The upload's seal as it stands in its address: two halves of the standard
+        base64 of an HMAC joined by '/', percent-escaped. Every seal holds ``%2F`` and
+        (17 bytes make a '=' pad) ``%3D``, many ``%2B``: a client that re-encodes the
+        address (``%2F`` sent as ``/``) breaks it and is refused. With
+        ``escaped_seals=False``, plain hex."""
+        digest = hmac.new(self._seal_secret, uuid.encode(), hashlib.sha256).digest()[:17]
+        if not self.escaped_seals:
+            return digest.hex()
+        text = base64.b64encode(digest).decode()
+        return quote(f"{text[:12]}/{text[12:]}", safe="")
 
-    def seal_ok(self, uuid: str, seal: str) -> bool:
-        return hmac.compare_digest(self.seal(uuid), seal)
+    def seal_ok(self, uuid: str, raw_seal: str) -> bool:
+        """Whether ``raw_seal``, as it arrived in the request target, is the seal."""
+        return hmac.compare_digest(self.seal(uuid).encode(), raw_seal.encode())
 
     def new_upload(self, owner: str) -> dict[str, Any]:
         uuid = secrets.token_hex(16)

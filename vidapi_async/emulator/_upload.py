@@ -58,7 +58,11 @@ def _p(request: web.Request) -> Platform:
 def _upload(request: web.Request) -> dict[str, Any]:
     platform = _p(request)
     uuid = request.query.get("uuid", "")
-    seal = request.query.get("seal", "")
+    # The seal is compared as it arrived, escapes and all: the platform hands out its
+    # addresses to be used exactly as returned, and a re-encoded one is refused.
+    raw_query = request.raw_path.partition("?")[2]
+    raw = [p.partition("=")[2] for p in raw_query.split("&") if p.startswith("seal=")]
+    seal = raw[0] if len(raw) == 1 else ""
     upload = platform.state.get("upload", uuid)
     if upload is None or not platform.state.seal_ok(uuid, seal):
         raise UploadFailure(403, "invalid upload url: unknown uuid or bad seal")
