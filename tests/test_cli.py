@@ -308,54 +308,24 @@ async def test_upload_checks_every_input_before_sending_a_byte(
     movie = str(make_file(tmp_path / "m.mp4", 50_000))
     broken = tmp_path / "broken.srt"
     broken.write_text("1\n00:00:01,000 --> later\nHi\n", encoding="utf-8")
-    cases = [
-        (
-            ["upload", str(tmp_path / "missing.mp4"), "--title", "t", "--channel", "news"],
-            "no such file",
-        ),
-        (["upload", movie, "--title", "t", "--channel", "Bad Channel"], "channel"),
-        (["upload", movie, "--title", " ", "--channel", "news"], "title"),
-        (
-            [
-                "upload",
-                movie,
-                "--title",
-                "t",
-                "--channel",
-                "news",
-                "--subtitle",
-                "en=" + str(broken),
-            ],
-            "cue 1",
-        ),
-        (
-            [
-                "upload",
-                movie,
-                "--title",
-                "t",
-                "--channel",
-                "news",
-                "--subtitle",
-                "english=" + str(broken),
-            ],
-            "language",
-        ),
-        (
-            [
-                "upload",
-                movie,
-                "--title",
-                "t",
-                "--channel",
-                "news",
-                "--password",
-                "--subtitle",
-                "en=" + str(tmp_path / "none.srt"),
-            ],
-            "no such file",
-        ),
+
+    def argv(change: dict[str, str | None]) -> list[str]:
+        """``vidapi upload`` with good options, some changed (``None``: a bare flag)."""
+        opts = {"file": movie, "--title": "t", "--channel": "news", **change}
+        args = ["upload", str(opts.pop("file"))]
+        for flag, value in opts.items():
+            args += [flag] if value is None else [flag, value]
+        return args
+
+    changes: list[tuple[dict[str, str | None], str]] = [
+        ({"file": str(tmp_path / "missing.mp4")}, "no such file"),
+        ({"--channel": "Bad Channel"}, "channel"),
+        ({"--title": " "}, "title"),
+        ({"--subtitle": f"en={broken}"}, "cue 1"),
+        ({"--subtitle": f"english={broken}"}, "language"),
+        ({"--password": None, "--subtitle": f"en={tmp_path / 'none.srt'}"}, "no such file"),
     ]
+    cases = [(argv(change), words) for change, words in changes]
     for args, words in cases:
         code, _, err = await vidapi(*args, env=env, stdin=b"hunter22\n")
         assert code == EXIT_USAGE, (args, err)
@@ -376,6 +346,7 @@ async def test_upload_with_a_password_creates_the_video_protected(
     )  # fmt: skip
     assert code == 0, err
     video_id = json.loads(out)["id"]
+    assert json.loads(out)["password_protected"] is True  # as the create answered
     [video] = emulator.videos()
     assert video["password"] == "hunter22"
     writes = [

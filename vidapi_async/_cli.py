@@ -275,7 +275,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         sub = await client.upload_subtitle(video.id, path, language=lang)
         result["subtitles"].append({"id": sub.id, "language": sub.language})
     if password is not None:
-        result["password_protected"] = True
+        result["password_protected"] = video.password_protected
     _out(args, result, f"created video {video.id}")
     return EXIT_OK
 

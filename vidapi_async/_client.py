@@ -36,7 +36,16 @@ log = logging.getLogger("vidapi_async")
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 DEFAULT_CHUNK_SIZE: Final = 1024 * 1024
 DEFAULT_RANGE_SIZE: Final = 4 * 1024 * 1024
-VIDEO_FIELDS: Final = ("id", "title", "channel", "owner", "published", "mode", "status")
+VIDEO_FIELDS: Final = (
+    "id",
+    "title",
+    "channel",
+    "owner",
+    "published",
+    "mode",
+    "status",
+    "password_protected",
+)
 LIVE_FIELDS: Final = (
     *VIDEO_FIELDS,
     "onair",
