@@ -15,6 +15,7 @@ from aioresponses import aioresponses
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
+from vidapi_async.testing import client_for
 
 WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
 """Answers in 512-byte pieces with pauses: what a real network does to large answers.
@@ -30,7 +31,7 @@ async def emulator() -> AsyncIterator[Emulator]:
 @pytest.fixture
 async def client(emulator: Emulator) -> AsyncIterator[va.Client]:
     """A client that never retries: error tests see the first failure."""
-    async with emulator.client(chunk_size=64 * 1024, retry=va.NO_RETRY) as c:
+    async with client_for(emulator, chunk_size=64 * 1024, retry=va.NO_RETRY) as c:
         yield c
 
 

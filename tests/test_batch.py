@@ -15,6 +15,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
+from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
 
@@ -67,7 +68,7 @@ async def test_two_hundred_jobs_through_faults_make_two_hundred_videos(tmp_path:
         drop_response_rate=0.03,
         seed=2026,
     )
-    async with Emulator(faults=faults) as emu, emu.client(retry=fast_retry(25)) as client:
+    async with Emulator(faults=faults) as emu, client_for(emu, retry=fast_retry(25)) as client:
         async with va.BatchUploader(client, concurrency=16, journal=tmp_path / "j.sqlite") as batch:
             results = [r async for r in batch.run(jobs_for(files))]
         counters = dict(emu.platform.counters) if emu.platform else {}
@@ -83,7 +84,7 @@ async def test_two_hundred_jobs_through_faults_make_two_hundred_videos(tmp_path:
 async def test_a_rerun_skips_done_jobs_and_resumes_the_rest(tmp_path: Path) -> None:
     files = make_files(tmp_path / "files", 12)
     journal = tmp_path / "j.sqlite"
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         # creating fails for good the first time: every job stops at the upload stage
         emu.faults.update({"error_rate": 1.0, "methods": ["POST"], "paths": ["/me/videos"]})
         async with va.BatchUploader(client, concurrency=4, journal=journal) as batch:
@@ -110,7 +111,7 @@ async def test_one_failure_does_not_stop_the_others(tmp_path: Path) -> None:
     jobs = list(jobs_for(files))
     jobs.insert(2, va.UploadJob(path=tmp_path / "missing.mp4", title="gone", channel="news"))
     jobs.append(va.UploadJob(path=files[0], title="twin", channel="news", key=files[0].name))
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client, concurrency=2) as batch:
             results = [r async for r in batch.run(jobs)]
     by_status = Counter(r.status for r in results)
@@ -136,7 +137,7 @@ async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path
         va.UploadJob(path=files[1], title="b", channel="news", live=True),
         va.UploadJob(path=files[2], title="c", channel="news", published=False),
     ]
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client, concurrency=3) as batch:
             results = {r.job.title: r async for r in batch.run(jobs)}
         a = emu.state.get("video", results["a"].video_id or "")
@@ -159,7 +160,7 @@ async def test_jobs_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
             pulled[0] += 1
             yield job
 
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client, concurrency=4) as batch:
             finished = 0
             async for _ in batch.run(jobs()):
@@ -172,7 +173,7 @@ async def test_jobs_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
 async def test_progress_reports_files_and_bytes(tmp_path: Path) -> None:
     files = make_files(tmp_path / "files", 6, size=200_000)
     seen: list[va.BatchProgress] = []
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY, chunk_size=65536) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY, chunk_size=65536) as client:
         async with va.BatchUploader(client, concurrency=3, progress=seen.append) as batch:
             [r async for r in batch.run(jobs_for(files))]
     total = sum(f.stat().st_size for f in files)
@@ -189,7 +190,7 @@ async def test_cancellation_stops_promptly_and_leaves_a_consistent_journal(
     journal = tmp_path / "j.sqlite"
     async with (
         Emulator(faults=Faults(latency=0.01)) as emu,
-        emu.client(retry=va.NO_RETRY) as client,
+        client_for(emu, retry=va.NO_RETRY) as client,
     ):
         got: list[va.JobResult] = []
 
@@ -306,7 +307,7 @@ async def test_run_needs_the_context_manager(client: va.Client) -> None:
 
 
 async def test_concurrency_beyond_the_connection_pool_is_refused(emulator: Emulator) -> None:
-    async with emulator.client(connection_limit=10) as client:
+    async with client_for(emulator, connection_limit=10) as client:
         with pytest.raises(va.InvalidArgumentError, match="connection_limit"):
             va.BatchUploader(client, concurrency=4, chunked=True, workers=4)
         assert va.BatchUploader(client, concurrency=10).concurrency == 10
@@ -327,7 +328,7 @@ async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Pat
             if re.fullmatch(r"bytes \d+-\d+/\d+", r.headers.get("Content-Range", ""))
         ]
 
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         emu.faults.update({"paths": ["/upload"], "error_statuses": [500]})
 
         def cut_after_five(p: va.BatchProgress) -> None:
@@ -369,7 +370,7 @@ async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(tmp_path: Path) 
         key="subs",
         subtitles=[va.SubtitleSpec("en", url="https://s.example/en.srt")],
     )
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         # the subtitle is created but its answer is lost: the run fails at that stage,
         # as a crash right after sending would leave it
         emu.faults.update({"drop_response_rate": 1.0, "paths": ["/video/"], "methods": ["POST"]})
@@ -388,7 +389,7 @@ async def test_an_uploaded_file_that_expired_is_uploaded_again(tmp_path: Path) -
     files = make_files(tmp_path / "files", 1)
     journal = tmp_path / "j.sqlite"
     job = va.UploadJob(path=files[0], title="late", channel="news", key="late")
-    async with Emulator() as emu, emu.client(retry=va.NO_RETRY) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY) as client:
         emu.faults.update({"error_rate": 1.0, "paths": ["/me/videos"]})
         async with va.BatchUploader(client, journal=journal) as batch:
             [first] = [r async for r in batch.run([job])]
@@ -409,7 +410,7 @@ async def test_leaving_the_block_after_a_break_stops_the_pipelines(tmp_path: Pat
     journal = tmp_path / "j.sqlite"
     async with (
         Emulator(faults=Faults(latency=0.01)) as emu,
-        emu.client(retry=va.NO_RETRY) as client,
+        client_for(emu, retry=va.NO_RETRY) as client,
     ):
         async with va.BatchUploader(client, concurrency=6, journal=journal) as batch:
             async for _ in batch.run(jobs_for(files)):

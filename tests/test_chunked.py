@@ -10,6 +10,7 @@ import pytest
 import vidapi_async as va
 from vidapi_async._chunked import Held, regions
 from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
 
@@ -52,7 +53,7 @@ async def test_parallel_ranges_arrive_out_of_order_and_assemble_exactly(
 ) -> None:
     src = make_file(tmp_path / "parallel.mp4", 20 * CHUNK + 99)
     seen: list[int] = []
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         uploaded = await client.upload_file(
             src,
             chunked=True,
@@ -77,7 +78,7 @@ async def test_a_failed_chunk_is_resent_alone(emulator: Emulator, tmp_path: Path
     emulator.faults.update(
         {"error_rate": 0.3, "error_statuses": [502, 503], "paths": ["/upload"], "seed": 7}
     )
-    async with emulator.client(retry=fast_retry(10)) as client:
+    async with client_for(emulator, retry=fast_retry(10)) as client:
         uploaded = await client.upload_file(src, chunked=True, workers=3, chunk_size=CHUNK)
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
     posts = data_posts(emulator)
@@ -91,7 +92,7 @@ async def test_a_dropped_connection_resumes_from_the_servers_ranges(
 ) -> None:
     src = make_file(tmp_path / "dropped.mp4", 12 * CHUNK + 5)
     emulator.faults.update({"reset_rate": 0.25, "paths": ["/upload"], "seed": 11})
-    async with emulator.client(retry=fast_retry(10)) as client:
+    async with client_for(emulator, retry=fast_retry(10)) as client:
         uploaded = await client.upload_file(src, chunked=True, workers=2, chunk_size=CHUNK)
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
     asks = [
@@ -104,7 +105,7 @@ async def test_a_new_client_resumes_an_interrupted_upload(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     src = make_file(tmp_path / "resumed.mp4", 10 * CHUNK)
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         session = await client.get_upload_session()
         # the upload dies part-way: every range POST after the sixth fails
         emulator.faults.update({"paths": ["/upload"], "error_statuses": [500]})
@@ -128,7 +129,7 @@ async def test_a_new_client_resumes_an_interrupted_upload(
     assert acknowledged[-1] == 6 * CHUNK
     emulator.faults.error_rate = 0.0
     before = len(emulator.requests)
-    async with emulator.client(retry=va.NO_RETRY) as fresh:
+    async with client_for(emulator, retry=va.NO_RETRY) as fresh:
         uploaded = await fresh.upload_file(
             src, upload_session=session, chunked=True, workers=3, chunk_size=CHUNK, resume=True
         )
@@ -145,7 +146,7 @@ async def test_resume_needs_the_session_and_chunked(client: va.Client, video_fil
 
 async def test_non_ascii_names_travel_in_filename_star(emulator: Emulator, tmp_path: Path) -> None:
     src = make_file(tmp_path / "Été 東京.mp4", CHUNK + 1)
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         uploaded = await client.upload_file(src, chunked=True, workers=1, chunk_size=CHUNK)
     assert uploaded.name == "Été 東京"
     disposition = next(

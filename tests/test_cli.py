@@ -232,7 +232,7 @@ def test_the_demo_video_is_made_with_ffmpeg_or_taken_from_the_package(
     import shutil
     from importlib import resources
 
-    from vidapi_async.emulator import _demo
+    from vidapi_async import _cli_demo as _demo
 
     sample = (resources.files("vidapi_async.emulator") / "sample.webm").read_bytes()
     if shutil.which("ffmpeg"):

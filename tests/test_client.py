@@ -11,6 +11,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
 
 from .conftest import make_file
 
@@ -197,14 +198,14 @@ async def test_transport_errors_are_translated(emulator: Emulator) -> None:
     assert info.value.__cause__ is None and info.value.__context__ is None
     emulator.faults.latency = 2.0
     timeouts = va.Timeouts(api_total=0.2)
-    async with emulator.client(timeouts=timeouts, retry=va.NO_RETRY) as client:
+    async with client_for(emulator, timeouts=timeouts, retry=va.NO_RETRY) as client:
         with pytest.raises(va.RequestTimeoutError):
             await client.get_video("x1")
 
 
 async def test_a_callers_session_is_used_and_never_closed(emulator: Emulator) -> None:
     async with aiohttp.ClientSession() as session:
-        client = emulator.client(session=session)
+        client = client_for(emulator, session=session)
         await client.get_upload_session()
         await client.close()
         assert not session.closed
@@ -213,7 +214,7 @@ async def test_a_callers_session_is_used_and_never_closed(emulator: Emulator) ->
 
 
 async def test_a_closed_client_cannot_be_reused(emulator: Emulator) -> None:
-    client = emulator.client()
+    client = client_for(emulator)
     await client.close()
     with pytest.raises(va.ClientClosedError):
         await client.get_upload_session()
@@ -282,7 +283,7 @@ async def test_no_secret_reaches_a_log_line_repr_or_message(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     password = "pw-" + os.urandom(4).hex()
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         video = await client.upload_video(video_file, title="t", channel="news")
         await client.set_password(video.id, password)
         token = await client.access_token()

@@ -18,6 +18,7 @@ import yarl
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
+from vidapi_async.testing import client_for
 
 from .conftest import make_file
 
@@ -141,11 +142,11 @@ async def test_state_survives_a_restart_with_a_data_dir(tmp_path: Path, video_fi
             ports.append(sock.getsockname()[1])
     data_dir = tmp_path / "emu"
     async with Emulator(port=ports[0], upload_port=ports[1], data_dir=data_dir) as emu:
-        async with emu.client() as client:
+        async with client_for(emu) as client:
             video = await client.upload_video(video_file, title="kept", channel="news")
             await client.set_password(video.id, "pw")
     async with Emulator(port=ports[0], upload_port=ports[1], data_dir=data_dir) as emu:
-        async with emu.client() as client:
+        async with client_for(emu) as client:
             again = await client.get_video(video.id, ["title", "password_protected", "url"])
         assert again.title == "kept"
         assert again.password_protected is True
@@ -156,7 +157,7 @@ async def test_state_survives_a_restart_with_a_data_dir(tmp_path: Path, video_fi
 async def test_quota_exhaustion(video_file: Path) -> None:
     async with (
         Emulator(faults=Faults(videos_per_day=1)) as emu,
-        emu.client(retry=va.NO_RETRY) as client,
+        client_for(emu, retry=va.NO_RETRY) as client,
     ):
         await client.upload_video(video_file, title="one", channel="news")
         with pytest.raises(va.ForbiddenError) as info:
@@ -165,25 +166,70 @@ async def test_quota_exhaustion(video_file: Path) -> None:
 
 
 async def test_faults_and_reset_over_http(emulator: Emulator) -> None:
-    async with aiohttp.ClientSession() as s:
-        async with s.post(
-            f"{emulator.base_url}/_emulator/faults",
-            json={"error_rate": 1.0, "error_statuses": [502]},
-        ) as r:
+    control = {"X-Emulator-Control": emulator.control_secret}
+    faults = f"{emulator.base_url}/_emulator/faults"
+    async with aiohttp.ClientSession(headers=control) as s:
+        async with s.post(faults, json={"error_rate": 1.0, "error_statuses": [502]}) as r:
             assert (await r.json())["error_rate"] == 1.0
         async with s.get(f"{emulator.base_url}/file/upload", headers=AUTH) as r:
             assert r.status == 502
             assert (await r.json())["error"]["code"] == 502
-        async with s.post(f"{emulator.base_url}/_emulator/faults", json={"nonsense": 1}) as r:
-            assert r.status == 400
         async with s.post(f"{emulator.base_url}/_emulator/reset") as r:
             assert r.status == 200
         async with s.get(f"{emulator.base_url}/file/upload", headers=AUTH) as r:
             assert r.status == 200
+            seal = str((await r.json())["upload_url"]).split("seal=")[1]
         async with s.get(f"{emulator.base_url}/_emulator/requests") as r:
             log = await r.json()
         assert [e["path"] for e in log] == ["/file/upload", "/_emulator/requests"]
         assert log[0]["headers"]["Authorization"] == "Bearer ***"
+        assert log[1]["headers"]["X-Emulator-Control"] == "***"
+        assert seal not in json.dumps(log)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"nonsense": 1},
+        {"error_rate": 2},
+        {"error_rate": "0.5"},
+        {"latency": -1},
+        {"latency": 0.1, "segment_bytes": 0},
+        {"error_statuses": [200]},
+        {"error_rate": 0.5, "methods": "GET"},
+        {"videos_per_day": True},
+        [1, 2],
+    ],
+)
+async def test_bad_fault_values_are_refused_and_change_nothing(
+    emulator: Emulator, bad: object
+) -> None:
+    before = emulator.faults.as_dict()
+    control = {"X-Emulator-Control": emulator.control_secret}
+    async with aiohttp.ClientSession(headers=control) as s:
+        async with s.post(f"{emulator.base_url}/_emulator/faults", json=bad) as r:
+            assert r.status == 400
+            assert (await r.json())["error"]["type"] == "invalid_parameter"
+    assert emulator.faults.as_dict() == before
+
+
+async def test_the_control_endpoints_need_the_secret(emulator: Emulator) -> None:
+    emulator.faults.latency = 0.01
+    async with aiohttp.ClientSession() as s:
+        for headers in ({}, {"X-Emulator-Control": "guess"}):
+            for method, path in [
+                ("POST", "/_emulator/reset"),
+                ("POST", "/_emulator/faults"),
+                ("GET", "/_emulator/requests"),
+                ("GET", "/_emulator/faults"),
+                ("GET", "/_emulator/stats"),
+            ]:
+                async with s.request(
+                    method, f"{emulator.base_url}{path}", headers=headers, json={"latency": 0}
+                ) as r:
+                    assert r.status == 403, (method, path)
+                    assert (await r.json())["error"]["code"] == 403
+    assert emulator.faults.latency == 0.01  # nothing changed
 
 
 async def test_errors_use_the_platform_format(emulator: Emulator) -> None:
@@ -193,7 +239,7 @@ async def test_errors_use_the_platform_format(emulator: Emulator) -> None:
         assert r.status == 400
         assert body["error"]["type"] == "missing_required_parameter"
         assert set(body["error"]) >= {"code", "message", "type", "error_data"}
-        async with s.get(f"{emulator.base_url}/video/x1") as r:
+        async with s.get(f"{emulator.base_url}/me/videos") as r:
             assert r.status == 401
             assert "invalid_request" in r.headers["WWW-Authenticate"]
 

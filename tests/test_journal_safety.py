@@ -13,6 +13,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
 
 from .conftest import make_file
 
@@ -41,7 +42,7 @@ async def test_a_second_live_process_is_refused_and_a_killed_one_frees_the_journ
         assert holder.stdout is not None
         assert (await asyncio.wait_for(holder.stdout.readline(), 30)).strip() == b"ready"
         job = va.UploadJob(path=make_file(tmp_path / "m.mp4", 1000), title="t", channel="news")
-        async with emulator.client() as client:
+        async with client_for(emulator) as client:
             with pytest.raises(va.JournalError) as info:
                 async with va.BatchUploader(client, journal=journal) as batch:
                     [r async for r in batch.run([job])]
@@ -123,7 +124,7 @@ async def test_a_journal_that_cannot_be_written_is_refused_before_any_upload(
 ) -> None:
     # /proc takes no new files, even for root: the journal can never be written there.
     job = va.UploadJob(path=make_file(tmp_path / "m.mp4", 1000), title="t", channel="news")
-    async with emulator.client() as client:
+    async with client_for(emulator) as client:
         with pytest.raises(va.JournalError):
             async with va.BatchUploader(client, journal="/proc/vidapi-journal.sqlite") as batch:
                 [r async for r in batch.run([job])]

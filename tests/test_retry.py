@@ -10,6 +10,7 @@ import pytest
 import vidapi_async as va
 from vidapi_async._retry import retryable
 from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
 
@@ -51,7 +52,7 @@ def test_what_is_retryable(exc: Exception, idempotent: bool, expected: bool) -> 
 
 async def test_reads_are_retried_and_attempts_counted(emulator: Emulator) -> None:
     emulator.faults.update({"error_rate": 1.0, "error_statuses": [503]})
-    async with emulator.client(retry=fast_retry(3)) as client:
+    async with client_for(emulator, retry=fast_retry(3)) as client:
         with pytest.raises(va.ServerError) as info:
             await client.get_upload_session()
     assert info.value.attempts == 3
@@ -61,7 +62,7 @@ async def test_reads_are_retried_and_attempts_counted(emulator: Emulator) -> Non
 async def test_a_create_is_not_resent_after_an_unknown_outcome(
     emulator: Emulator, video_file: Path
 ) -> None:
-    async with emulator.client(retry=fast_retry()) as client:
+    async with client_for(emulator, retry=fast_retry()) as client:
         uploaded = await client.upload_file(video_file)
         emulator.faults.drop_response_rate = 1.0
         with pytest.raises(va.ConnectionLostError):
@@ -72,7 +73,7 @@ async def test_a_create_is_not_resent_after_an_unknown_outcome(
 async def test_dedupe_tag_adopts_the_video_an_unknown_outcome_created(
     emulator: Emulator, video_file: Path
 ) -> None:
-    async with emulator.client(retry=fast_retry()) as client:
+    async with client_for(emulator, retry=fast_retry()) as client:
         uploaded = await client.upload_file(video_file)
         # the create's answer is lost; the lookup after it goes through
         emulator.faults.update({"drop_response_rate": 1.0, "methods": ["POST"]})
@@ -91,7 +92,7 @@ async def test_uploads_retry_with_a_fresh_address_and_rebuilt_body(
 ) -> None:
     src = make_file(tmp_path / "flaky.mp4", 2 << 20)
     emulator.faults.update({"reset_rate": 1.0})
-    async with emulator.client(retry=fast_retry(4)) as client:
+    async with client_for(emulator, retry=fast_retry(4)) as client:
         first = await client.get_upload_session()
         with pytest.raises(va.TransportError) as info:
             await client.upload_file(src, upload_session=first)
@@ -117,6 +118,6 @@ async def test_429_with_retry_after_is_waited_for(emulator: Emulator) -> None:
 
     emulator.faults.update({"rate_limit_rate": 1.0, "retry_after": 2.5})
     policy = va.RetryPolicy(sleep=sleep, random=lambda: 0.5)
-    async with emulator.client(retry=policy) as client:
+    async with client_for(emulator, retry=policy) as client:
         await client.get_upload_session()
     assert waits == [2.5]

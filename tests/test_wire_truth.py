@@ -17,6 +17,7 @@ import aiohttp
 import pytest
 
 import vidapi_async as va
+from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
 from .wire import Reply, Seen, WireServer, self_signed
@@ -79,7 +80,7 @@ async def test_a_large_answer_in_segments_is_read_whole() -> None:
 async def test_iter_videos_over_the_emulator_with_long_descriptions(
     emulator: va.emulator.Emulator, tmp_path: Path
 ) -> None:
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         uploaded = await client.upload_file(make_file(tmp_path / "v.mp4", 1000))
         for n in range(100):
             await client.create_video(
@@ -191,7 +192,7 @@ async def test_batch_checks_subtitles_before_uploading(
             key="second",
         ),
     ]
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client) as batch:
             results = [r async for r in batch.run(jobs)]
     assert [r.status for r in results] == [va.JobStatus.FAILED] * 2
@@ -210,7 +211,7 @@ async def test_batch_creates_a_protected_video_in_one_request(
         password="hunter22",
         subtitles=[va.SubtitleSpec("en", path=srt_file)],
     )
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client) as batch:
             [result] = [r async for r in batch.run([job])]
         assert result.status is va.JobStatus.DONE, result.error
@@ -233,7 +234,7 @@ async def test_odd_names_and_keys_fail_or_pass_alone(
         va.UploadJob(path=odd, title="odd", channel="news"),
         va.UploadJob(path=plain, title="accents", channel="news", key="vidéo-été-1"),
     ]
-    async with emulator.client(retry=va.NO_RETRY) as client:
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
         async with va.BatchUploader(client, chunked=True, workers=2) as batch:
             results = [r async for r in batch.run(jobs)]
     assert [r.status for r in results] == [va.JobStatus.DONE] * 2, [r.error for r in results]

@@ -125,6 +125,15 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reset-rate", type=float, default=0.0)
     p.add_argument("--videos-per-day", type=int, default=None)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--encoding-delay", type=float, default=0.2, help="seconds a new video is processing"
+    )
+    p.add_argument("--tls", action="store_true", help="https with a self-signed certificate")
+    p.add_argument("--tls-cert", default=None, help="serve https with this certificate")
+    p.add_argument("--tls-key", default=None, help="the key of --tls-cert")
+    p.add_argument(
+        "--control-secret", default=None, help="for /_emulator/* (default: random, printed)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,12 +218,12 @@ def _read_password() -> str:
 async def _run(args: argparse.Namespace, console: Console) -> int:
     cmd = args.command
     if cmd == "serve":
-        from .emulator._serve import serve
+        from ._cli_serve import serve
 
         await serve(args, console)
         return EXIT_OK
     if cmd == "demo":
-        from .emulator._demo import run_demo
+        from ._cli_demo import run_demo
 
         return await run_demo(console, serve=not args.no_serve, ports=(args.port, args.upload_port))
     if cmd == "embed":

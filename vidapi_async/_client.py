@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import re
+import ssl as ssl_module
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -63,6 +64,9 @@ class Client:
 
     Give it a token (``access_token="..."``) or a provider (``auth=OAuth....``), and
     optionally your own ``aiohttp.ClientSession``, which is then used and never closed.
+    ``ssl`` (an ``ssl.SSLContext``) is the trust for every connection the client's own
+    session makes, API and uploads alike; with ``session=``, that session's connector
+    decides (``aiohttp.TCPConnector(ssl=context)``).
     Use it as ``async with Client(...) as client:`` or call ``await client.close()``.
     A closed client cannot be reopened.
 
@@ -82,6 +86,7 @@ class Client:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         connection_limit: int = 100,
         retry: RetryPolicy | None = None,
+        ssl: ssl_module.SSLContext | None = None,
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
@@ -93,7 +98,14 @@ class Client:
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
         self.base_url = check.base_url(base_url)
         self._auth = auth
-        self._transport = Transport(session, limit=connection_limit)
+        if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
+            raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
+        if ssl is not None and session is not None:
+            raise UsageError(
+                "ssl= goes with the client's own session; with session=, give the trust to "
+                "that session's connector: aiohttp.TCPConnector(ssl=context)"
+            )
+        self._transport = Transport(session, limit=connection_limit, ssl=ssl)
         self.timeouts = timeouts or Timeouts()
         self.chunk_size = check.positive_int(chunk_size, "chunk_size")
         self.retry = RetryPolicy() if retry is None else retry

@@ -8,6 +8,7 @@ imports aiohttp (``_multipart``'s body class aside).
 from __future__ import annotations
 
 import asyncio
+import ssl as ssl_module
 from collections.abc import Mapping
 
 import aiohttp
@@ -41,7 +42,9 @@ class Timeouts:
     api_read: float | None = 60.0
     """Silence between bytes of an API answer."""
     upload_read: float | None = 600.0
-    """Waiting for the upload server's answer after the last byte is sent."""
+    """The upload server's whole answer, from the last byte sent to the last byte
+    received (its processing time included): a server that trickles its answer cannot
+    hold the upload longer. Also the longest silence while sending."""
 
     def for_api(self) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(
@@ -67,16 +70,23 @@ class Transport:
     A caller's session is never closed here; an owned one is closed by ``close``.
     """
 
-    def __init__(self, session: aiohttp.ClientSession | None, *, limit: int = 100) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession | None,
+        *,
+        limit: int = 100,
+        ssl: ssl_module.SSLContext | None = None,
+    ) -> None:
         self._session = session
         self._owns_session = session is None
         self._limit = limit
+        self._ssl = ssl
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             # Created lazily: ClientSession() needs a running loop.
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._limit),
+                connector=aiohttp.TCPConnector(limit=self._limit, ssl=self._ssl or True),
                 auto_decompress=True,
             )
         return self._session

@@ -11,18 +11,33 @@ fixtures available in any test suite that has pytest-asyncio::
   what arrived.
 - ``vidapi_client``: a :class:`~vidapi_async.Client` pointed at it with a token that has
   every scope.
+
+Outside pytest, ``client_for(emulator, **client_options)`` builds that client (it trusts
+the emulator's certificate when it serves https).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 from ._client import Client
 from .emulator import Emulator
 
-__all__ = ["vidapi_client", "vidapi_emulator"]
+__all__ = ["client_for", "vidapi_client", "vidapi_emulator"]
+
+
+def client_for(emulator: Emulator, **options: Any) -> Client:
+    """A ``Client`` for a running emulator: its base URL, the demo token (every scope)
+    unless ``access_token=`` or ``auth=`` is given, and trust in its certificate."""
+    if "auth" not in options:
+        options.setdefault("access_token", emulator.token)
+    if options.get("session") is None:
+        options.setdefault("ssl", emulator.ssl_context())
+    return Client(base_url=emulator.base_url, **options)
+
 
 try:
     import pytest_asyncio
@@ -40,7 +55,7 @@ if pytest_asyncio is not None:
     @pytest_asyncio.fixture
     async def vidapi_client(vidapi_emulator: Emulator) -> AsyncIterator[Client]:
         """A Client for ``vidapi_emulator`` with every scope."""
-        async with vidapi_emulator.client() as client:
+        async with client_for(vidapi_emulator) as client:
             yield client
 
 else:  # pragma: no cover

@@ -1,25 +1,34 @@
 """A local emulator of the video platform, for offline work and tests.
 
 Two hosts, as on the real platform: the API (``emu.base_url``; also serves the embed
-page and the JS SDK) and the upload server (``emu.upload_base``), each on its own port.
+page and the JS SDK) and the upload server (``emu.upload_base``), each on its own port,
+over http or (``tls=True``, or your own certificate) https.
 
 In-process::
 
+    from vidapi_async.testing import client_for
+
     async with Emulator() as emu:
-        async with emu.client() as client:
+        async with client_for(emu) as client:
             video = await client.upload_video("movie.mp4", title="t", channel="news")
 
 Standalone: ``vidapi serve --port 8400 --data-dir ./emu`` (state survives restarts).
 
-Control endpoints on the API host: ``POST /_emulator/reset``, ``GET``/``POST
-/_emulator/faults`` (JSON of :class:`Faults`), ``GET /_emulator/requests`` (the request
-log) and ``GET /_emulator/stats``.
+The emulator is a second implementation of the platform: nothing here imports the
+client package, so it can catch the client's mistakes. Control endpoints on the API
+host need the header ``X-Emulator-Control: <emu.control_secret>``: ``POST
+/_emulator/reset``, ``GET``/``POST /_emulator/faults`` (JSON of :class:`Faults`),
+``GET /_emulator/requests`` (the request log, secrets masked) and ``GET
+/_emulator/stats``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import os
+import secrets
+import ssl
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -27,21 +36,30 @@ from typing import Any
 from aiohttp import web
 
 from ._api import routes as api_routes
+from ._backend import ALL_SCOPES, Backend
+from ._failure import ApiError
+from ._formdata import Malformed
 from ._platform import PLATFORM, Faults, LoggedRequest, Platform
 from ._player import routes as player_routes
-from ._state import ALL_SCOPES, State
+from ._state import State
+from ._tls import make_self_signed, server_context
 from ._upload import UploadFailure
 from ._upload import routes as upload_routes
-from ._wire import ApiError, error_response
+from ._wire import error_response
 
-__all__ = ["ALL_SCOPES", "DEMO_TOKEN", "Emulator", "Faults", "LoggedRequest"]
+__all__ = ["ALL_SCOPES", "DEMO_TOKEN", "OTHER_TOKEN", "Emulator", "Faults", "LoggedRequest"]
 
 DEMO_TOKEN = "demo-token"  # noqa: S105 - public by design
-"""A token the emulator accepts from the start, with every scope, that never expires."""
+"""A token of the user ``demo`` that the emulator accepts from the start, with every
+scope, that never expires."""
+OTHER_TOKEN = "other-token"  # noqa: S105 - public by design
+"""The same for the second user, ``other``: for tests of who may touch what."""
+CONTROL_HEADER = "X-Emulator-Control"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _UNFAULTED = ("/_emulator/", "/embed/", "/js/", "/files/")
+_HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
 
 
 def _middleware(platform: Platform, host: str) -> Any:
@@ -74,6 +92,16 @@ def _middleware(platform: Platform, host: str) -> Any:
             response = error_response(err)
         except UploadFailure as failure:
             response = failure.response()
+        except Malformed as exc:
+            response = error_response(ApiError(400, "invalid_parameter", str(exc)))
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            # Unknown routes and methods answer in the platform's format, never text.
+            kind = _HTTP_ERRORS.get(exc.status, "invalid_request")
+            headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
+            message = f"{exc.reason}: {request.method} {request.path[:200]}"
+            response = _fault(host, exc.status, message, kind, headers)
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
             if request.transport is not None:
@@ -116,32 +144,45 @@ def _fault(
 
 
 control = web.RouteTableDef()
+CONTROL_SECRET = web.AppKey("control_secret", str)
+
+
+def _controller(request: web.Request) -> Platform:
+    given = request.headers.get(CONTROL_HEADER, "")
+    if not hmac.compare_digest(given.encode(), request.app[CONTROL_SECRET].encode()):
+        raise ApiError(
+            403,
+            "access_forbidden",
+            f"the control endpoints need the header {CONTROL_HEADER} with the secret "
+            "the emulator printed at start",
+        )
+    return request.app[PLATFORM]
 
 
 @control.post("/_emulator/reset")
 async def reset(request: web.Request) -> web.Response:
-    request.app[PLATFORM].reset()
+    _controller(request).reset()
     return web.json_response({"reset": True})
 
 
 @control.get("/_emulator/faults")
 async def get_faults(request: web.Request) -> web.Response:
-    return web.json_response(request.app[PLATFORM].faults.as_dict())
+    return web.json_response(_controller(request).faults.as_dict())
 
 
 @control.post("/_emulator/faults")
 async def set_faults(request: web.Request) -> web.Response:
-    faults = request.app[PLATFORM].faults
+    faults = _controller(request).faults
     try:
         faults.update(await request.json())
-    except (ValueError, TypeError) as exc:
-        raise ApiError(400, "invalid_parameter", str(exc)) from None
+    except ValueError as exc:  # JSON that does not parse, or a bad value: nothing changed
+        raise ApiError(400, "invalid_parameter", str(exc)[:300]) from None
     return web.json_response(faults.as_dict())
 
 
 @control.get("/_emulator/requests")
 async def get_requests(request: web.Request) -> web.Response:
-    log = request.app[PLATFORM].log
+    log = _controller(request).log
     return web.json_response(
         [
             {
@@ -159,7 +200,7 @@ async def get_requests(request: web.Request) -> web.Response:
 
 @control.get("/_emulator/stats")
 async def get_stats(request: web.Request) -> web.Response:
-    platform = request.app[PLATFORM]
+    platform = _controller(request)
     return web.json_response(
         {
             "videos": platform.state.count("video"),
@@ -175,11 +216,28 @@ class Emulator:
     (SQLite) and files across restarts, otherwise both live in a temporary directory
     removed on close. ``probe=False`` skips ffprobe (about 0.1 s per upload).
 
+    Users: ``demo``/``demo-password`` (static token ``demo-token``) and
+    ``other``/``other-password`` (``other-token``), OAuth client
+    ``demo-client``/``demo-secret``. ``tokens`` replaces demo's static tokens
+    (token -> scopes).
+
+    A new video reads ``status: processing`` (with ``encoding_progress``) for
+    ``encoding_delay`` seconds, then ``ready``.
+
     Upload seals hold escaped reserved characters (``%2F``, ``%3D``, often ``%2B``) and
     are checked as they arrive: a client that re-encodes its upload address is refused
     (403), as the platform's "used exactly as returned" allows. ``escaped_seals=False``
     hands out plain hex seals, for clients that re-encode (the official SDK's chunked
-    mode sends ``%2F`` as ``/``)."""
+    mode sends ``%2F`` as ``/``).
+
+    ``tls=True`` serves both hosts over https with a self-signed certificate for
+    127.0.0.1 (needs the ``tls`` extra); ``tls_cert``/``tls_key`` use your own. Clients
+    then trust ``emu.ca_file`` (or ``emu.ssl_context()``).
+
+    ``control_secret`` guards ``/_emulator/*`` (random per start when not given).
+    ``body_timeout``: seconds an upload body may stall (a Content-Length larger than
+    the body) before the connection is closed.
+    """
 
     def __init__(
         self,
@@ -194,11 +252,20 @@ class Emulator:
         public_host: str | None = None,
         probe: bool = True,
         escaped_seals: bool = True,
+        encoding_delay: float = 0.2,
+        tls: bool = False,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
+        control_secret: str | None = None,
+        body_timeout: float = 30.0,
     ) -> None:
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("give both tls_cert and tls_key, or neither")
         self._host = host
         self._public_host = public_host or host
         self._probe = probe
         self._escaped_seals = escaped_seals
+        self._encoding_delay = encoding_delay
         self._ports = (port, upload_port)
         self._data_dir = os.fspath(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -207,6 +274,15 @@ class Emulator:
         self._tokens: dict[str, tuple[str, ...]] = (
             dict(tokens) if tokens is not None else {DEMO_TOKEN: ALL_SCOPES}
         )
+        self._tls = tls or tls_cert is not None
+        self._tls_files = (
+            (os.fspath(tls_cert), os.fspath(tls_key))
+            if tls_cert is not None and tls_key is not None
+            else None
+        )
+        self.control_secret = control_secret or secrets.token_urlsafe(18)
+        """The value of the ``X-Emulator-Control`` header that ``/_emulator/*`` needs."""
+        self._body_timeout = body_timeout
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
 
@@ -226,18 +302,33 @@ class Emulator:
             db = os.path.join(root, "state.sqlite")
         files = os.path.join(root, "files")
         os.makedirs(files, exist_ok=True)
+        context = None
+        if self._tls:
+            if self._tls_files is None:
+                self._tls_files = make_self_signed(root, self._public_host)
+            context = server_context(*self._tls_files)
+        static = {token: ("demo", scopes) for token, scopes in self._tokens.items()}
+        static.setdefault(OTHER_TOKEN, ("other", ALL_SCOPES))
+        backend = Backend(
+            State(db),
+            token_lifetime=self._token_lifetime,
+            encoding_delay=self._encoding_delay,
+            escaped_seals=self._escaped_seals,
+            static_tokens=static,
+            videos_per_day=lambda: self.faults.videos_per_day,
+        )
+        backend.install_static_tokens()
         platform = Platform(
-            state=State(db, escaped_seals=self._escaped_seals),
+            backend=backend,
             files_dir=files,
             faults=self.faults,
-            token_lifetime=self._token_lifetime,
-            static_tokens=self._tokens,
             probe=self._probe,
+            body_timeout=self._body_timeout,
         )
-        platform.install_static_tokens()
         self.platform = platform
         api = web.Application(middlewares=[_middleware(platform, "api")], client_max_size=1 << 20)
         api[PLATFORM] = platform
+        api[CONTROL_SECRET] = self.control_secret
         api.add_routes(api_routes)
         api.add_routes(player_routes)
         api.add_routes(control)
@@ -247,16 +338,16 @@ class Emulator:
         upload[PLATFORM] = platform
         upload.add_routes(upload_routes)
         bases = []
+        scheme = "https" if context else "http"
         for app, port in zip((api, upload), self._ports, strict=True):
             runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
             await runner.setup()
             self._runners.append(runner)
-            site = web.TCPSite(runner, self._host, port, backlog=1024)
+            site = web.TCPSite(runner, self._host, port, backlog=1024, ssl_context=context)
             await site.start()
-            sockets = runner.addresses
-            actual = sockets[0][1]
-            bases.append(f"http://{self._public_host}:{actual}")
-        platform.api_base, platform.upload_base = bases
+            actual = runner.addresses[0][1]
+            bases.append(f"{scheme}://{self._public_host}:{actual}")
+        backend.api_base, backend.upload_base = bases
 
     async def close(self) -> None:
         for runner in reversed(self._runners):
@@ -277,34 +368,49 @@ class Emulator:
     @property
     def base_url(self) -> str:
         """The API's base URL (pass it to ``Client(base_url=...)``)."""
-        return self._p().api_base
+        return self._p().backend.api_base
 
     @property
     def upload_base(self) -> str:
-        return self._p().upload_base
+        return self._p().backend.upload_base
 
     @property
     def embed_url(self) -> str:
         """The embed host, for ``vidapi_async.embed`` functions' ``embed_url``."""
-        return self._p().api_base
+        return self._p().backend.api_base
 
     @property
     def sdk_url(self) -> str:
         """The JS SDK script, for ``embed.sdk_html(sdk_url=...)``."""
-        return f"{self._p().api_base}/js/all.js"
+        return f"{self._p().backend.api_base}/js/all.js"
 
     @property
     def token(self) -> str:
-        """A ready token with every scope."""
+        """A ready token of the user ``demo`` with every scope."""
         return next(iter(self._tokens))
 
     @property
+    def ca_file(self) -> str | None:
+        """With TLS, the certificate file clients trust (``None`` over plain http)."""
+        return self._tls_files[0] if self._tls and self._tls_files else None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """With TLS, a client-side context that trusts this emulator (else ``None``)."""
+        ca = self.ca_file
+        return None if ca is None else ssl.create_default_context(cafile=ca)
+
+    @property
     def state(self) -> State:
-        return self._p().state
+        return self._p().backend.store
+
+    @property
+    def backend(self) -> Backend:
+        """The platform's rules and state, for tests that set up or inspect objects."""
+        return self._p().backend
 
     @property
     def requests(self) -> list[LoggedRequest]:
-        """Every request received, oldest first (Authorization values masked)."""
+        """Every request received, oldest first (Authorization and seals masked)."""
         return list(self._p().log)
 
     def videos(self) -> list[dict[str, Any]]:
@@ -314,10 +420,3 @@ class Emulator:
     def reset(self) -> None:
         """Forget all objects and the request log; faults back to none."""
         self._p().reset()
-
-    def client(self, **kwargs: Any) -> Any:
-        """A ``vidapi_async.Client`` for this emulator with the demo token."""
-        from .._client import Client
-
-        kwargs.setdefault("access_token", self.token)
-        return Client(base_url=self.base_url, **kwargs)

@@ -1,8 +1,9 @@
-"""What every emulator handler shares: the state, the configuration, the fault injector
-and the request log."""
+"""What every emulator handler shares: the backend (state and rules), the fault
+injector, the request log and the counters."""
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import deque
@@ -11,9 +12,12 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from ._state import ALL_SCOPES, State
+from ._backend import Backend
 
 __all__ = ["PLATFORM", "Faults", "LoggedRequest", "Platform"]
+
+_RATES = ("error_rate", "rate_limit_rate", "reset_rate", "drop_response_rate")
+_SECONDS = {"retry_after": 86400.0, "latency": 60.0, "segment_delay": 10.0}
 
 
 @attrs.define
@@ -22,7 +26,8 @@ class Faults:
     of the requests concerned; ``seed`` makes the draws repeatable.
 
     Settable at start (``Emulator(faults=Faults(...))``, ``vidapi serve --error-rate``)
-    and at run time (``emu.faults.error_rate = 0.2`` or ``POST /_emulator/faults``).
+    and at run time (``emu.faults.error_rate = 0.2`` or ``POST /_emulator/faults``,
+    where every value is checked first and a bad one changes nothing).
     """
 
     error_rate: float = 0.0
@@ -64,24 +69,69 @@ class Faults:
             return False
         return self.paths is None or path.startswith(self.paths)
 
-    def update(self, values: dict[str, Any]) -> None:
-        names = {f.name for f in attrs.fields(Faults)}
+    def update(self, values: object) -> None:
+        """Set several faults at once: all are checked first (``ValueError`` naming the
+        bad one), then set together."""
+        if not isinstance(values, dict):
+            raise ValueError("expected a JSON object of fault settings")
+        names = {f.name for f in attrs.fields(Faults)} - {"random"}
         unknown = set(values) - names
         if unknown:
-            raise ValueError(f"unknown fault settings: {', '.join(sorted(unknown))}")
-        for key, value in values.items():
-            listed = key in ("error_statuses", "methods", "paths") and value is not None
-            setattr(self, key, tuple(value) if listed else value)
-        if "seed" in values:
+            raise ValueError(f"unknown fault settings: {', '.join(sorted(map(str, unknown)))}")
+        checked = {key: _checked(key, value) for key, value in values.items()}
+        for key, value in checked.items():
+            setattr(self, key, value)
+        if "seed" in checked:
             self.random = random.Random(self.seed)  # noqa: S311
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self, filter=lambda a, _: a.name != "random")
 
 
+def _number(key: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{key} must be a number")
+    return float(value)
+
+
+def _checked(key: str, value: object) -> Any:
+    """A fault setting's value, or ``ValueError`` saying what it must be."""
+    if key in _RATES:
+        rate = _number(key, value)
+        if not 0 <= rate <= 1:
+            raise ValueError(f"{key} must be a fraction from 0 to 1")
+        return rate
+    if key in _SECONDS:
+        seconds = _number(key, value)
+        if not 0 <= seconds <= _SECONDS[key]:
+            raise ValueError(f"{key} must be 0 to {_SECONDS[key]:g} seconds")
+        return seconds
+    if key in ("segment_bytes", "videos_per_day", "seed"):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < (key != "seed"):
+            raise ValueError(f"{key} must be a whole number{' above 0' if key != 'seed' else ''}")
+        return value
+    if key == "error_statuses":
+        if not isinstance(value, list | tuple) or not value:
+            raise ValueError("error_statuses must be a list of statuses")
+        if not all(
+            isinstance(s, int) and not isinstance(s, bool) and 400 <= s <= 599 for s in value
+        ):
+            raise ValueError("error_statuses must be HTTP statuses from 400 to 599")
+        return tuple(value)
+    # methods, paths
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{key} must be a list of strings or null")
+    return tuple(value)
+
+
 @attrs.frozen
 class LoggedRequest:
-    """A request as it arrived, for tests to assert on. Authorization is masked."""
+    """A request as it arrived, for tests to assert on. Authorization, the control
+    secret and upload seals are masked."""
 
     host: str
     """``"api"`` or ``"upload"``."""
@@ -93,47 +143,32 @@ class LoggedRequest:
     at: float
 
 
+_MASKED_HEADERS = ("Authorization", "X-Emulator-Control")
+
+
 @attrs.define
 class Platform:
-    state: State
+    backend: Backend
     files_dir: str
     faults: Faults
-    token_lifetime: float = 36000.0
     probe: bool = True
     """Read codecs, dimension, duration and bitrate with ffprobe (when installed)."""
-    clients: dict[str, str] = attrs.Factory(lambda: {"demo-client": "demo-secret"})
-    """OAuth clients: client_id -> client_secret."""
-    users: dict[str, str] = attrs.Factory(lambda: {"demo": "demo-password"})
-    """Accounts for the password grant: username -> password."""
-    static_tokens: dict[str, tuple[str, ...]] = attrs.Factory(lambda: {"demo-token": ALL_SCOPES})
-    """Tokens that exist from the start, never expire, and survive a reset."""
-    api_base: str = ""
-    upload_base: str = ""
+    body_timeout: float = 30.0
+    """Seconds an upload body may stall before the connection is closed."""
     log: deque[LoggedRequest] = attrs.Factory(lambda: deque(maxlen=10000))
     counters: dict[str, int] = attrs.Factory(dict)
     progress: dict[str, int] = attrs.Factory(dict)
     """Bytes received so far by uploads in flight (kept in memory, not in SQLite)."""
+    busy: set[str] = attrs.Factory(set)
+    """Uploads a single-shot request is writing now: a second one at once gets 409."""
 
-    def user_id(self, username: str) -> str:
-        return "x" + "".join(c for c in username.lower() if c.isalnum())[:10] + "u"
-
-    def install_static_tokens(self) -> None:
-        for token, scopes in self.static_tokens.items():
-            self.state.put(
-                "token",
-                token,
-                {
-                    "id": token,
-                    "owner": self.user_id("demo"),
-                    "scopes": sorted(scopes),
-                    "expires_at": time.time() + 10 * 365 * 86400,
-                },
-            )
+    @property
+    def state(self) -> Any:
+        return self.backend.store
 
     def reset(self) -> None:
         """Forget every object, the log and counters; no faults. Static tokens stay."""
-        self.state.reset()
-        self.install_static_tokens()
+        self.backend.reset()
         self.log.clear()
         self.counters.clear()
         self.progress.clear()
@@ -141,15 +176,17 @@ class Platform:
 
     def record(self, host: str, request: web.Request) -> None:
         headers = dict(request.headers)
-        if "Authorization" in headers:
-            scheme = headers["Authorization"].split(" ", 1)[0]
-            headers["Authorization"] = f"{scheme} ***"
+        for name in _MASKED_HEADERS:
+            if name in headers:
+                scheme = headers[name].split(" ", 1)[0] if name == "Authorization" else ""
+                headers[name] = f"{scheme} ***".strip()
+        query = {k: ("***" if k == "seal" else v) for k, v in request.query.items()}
         self.log.append(
             LoggedRequest(
                 host=host,
                 method=request.method,
                 path=request.path,
-                query=dict(request.query),
+                query=query,
                 headers=headers,
                 body_size=request.content_length,
                 at=time.time(),

@@ -89,5 +89,5 @@ async def embed_page(request: web.Request) -> web.Response:
 async def sdk_script(request: web.Request) -> web.Response:
     platform = request.app[PLATFORM]
     return web.Response(
-        text=_SDK % json.dumps(platform.api_base), content_type="application/javascript"
+        text=_SDK % json.dumps(platform.backend.api_base), content_type="application/javascript"
     )

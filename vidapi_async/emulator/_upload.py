@@ -13,15 +13,23 @@ import hashlib
 import json
 import mimetypes
 import os
+import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping
 from typing import IO, Any
 
-from aiohttp import BodyPartReader, web
+from aiohttp import web
 
-from .._sansio import merge_ranges
+from ._formdata import (
+    FormDataReader,
+    Malformed,
+    boundary_of,
+    format_ranges,
+    merge_ranges,
+    parse_content_range,
+    parse_disposition,
+)
 from ._platform import PLATFORM, Platform
-from ._wire import ApiError, format_ranges, parse_content_range
 
 __all__ = ["routes"]
 
@@ -57,14 +65,15 @@ def _p(request: web.Request) -> Platform:
 
 def _upload(request: web.Request) -> dict[str, Any]:
     platform = _p(request)
+    backend = platform.backend
     uuid = request.query.get("uuid", "")
     # The seal is compared as it arrived, escapes and all: the platform hands out its
     # addresses to be used exactly as returned, and a re-encoded one is refused.
     raw_query = request.raw_path.partition("?")[2]
     raw = [p.partition("=")[2] for p in raw_query.split("&") if p.startswith("seal=")]
     seal = raw[0] if len(raw) == 1 else ""
-    upload = platform.state.get("upload", uuid)
-    if upload is None or not platform.state.seal_ok(uuid, seal):
+    upload = backend.store.get("upload", uuid)
+    if upload is None or not backend.seal_ok(uuid, seal):
         raise UploadFailure(403, "invalid upload url: unknown uuid or bad seal")
     return upload
 
@@ -109,7 +118,12 @@ async def _stream_to(
             digest.update(chunk)
 
     while True:
-        chunk = await read(READ_CHUNK)
+        try:
+            async with asyncio.timeout(platform.body_timeout):
+                chunk = await read(READ_CHUNK)
+        except TimeoutError:
+            # A Content-Length larger than the body: the connection is not held.
+            _cut_connection(request)
         if not chunk:
             return written
         await loop.run_in_executor(None, write, chunk)
@@ -205,24 +219,24 @@ async def _finish(
     facts = await loop.run_in_executor(None, _probe, path) if platform.probe else {}
     size = (await loop.run_in_executor(None, os.stat, path)).st_size
     stem, ext = os.path.splitext(os.path.basename(filename) or "file")
-    stored = f"{upload['id']}{ext.lower()[:10]}"
+    ext = ext.lower() if re.fullmatch(r"\.[A-Za-z0-9]{1,9}", ext) else ""
+    stored = f"{upload['id']}{ext}"
     final = os.path.join(platform.files_dir, stored)
     await loop.run_in_executor(None, os.replace, path, final)
-    seal = platform.state.seal(upload["id"])
     descriptor = {
         "acodec": facts.get("acodec", ""),
         "bitrate": facts.get("bitrate", ""),
         "dimension": facts.get("dimension", ""),
         "duration": facts.get("duration", ""),
-        "format": facts.get("format", ext.lstrip(".").lower()),
+        "format": facts.get("format", ext.lstrip(".")),
         "hash": sha1,
         "name": stem,
-        "seal": seal,
+        "seal": hashlib.sha256(f"{upload['id']}:{sha1}".encode()).hexdigest()[:32],
         "size": str(size),
         "streamable": facts.get("streamable", "No"),
         "vcodec": facts.get("vcodec", ""),
     }
-    base = f"{platform.upload_base}/files/{stored}"
+    base = f"{platform.backend.upload_base}/files/{stored}"
     fragment = base64.urlsafe_b64encode(json.dumps(descriptor).encode()).decode().rstrip("=")
     descriptor["url"] = f"{base}#{fragment}"
     platform.state.put(
@@ -241,6 +255,8 @@ async def upload(request: web.Request) -> web.StreamResponse:
         return await _upload_handler(request)
     except UploadFailure as failure:
         return failure.response()
+    except Malformed as exc:
+        return UploadFailure(400, str(exc)).response()
     except _Cut:
         return web.Response(status=500)  # never arrives: the connection was aborted
 
@@ -249,83 +265,98 @@ async def _upload_handler(request: web.Request) -> web.StreamResponse:
     if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         raise UploadFailure(411, "chunked transfer encoding is refused: send a Content-Length")
     upload = _upload(request)
-    if upload["state"] == "done" and "Content-Range" not in request.headers:
-        raise UploadFailure(409, "this upload url was already used")
+    platform = _p(request)
+    if upload["id"] in platform.busy:
+        raise UploadFailure(409, "another request is uploading to this address right now")
     if "Content-Range" in request.headers:
         return await _chunk(request, upload)
+    if upload["state"] == "done":
+        raise UploadFailure(409, "this upload url was already used")
+    if upload["state"] == "uploading":
+        raise UploadFailure(409, "a chunked upload to this address is under way")
     if not request.content_type.startswith("multipart/form-data"):
         raise UploadFailure(400, "missing file", plain=True)
-    return await _single_shot(request, upload)
+    boundary = boundary_of(request.headers.get("Content-Type", ""))
+    platform.busy.add(upload["id"])
+    try:
+        return await _single_shot(request, upload, boundary)
+    finally:
+        platform.busy.discard(upload["id"])
 
 
-async def _single_shot(request: web.Request, upload: dict[str, Any]) -> web.Response:
+async def _single_shot(
+    request: web.Request, upload: dict[str, Any], boundary: bytes
+) -> web.Response:
     platform = _p(request)
     uuid = upload["id"]
     partial = os.path.join(platform.files_dir, f"{uuid}.part")
     cut = _cut_point(platform, request, request.content_length)
-    upload.update(state="uploading", size=request.content_length)
-    platform.state.put("upload", uuid, upload)
     platform.progress[uuid] = 0
-    reader = await request.multipart()
+    reader = FormDataReader(request.content.read, boundary)
     filename: str | None = None
     digest = hashlib.sha1()  # noqa: S324 - a content id
     try:
-        async for part in reader:
-            if not isinstance(part, BodyPartReader):
-                raise UploadFailure(400, "nested multipart is not accepted")
-            if part.name == "file" and part.filename is not None and filename is None:
-                filename = part.filename or "file"
+        async for part in reader.parts():
+            name = part.disposition.filename
+            if part.disposition.name == "file" and name is not None and filename is None:
+                filename = name or "file"
                 f = await _open(partial, "wb")
                 try:
-                    await _stream_to(request, part.read_chunk, f, digest, cut_after=cut, uuid=uuid)
+                    await _stream_to(request, _chunks(part), f, digest, cut_after=cut, uuid=uuid)
                 finally:
                     f.close()  # not awaited: must run even when the handler is cancelled
-            else:
-                while await part.read_chunk(READ_CHUNK):
-                    pass
+        if filename is None:
+            raise UploadFailure(400, "missing file", plain=True)
+        descriptor = await _finish(request, upload, partial, filename, digest.hexdigest())
     except BaseException:
-        upload.update(state="error")
-        platform.state.put("upload", uuid, upload)
         _remove(partial)  # synchronous: the handler may be cancelled here
+        platform.progress.pop(uuid, None)
         raise
-    if filename is None:
-        upload.update(state="starting")
-        platform.state.put("upload", uuid, upload)
-        raise UploadFailure(400, "missing file", plain=True)
-    descriptor = await _finish(request, upload, partial, filename, digest.hexdigest())
     return web.json_response(descriptor)
 
 
-def _filename(request: web.Request) -> str:
-    value = request.headers.get("Content-Disposition", "")
-    if "filename*=" in value:
-        from urllib.parse import unquote
+def _chunks(part: Any) -> Callable[[int], Awaitable[bytes]]:
+    """``read(n)`` over a part's stream of chunks (``b""`` at its end)."""
+    stream = part.chunks()
 
-        raw = value.split("filename*=", 1)[1].split(";", 1)[0].strip()
-        return unquote(raw.split("''", 1)[-1])
-    if "filename=" in value:
-        return value.split("filename=", 1)[1].split(";", 1)[0].strip().strip('"')
-    return "file"
+    async def read(_: int) -> bytes:
+        return await anext(stream, b"")
+
+    return read
+
+
+def _filename(request: web.Request) -> str:
+    value = request.headers.get("Content-Disposition")
+    if value is None:
+        return "file"
+    return parse_disposition(value).filename or "file"
 
 
 async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
     platform = _p(request)
     uuid = upload["id"]
-    try:
-        first, last, total = parse_content_range(request.headers["Content-Range"])
-    except ApiError as exc:
-        raise UploadFailure(exc.status, exc.message) from None
+    first, last, total = parse_content_range(request.headers["Content-Range"])
     if upload["state"] == "done":
         if first is None or total == upload["size"]:
             return web.json_response(upload["descriptor"])
         raise UploadFailure(409, "this upload url was already used")
+    if upload["state"] == "finishing":
+        raise UploadFailure(409, "the upload is being completed")
     path = os.path.join(platform.files_dir, f"{uuid}.part")
     loop = asyncio.get_running_loop()
     if upload["size"] is None:
+        if first is None:  # asked what is held before anything was sent
+            held = f"*/{total}"
+            return web.json_response({"range": held}, status=202, headers={"Range": held})
+        filename = _filename(request)
         # Synchronously (a sparse truncate is instant), before any other handler of a
         # parallel chunk can see the size and open the file.
-        _allocate(path, total)
-        upload.update(size=total, state="uploading", filename=_filename(request))
+        try:
+            _allocate(path, total)
+        except OSError as exc:
+            _remove(path)
+            raise UploadFailure(413, f"cannot hold {total} bytes: {exc.strerror}") from None
+        upload.update(size=total, state="uploading", filename=filename)
         platform.state.put("upload", uuid, upload)
     elif upload["size"] != total:
         raise UploadFailure(400, f"Content-Range total {total} differs from {upload['size']}")
@@ -347,7 +378,7 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
         if written != expected:
             raise UploadFailure(400, f"got {written} bytes for a {expected}-byte range")
         upload = platform.state.get("upload", uuid) or upload  # others wrote meanwhile
-        upload["ranges"] = [list(r) for r in merge_ranges([*upload["ranges"], (first, last)])]
+        upload["ranges"] = merge_ranges([*upload["ranges"], (first, last)])
         upload["received"] = sum(b - a + 1 for a, b in upload["ranges"])
         platform.progress[uuid] = upload["received"]
         platform.state.put("upload", uuid, upload)
@@ -355,9 +386,15 @@ async def _chunk(request: web.Request, upload: dict[str, Any]) -> web.Response:
         # Claimed before the first await: parallel last chunks finish the file once.
         upload["state"] = "finishing"
         platform.state.put("upload", uuid, upload)
-        descriptor = await _finish(request, upload, path, upload.get("filename", "file"), None)
+        try:
+            descriptor = await _finish(request, upload, path, upload.get("filename", "file"), None)
+        except BaseException:
+            # Never stuck in "finishing": the bytes are still there; asking again retries.
+            upload["state"] = "uploading"
+            platform.state.put("upload", uuid, upload)
+            raise
         return web.json_response(descriptor)
-    held = format_ranges(upload["ranges"], total)
+    held = format_ranges(upload["ranges"], total) if upload["ranges"] else f"*/{total}"
     # The body is JSON too: the official SDK decodes every answer as JSON.
     return web.json_response({"range": held}, status=202, headers={"Range": held})
 

@@ -10,9 +10,10 @@ import tempfile
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from .. import embed
-from .._cli import upload_with_bar
-from . import Emulator
+from . import embed
+from ._cli import upload_with_bar
+from .emulator import Emulator
+from .testing import client_for
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,7 +67,9 @@ def _make_video(folder: str) -> str:
         )
         if made.returncode == 0:
             return path
-    with resources.as_file(resources.files(__package__).joinpath("sample.webm")) as sample:
+    with resources.as_file(
+        resources.files("vidapi_async.emulator").joinpath("sample.webm")
+    ) as sample:
         shutil.copyfile(sample, path)
     return path
 
@@ -82,7 +85,7 @@ async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0
     with tempfile.TemporaryDirectory(prefix="vidapi-demo-") as folder:
         async with Emulator(port=ports[0], upload_port=ports[1]) as emu:
             console.print(f"Emulator API at {emu.base_url}, uploads at {emu.upload_base}\n")
-            async with emu.client() as client:
+            async with client_for(emu) as client:
                 video_path = await asyncio.to_thread(_make_video, folder)
                 say(f"made a small real video file: {video_path}")
                 session = await client.get_upload_session()

@@ -1,0 +1,60 @@
+"""``vidapi serve``: the emulator as a standalone server until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING
+
+from ._errors import InvalidArgumentError, UsageError
+from .emulator import Emulator, Faults
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["serve"]
+
+
+async def serve(args: argparse.Namespace, console: Console) -> None:
+    faults = Faults(
+        error_rate=args.error_rate,
+        rate_limit_rate=args.rate_limit_rate,
+        latency=args.latency,
+        reset_rate=args.reset_rate,
+        videos_per_day=args.videos_per_day,
+        seed=args.seed,
+    )
+    upload_port = args.upload_port if args.upload_port is not None else args.port + 1
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise InvalidArgumentError("--tls-cert/--tls-key", "give both, or neither")
+    if args.encoding_delay < 0:
+        raise InvalidArgumentError("--encoding-delay", "must be 0 or more seconds")
+    emulator = Emulator(
+        host=args.host,
+        port=args.port,
+        upload_port=upload_port,
+        data_dir=args.data_dir,
+        faults=faults,
+        tls=args.tls,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        control_secret=args.control_secret,
+        encoding_delay=args.encoding_delay,
+    )
+    try:
+        await emulator.start()
+    except (OSError, RuntimeError, ValueError) as exc:
+        await emulator.close()
+        raise UsageError(f"cannot start the emulator: {exc}") from None
+    try:
+        emu = emulator
+        console.print(f"API:      {emu.base_url}", highlight=False)
+        console.print(f"Uploads:  {emu.upload_base}", highlight=False)
+        console.print(f"Token:    {emu.token}   (user demo; other-token: user other)")
+        console.print(f"Control:  X-Emulator-Control: {emu.control_secret}", highlight=False)
+        if emu.ca_file:
+            console.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
+        console.print("Ctrl-C to stop.")
+        await asyncio.Event().wait()
+    finally:
+        await emulator.close()
