@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,34 @@ url = d.upload(sys.argv[1], workers=workers)
 video = d.post("/me/videos", {"url": url, "title": "from the SDK", "channel": "news",
                               "published": "true", "is_created_for_kids": "false"})
 print(json.dumps({"url": url, "video": video}))
+"""
+
+SDK_FLOWS = """
+import json, os, sys
+import dailymotion
+
+d = dailymotion.Dailymotion(
+    api_base_url=os.environ["BASE"],
+    oauth_token_endpoint_url=os.environ["BASE"] + "/oauth/token",
+)
+d.set_grant_type(
+    "password", api_key="demo-client", api_secret="demo-secret",
+    scope=["manage_videos", "userinfo"],
+    info={"username": "demo", "password": "demo-password"},
+)
+out = {"me": d.get("/me/", {"fields": "id,fullname"})}
+url = d.upload(sys.argv[1])
+fields = {"url": url, "channel": "news", "published": "true", "is_created_for_kids": "false"}
+first = d.post("/videos", dict(fields, title="posted to /videos"))
+second = d.post("/me/videos", dict(fields, title="posted to /me/videos"))
+out["listed"] = d.get("/videos", {"fields": "id,title", "limit": 10})
+out["deleted"] = d.delete("/video/" + first["id"])
+out["after"] = d.get("/videos", {"fields": "id,title"})
+try:
+    d.get("/video/" + first["id"])
+except dailymotion.DailymotionApiError as exc:
+    out["gone"] = str(exc)
+print(json.dumps(out))
 """
 
 
@@ -65,9 +94,11 @@ def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-async def run_sdk(sdk: Path, emu: Emulator, path: Path, workers: int) -> dict[str, object]:
+async def run_sdk(
+    sdk: Path, emu: Emulator, path: Path, workers: int, source: str = SDK_SCRIPT
+) -> dict[str, object]:
     script = path.parent / "sdk_upload.py"
-    script.write_text(SDK_SCRIPT)
+    script.write_text(source)
     env = {
         **os.environ,
         "BASE": emu.base_url,
@@ -111,3 +142,17 @@ async def _sdk_round(sdk_path: Path, emulator: Emulator, tmp_path: Path, workers
     assert emulator.state.get("video", video["id"]) is not None
     chunked = [r for r in emulator.requests if r.host == "upload" and "Content-Range" in r.headers]
     assert (len(chunked) > 1) == (workers > 0)
+
+
+async def test_the_official_sdk_documented_flows(
+    sdk_path: Path, emulator: Emulator, tmp_path: Path
+) -> None:
+    src = make_file(tmp_path / "flows.mp4", 200_000)
+    out: dict[str, Any] = await run_sdk(sdk_path, emulator, src, 0, SDK_FLOWS)
+    assert out["me"] == {"id": "xdemou", "fullname": "Demo User"}
+    titles = [v["title"] for v in out["listed"]["list"]]
+    assert titles == ["posted to /videos", "posted to /me/videos"]
+    assert out["deleted"] == {}
+    assert [v["title"] for v in out["after"]["list"]] == ["posted to /me/videos"]
+    assert "Can't find object video" in out["gone"]
+    assert len(emulator.videos()) == 1

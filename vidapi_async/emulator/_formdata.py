@@ -85,6 +85,8 @@ def parse_disposition(value: str) -> Disposition:
     for key in ("name", "filename"):
         if key in params and _has_control(params[key]):
             raise Malformed(f"{key} holds a control character")
+    if "filename*" in params:
+        _ext_value(params["filename*"])  # checked now, not when first read
     return Disposition(kind, params)
 
 
