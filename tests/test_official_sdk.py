@@ -20,26 +20,7 @@ from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
 
-SDK_SCRIPT = """
-import json, os, sys
-import dailymotion
-
-d = dailymotion.Dailymotion(
-    api_base_url=os.environ["BASE"],
-    oauth_token_endpoint_url=os.environ["BASE"] + "/oauth/token",
-)
-d.set_grant_type(
-    "password", api_key="demo-client", api_secret="demo-secret",
-    scope=["manage_videos"], info={"username": "demo", "password": "demo-password"},
-)
-workers = int(sys.argv[2])
-url = d.upload(sys.argv[1], workers=workers)
-video = d.post("/me/videos", {"url": url, "title": "from the SDK", "channel": "news",
-                              "published": "true", "is_created_for_kids": "false"})
-print(json.dumps({"url": url, "video": video}))
-"""
-
-SDK_FLOWS = """
+SDK_LOGIN = """
 import json, os, sys
 import dailymotion
 
@@ -52,6 +33,18 @@ d.set_grant_type(
     scope=["manage_videos", "userinfo"],
     info={"username": "demo", "password": "demo-password"},
 )
+"""
+"""The SDK's password grant against the emulator, as its README shows it."""
+
+SDK_SCRIPT = SDK_LOGIN + """
+workers = int(sys.argv[2])
+url = d.upload(sys.argv[1], workers=workers)
+video = d.post("/me/videos", {"url": url, "title": "from the SDK", "channel": "news",
+                              "published": "true", "is_created_for_kids": "false"})
+print(json.dumps({"url": url, "video": video}))
+"""
+
+SDK_FLOWS = SDK_LOGIN + """
 out = {"me": d.get("/me/", {"fields": "id,fullname"})}
 url = d.upload(sys.argv[1])
 fields = {"url": url, "channel": "news", "published": "true", "is_created_for_kids": "false"}
