@@ -66,15 +66,15 @@ def run_sink(port_file: str) -> None:
 
 def run_client(url: str, folder: str, mode: str, sendfile: bool) -> None:
     import vidapi_async as va
-    from vidapi_async._multipart import FileBody
-
-    FileBody.sendfile_enabled = sendfile  # off: the path TLS connections take
 
     files = sorted(os.path.join(folder, n) for n in os.listdir(folder))
 
     async def main() -> float:
-        async with va.Client(
-            access_token="unused", base_url="http://127.0.0.1:9", connection_limit=256
+        async with va.Client(  # sendfile off: the path TLS connections take
+            access_token="unused",
+            base_url="http://127.0.0.1:9",
+            connection_limit=256,
+            sendfile=sendfile,
         ) as client:
             start = time.perf_counter()
             await asyncio.gather(

@@ -67,16 +67,16 @@ def run_sink(port_file: str) -> None:
 
 def run_client(url: str, path: str, chunk_size: int, sendfile: bool) -> None:
     import vidapi_async as va
-    from vidapi_async._multipart import FileBody
-
-    FileBody.sendfile_enabled = sendfile  # off: the path TLS connections take
 
     async def main() -> tuple[float, int | None]:
         session = va.UploadSession(upload_url=url, progress_url=url)
         token = "unused"  # the upload host never sees a token
-        async with va.Client(access_token=token, base_url="http://127.0.0.1:9") as client:
+        # sendfile off: the path TLS connections take
+        async with va.Client(
+            access_token=token, base_url="http://127.0.0.1:9", sendfile=sendfile
+        ) as client:
             start = time.perf_counter()
-            uploaded = await client.upload_file(path, upload_session=session, chunk_size=chunk_size)
+            uploaded = await client.upload_file(path, upload_session=session, read_size=chunk_size)
             elapsed = time.perf_counter() - start
         return elapsed, uploaded.size
 

@@ -31,7 +31,7 @@ async def emulator() -> AsyncIterator[Emulator]:
 @pytest.fixture
 async def client(emulator: Emulator) -> AsyncIterator[va.Client]:
     """A client that never retries: error tests see the first failure."""
-    async with client_for(emulator, chunk_size=64 * 1024, retry=va.NO_RETRY) as c:
+    async with client_for(emulator, read_size=64 * 1024, retry=va.NO_RETRY) as c:
         yield c
 
 

@@ -173,7 +173,7 @@ async def test_jobs_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
 async def test_progress_reports_files_and_bytes(tmp_path: Path) -> None:
     files = make_files(tmp_path / "files", 6, size=200_000)
     seen: list[va.BatchProgress] = []
-    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY, chunk_size=65536) as client:
+    async with Emulator() as emu, client_for(emu, retry=va.NO_RETRY, read_size=65536) as client:
         async with va.BatchUploader(client, concurrency=3, progress=seen.append) as batch:
             [r async for r in batch.run(jobs_for(files))]
     total = sum(f.stat().st_size for f in files)
@@ -340,7 +340,7 @@ async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Pat
             journal=journal,
             chunked=True,
             workers=1,
-            chunk_size=chunk,
+            range_size=chunk,
             progress=cut_after_five,
         ) as batch:
             [first] = [r async for r in batch.run([job])]
@@ -350,7 +350,7 @@ async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Pat
         emu.faults.error_rate = 0.0
         before = len(emu.requests)
         async with va.BatchUploader(
-            client, journal=journal, chunked=True, workers=2, chunk_size=chunk
+            client, journal=journal, chunked=True, workers=2, range_size=chunk
         ) as batch:
             [second] = [r async for r in batch.run([job])]
         assert second.status is va.JobStatus.DONE

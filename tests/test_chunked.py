@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from vidapi_async._chunked import Held, regions
+from vidapi_async._protocol import ChunkedUpload, regions
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -41,11 +41,11 @@ def test_regions_are_whole_chunks_and_cover_the_file() -> None:
 
 
 def test_held_merges_adjacent_ranges() -> None:
-    held = Held(100)
-    held.update([(10, 19), (0, 9), (30, 39)])
-    assert held.ranges == [(0, 19), (30, 39)]
-    assert held.covers(5, 15) and not held.covers(15, 35)
-    assert held.count == 30
+    state = ChunkedUpload(100, "f.mp4", range_size=10, workers=1)
+    state.absorb(202, {"Range": "10-19,0-9,30-39/100"}, b"")
+    assert state.held == [(0, 19), (30, 39)]
+    assert state.covers(5, 15) and not state.covers(15, 35)
+    assert state.acknowledged == 30
 
 
 async def test_parallel_ranges_arrive_out_of_order_and_assemble_exactly(
@@ -58,7 +58,7 @@ async def test_parallel_ranges_arrive_out_of_order_and_assemble_exactly(
             src,
             chunked=True,
             workers=4,
-            chunk_size=CHUNK,
+            range_size=CHUNK,
             progress=lambda done, total: seen.append(done),
         )
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
@@ -79,7 +79,7 @@ async def test_a_failed_chunk_is_resent_alone(emulator: Emulator, tmp_path: Path
         {"error_rate": 0.3, "error_statuses": [502, 503], "paths": ["/upload"], "seed": 7}
     )
     async with client_for(emulator, retry=fast_retry(10)) as client:
-        uploaded = await client.upload_file(src, chunked=True, workers=3, chunk_size=CHUNK)
+        uploaded = await client.upload_file(src, chunked=True, workers=3, range_size=CHUNK)
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
     posts = data_posts(emulator)
     resent = {p for p in posts if posts.count(p) > 1}
@@ -93,7 +93,7 @@ async def test_a_dropped_connection_resumes_from_the_servers_ranges(
     src = make_file(tmp_path / "dropped.mp4", 12 * CHUNK + 5)
     emulator.faults.update({"reset_rate": 0.25, "paths": ["/upload"], "seed": 11})
     async with client_for(emulator, retry=fast_retry(10)) as client:
-        uploaded = await client.upload_file(src, chunked=True, workers=2, chunk_size=CHUNK)
+        uploaded = await client.upload_file(src, chunked=True, workers=2, range_size=CHUNK)
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
     asks = [
         r for r in emulator.requests if r.headers.get("Content-Range", "").startswith("bytes */")
@@ -122,7 +122,7 @@ async def test_a_new_client_resumes_an_interrupted_upload(
                 upload_session=session,
                 chunked=True,
                 workers=1,
-                chunk_size=CHUNK,
+                range_size=CHUNK,
                 progress=stop_after_six,
             )
     held_before = set(data_posts(emulator)[:6])
@@ -131,7 +131,7 @@ async def test_a_new_client_resumes_an_interrupted_upload(
     before = len(emulator.requests)
     async with client_for(emulator, retry=va.NO_RETRY) as fresh:
         uploaded = await fresh.upload_file(
-            src, upload_session=session, chunked=True, workers=3, chunk_size=CHUNK, resume=True
+            src, upload_session=session, chunked=True, workers=3, range_size=CHUNK, resume=True
         )
     assert stored_bytes(emulator, uploaded) == src.read_bytes()
     sent_after = set(data_posts(emulator, since=before))
@@ -147,7 +147,7 @@ async def test_resume_needs_the_session_and_chunked(client: va.Client, video_fil
 async def test_non_ascii_names_travel_in_filename_star(emulator: Emulator, tmp_path: Path) -> None:
     src = make_file(tmp_path / "Été 東京.mp4", CHUNK + 1)
     async with client_for(emulator, retry=va.NO_RETRY) as client:
-        uploaded = await client.upload_file(src, chunked=True, workers=1, chunk_size=CHUNK)
+        uploaded = await client.upload_file(src, chunked=True, workers=1, range_size=CHUNK)
     assert uploaded.name == "Été 東京"
     disposition = next(
         r.headers["Content-Disposition"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vidapi_async._cli import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
+from vidapi_async.cli._exit import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
@@ -22,7 +22,7 @@ async def vidapi(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "vidapi_async._cli",
+        "vidapi_async.cli",
         *args,
         env={**os.environ, **(env or {})},
         stdin=asyncio.subprocess.PIPE,
@@ -109,7 +109,7 @@ async def test_embed_prints_the_iframe() -> None:
 
 
 async def test_without_the_cli_extra_it_says_how_to_install() -> None:
-    code = "import sys; sys.modules['rich'] = None; from vidapi_async._cli import main; sys.exit(main(['demo']))"
+    code = "import sys; sys.modules['rich'] = None; from vidapi_async.cli import main; sys.exit(main(['demo']))"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
     )
@@ -196,7 +196,7 @@ async def test_serve_runs_standalone_and_keeps_state_in_the_data_dir(tmp_path: P
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "vidapi_async._cli",
+            "vidapi_async.cli",
             "serve",
             "--port",
             str(port),
@@ -232,7 +232,7 @@ def test_the_demo_video_is_made_with_ffmpeg_or_taken_from_the_package(
     import shutil
     from importlib import resources
 
-    from vidapi_async import _cli_demo as _demo
+    from vidapi_async.cli import _demo
 
     sample = (resources.files("vidapi_async.emulator") / "sample.webm").read_bytes()
     if shutil.which("ffmpeg"):
@@ -259,7 +259,7 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
         env = {**os.environ, "VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
         args = [
             "-m",
-            "vidapi_async._cli",
+            "vidapi_async.cli",
             "batch",
             str(folder),
             "--channel",

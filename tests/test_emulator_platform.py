@@ -336,7 +336,7 @@ async def test_over_tls_the_whole_mission_runs_on_https(tmp_path: Path, srt_file
                 make_file(tmp_path / "m.mp4", 300_000), title="t", channel="news"
             )
             chunked = await client.upload_file(
-                make_file(tmp_path / "c.mp4", 300_000), chunked=True, chunk_size=65536
+                make_file(tmp_path / "c.mp4", 300_000), chunked=True, range_size=65536
             )
             await client.upload_subtitle(video.id, srt_file, language="en")
         assert chunked.url.startswith("https://")
@@ -347,7 +347,7 @@ async def test_over_tls_the_whole_mission_runs_on_https(tmp_path: Path, srt_file
 
 async def test_vidapi_serve_tls_prints_its_certificate_and_serves_https(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "vidapi_async._cli", "serve", "--tls", "--port", "0",
+        sys.executable, "-m", "vidapi_async.cli", "serve", "--tls", "--port", "0",
         "--upload-port", "0", "--control-secret", "s3cret-control",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip

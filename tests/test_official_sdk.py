@@ -36,15 +36,20 @@ d.set_grant_type(
 """
 """The SDK's password grant against the emulator, as its README shows it."""
 
-SDK_SCRIPT = SDK_LOGIN + """
+SDK_SCRIPT = (
+    SDK_LOGIN
+    + """
 workers = int(sys.argv[2])
 url = d.upload(sys.argv[1], workers=workers)
 video = d.post("/me/videos", {"url": url, "title": "from the SDK", "channel": "news",
                               "published": "true", "is_created_for_kids": "false"})
 print(json.dumps({"url": url, "video": video}))
 """
+)
 
-SDK_FLOWS = SDK_LOGIN + """
+SDK_FLOWS = (
+    SDK_LOGIN
+    + """
 out = {"me": d.get("/me/", {"fields": "id,fullname"})}
 url = d.upload(sys.argv[1])
 fields = {"url": url, "channel": "news", "published": "true", "is_created_for_kids": "false"}
@@ -59,6 +64,7 @@ except dailymotion.DailymotionApiError as exc:
     out["gone"] = str(exc)
 print(json.dumps(out))
 """
+)
 
 
 @pytest.fixture(scope="session")

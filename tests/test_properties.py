@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vidapi_async as va
-from vidapi_async import _sansio as wire
+from vidapi_async import _protocol as wire
 from vidapi_async import embed
-from vidapi_async._batch import _tag
 from vidapi_async._convert import structure
 from vidapi_async._models import Subtitle, UploadedFile, UploadProgress, UploadSession, Video
-from vidapi_async._multipart import attachment_disposition, multipart_envelope
+from vidapi_async._protocol import attachment_disposition, multipart_envelope
+from vidapi_async.batch._runner import _tag
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

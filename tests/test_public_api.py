@@ -1,7 +1,14 @@
 import inspect
+from pathlib import Path
+
+import pytest
 
 import vidapi_async as va
 from vidapi_async import _errors, embed
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+from .conftest import make_file
 
 
 def test_all_lists_every_public_name_and_only_those() -> None:
@@ -27,3 +34,29 @@ def test_embed_module_all_is_complete() -> None:
         if not n.startswith("_") and getattr(v, "__module__", None) == embed.__name__
     }
     assert public <= set(embed.__all__)
+
+
+def test_chunk_size_is_a_deprecated_alias_of_read_size() -> None:
+    with pytest.warns(DeprecationWarning, match="read_size"):
+        client = va.Client("t", chunk_size=123)
+    assert client.read_size == 123
+    with pytest.warns(DeprecationWarning, match="read_size"):
+        assert client.chunk_size == 123
+
+
+async def test_upload_file_chunk_size_keeps_its_old_meaning_per_mode(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    src = make_file(tmp_path / "m.mp4", 10_000)
+    async with client_for(emulator) as client:
+        with pytest.warns(DeprecationWarning, match="range_size"):
+            await client.upload_file(src, chunked=True, chunk_size=4096)
+        with pytest.warns(DeprecationWarning, match="read_size"):
+            await client.upload_file(src, chunk_size=4096)
+    ranges = [r for r in emulator.requests if "Content-Range" in r.headers and r.body_size]
+    assert sorted(r.body_size for r in ranges) == [1808, 4096, 4096]  # chunked: range size
+
+
+def test_connection_limit_with_a_callers_session_is_refused() -> None:
+    with pytest.raises(va.UsageError, match="connection_limit"):
+        va.Client("t", session=object(), connection_limit=10)  # type: ignore[arg-type]

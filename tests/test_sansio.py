@@ -3,7 +3,7 @@ import json
 import pytest
 
 import vidapi_async as va
-from vidapi_async import _sansio as wire
+from vidapi_async import _protocol as wire
 
 REQ = wire.api_request("https://api.example.com/rest", "POST", "/me/videos", form=[("a", "b")])
 

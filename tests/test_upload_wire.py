@@ -17,14 +17,16 @@ import vidapi_async as va
 from .conftest import make_file
 
 
-@pytest.fixture(autouse=True, params=["sendfile", "thread-reads"])
-def send_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+@pytest.fixture(params=["sendfile", "thread-reads"])
+def send_path(request: pytest.FixtureRequest) -> str:
     """Every test here runs over both ways a file body is sent: sendfile(2) on plain
     TCP, and reads in a worker thread (what TLS connections use)."""
-    from vidapi_async._multipart import FileBody
-
-    monkeypatch.setattr(FileBody, "sendfile_enabled", request.param == "sendfile")
     return str(request.param)
+
+
+@pytest.fixture
+def client_options(send_path: str) -> dict[str, Any]:
+    return {"base_url": "http://127.0.0.1:9", "sendfile": send_path == "sendfile"}
 
 
 class Recorder:
@@ -72,9 +74,13 @@ def parse_multipart(content_type: str, body: bytes) -> list[tuple[dict[str, str]
 
 
 async def test_the_body_is_exact_multipart_with_content_length(
-    recorder: tuple[Recorder, str], tmp_path: Path, send_path: str, monkeypatch: pytest.MonkeyPatch
+    recorder: tuple[Recorder, str],
+    tmp_path: Path,
+    send_path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    client_options: dict[str, Any],
 ) -> None:
-    from vidapi_async._multipart import FileBody
+    from vidapi_async._aio import FileBody
 
     kernel_copies: list[int] = []
     real = FileBody._sendfile
@@ -90,11 +96,11 @@ async def test_the_body_is_exact_multipart_with_content_length(
     upload_url = f"{base}?uuid=0f3e&seal=a%2Bb%3D%3D"
     session = va.UploadSession(upload_url=upload_url, progress_url=f"{base}/progress")
     seen: list[tuple[int, int]] = []
-    async with va.Client(access_token="tok-secret", base_url="http://127.0.0.1:9") as client:
+    async with va.Client(access_token="tok-secret", **client_options) as client:
         result = await client.upload_file(
             src,
             upload_session=session,
-            chunk_size=256 * 1024,
+            read_size=256 * 1024,
             progress=lambda sent, total: seen.append((sent, total)),
         )
     assert result.size == int(rec.requests[0]["headers"]["Content-Length"])
@@ -117,12 +123,12 @@ async def test_the_body_is_exact_multipart_with_content_length(
 
 
 async def test_non_ascii_file_names_arrive_as_utf8(
-    recorder: tuple[Recorder, str], tmp_path: Path
+    recorder: tuple[Recorder, str], tmp_path: Path, client_options: dict[str, Any]
 ) -> None:
     rec, base = recorder
     src = make_file(tmp_path / "Été à Zürich 東京.mov", 1000)
     session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
-    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+    async with va.Client(access_token="t", **client_options) as client:
         await client.upload_file(src, upload_session=session)
     [(part_headers, data)] = parse_multipart(
         rec.requests[0]["headers"]["Content-Type"], rec.requests[0]["body"]
@@ -143,7 +149,11 @@ def _shrink(path: Path) -> None:
 
 @pytest.mark.parametrize(("change", "words"), [(_grow, "grew"), (_shrink, "shrank")])
 async def test_a_file_that_changes_size_during_upload_is_an_error(
-    recorder: tuple[Recorder, str], tmp_path: Path, change: Any, words: str
+    recorder: tuple[Recorder, str],
+    tmp_path: Path,
+    change: Any,
+    words: str,
+    client_options: dict[str, Any],
 ) -> None:
     rec, base = recorder
     src = make_file(tmp_path / "changing.mp4", 512 * 1024)
@@ -153,20 +163,21 @@ async def test_a_file_that_changes_size_during_upload_is_an_error(
             change(src)
 
     session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
-    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+    async with va.Client(access_token="t", **client_options) as client:
         with pytest.raises(va.FileChangedError, match=words) as info:
             await client.upload_file(
-                src, upload_session=session, chunk_size=64 * 1024, progress=change_after_first_chunk
+                src, upload_session=session, read_size=64 * 1024, progress=change_after_first_chunk
             )
     assert info.value.expected == 512 * 1024
     assert rec.requests == []  # the server never saw a complete (corrupt) body
 
 
 async def test_the_same_body_can_be_sent_twice(
-    recorder: tuple[Recorder, str], tmp_path: Path
+    recorder: tuple[Recorder, str], tmp_path: Path, send_path: str
 ) -> None:
     """A body is a description of the file, re-read on every send (retries need it)."""
-    from vidapi_async._multipart import FileBody, multipart_envelope
+    from vidapi_async._aio import FileBody
+    from vidapi_async._protocol import multipart_envelope
 
     rec, base = recorder
     src = make_file(tmp_path / "again.mp4", 200 * 1024)
@@ -177,6 +188,7 @@ async def test_the_same_body_can_be_sent_twice(
         head=head,
         tail=tail,
         content_type="multipart/form-data; boundary=b0undary",
+        sendfile=send_path == "sendfile",
     )
     import aiohttp
 
@@ -189,7 +201,7 @@ async def test_the_same_body_can_be_sent_twice(
 
 
 async def test_an_error_in_the_progress_callback_is_raised_as_is(
-    recorder: tuple[Recorder, str], tmp_path: Path
+    recorder: tuple[Recorder, str], tmp_path: Path, client_options: dict[str, Any]
 ) -> None:
     rec, base = recorder
     src = make_file(tmp_path / "cb.mp4", 300 * 1024)
@@ -201,7 +213,7 @@ async def test_an_error_in_the_progress_callback_is_raised_as_is(
         raise Stop("my callback")
 
     session = va.UploadSession(upload_url=f"{base}?uuid=1&seal=2", progress_url=base)
-    async with va.Client(access_token="t", base_url="http://127.0.0.1:9") as client:
+    async with va.Client(access_token="t", **client_options) as client:
         with pytest.raises(Stop):  # not a TransportError, and not retried
             await client.upload_file(src, upload_session=session, progress=explode)
     assert rec.requests == []

@@ -153,7 +153,7 @@ async def test_the_upload_url_is_sent_exactly_as_returned(tmp_path: Path, chunke
         urls.append(srv.url)
         async with va.Client(TOKEN, base_url=srv.url, retry=va.NO_RETRY) as client:
             path = make_file(tmp_path / "movie.mp4", 10_000)
-            kw: dict[str, Any] = {"chunked": True, "chunk_size": 4096} if chunked else {}
+            kw: dict[str, Any] = {"chunked": True, "range_size": 4096} if chunked else {}
             await client.upload_file(path, **kw)
             session = await client.get_upload_session()
             await client.get_upload_progress(session)

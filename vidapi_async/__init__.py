@@ -4,9 +4,11 @@ Everything a user needs is importable from here; the ``_``-modules are private.
 ``vidapi_async.embed`` holds the pure embed builders.
 """
 
+from importlib import metadata as _metadata
+
 from ._auth import OAuth, StaticToken, TokenProvider
-from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus, SubtitleSpec, UploadJob
 from ._client import DEFAULT_BASE_URL, Client
+from ._config import ProgressCallback, Timeouts
 from ._errors import (
     APIError,
     AuthenticationError,
@@ -38,8 +40,6 @@ from ._errors import (
     UsageError,
     VidapiError,
 )
-from ._http import Timeouts
-from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._models import (
     AccessToken,
     Dimension,
@@ -50,10 +50,25 @@ from ._models import (
     UploadState,
     Video,
 )
-from ._multipart import ProgressCallback
 from ._retry import NO_RETRY, RetryPolicy
+from .batch import (
+    BatchProgress,
+    BatchUploader,
+    JobRecord,
+    JobResult,
+    JobStatus,
+    Journal,
+    MemoryJournal,
+    SQLiteJournal,
+    Stage,
+    SubtitleSpec,
+    UploadJob,
+)
 
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("vidapi-async")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+    __version__ = "0+unknown"
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -7,15 +7,15 @@ import logging
 import os
 import re
 import ssl as ssl_module
+import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import aiohttp
-
-from . import _sansio as wire
+from . import _protocol as wire
 from . import _validate as check
+from ._aio import Transport, api_timeout
 from ._auth import StaticToken, TokenProvider
-from ._chunked import chunked_upload
+from ._config import DEFAULT_RANGE_SIZE, DEFAULT_READ_SIZE, ProgressCallback, Timeouts
 from ._convert import structure
 from ._errors import (
     ClientClosedError,
@@ -25,18 +25,20 @@ from ._errors import (
     UsageError,
 )
 from ._files import check_srt_file, inspect_file
-from ._http import RawResponse, Timeouts, Transport
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
-from ._multipart import FileBody, ProgressCallback, multipart_envelope, new_boundary
 from ._retry import RetryPolicy, create_checked, retrying
+from ._uploads import UploadPlan, send_chunked, send_single_shot
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["DEFAULT_BASE_URL", "Client"]
 
 log = logging.getLogger("vidapi_async")
 
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
-DEFAULT_CHUNK_SIZE: Final = 1024 * 1024
-DEFAULT_RANGE_SIZE: Final = 4 * 1024 * 1024
+_UNSET: Final = object()
+"""Not given (where ``None`` would mean something)."""
 VIDEO_FIELDS: Final = (
     "id",
     "title",
@@ -83,10 +85,13 @@ class Client:
         base_url: str = DEFAULT_BASE_URL,
         session: aiohttp.ClientSession | None = None,
         timeouts: Timeouts | None = None,
-        chunk_size: int = DEFAULT_CHUNK_SIZE,
-        connection_limit: int = 100,
+        read_size: int = DEFAULT_READ_SIZE,
+        range_size: int = DEFAULT_RANGE_SIZE,
+        connection_limit: int | object = _UNSET,
         retry: RetryPolicy | None = None,
         ssl: ssl_module.SSLContext | None = None,
+        sendfile: bool = True,
+        chunk_size: int | object = _UNSET,
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
@@ -105,9 +110,26 @@ class Client:
                 "ssl= goes with the client's own session; with session=, give the trust to "
                 "that session's connector: aiohttp.TCPConnector(ssl=context)"
             )
-        self._transport = Transport(session, limit=connection_limit, ssl=ssl)
+        if connection_limit is not _UNSET and session is not None:
+            raise UsageError(
+                "connection_limit= goes with the client's own session; with session=, "
+                "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
+            )
+        limit = 100 if connection_limit is _UNSET else connection_limit
+        self._transport = Transport(
+            session,
+            limit=check.positive_int(limit, "connection_limit"),
+            ssl=ssl,
+            sendfile=_bool("sendfile", sendfile),
+        )
         self.timeouts = timeouts or Timeouts()
-        self.chunk_size = check.positive_int(chunk_size, "chunk_size")
+        if chunk_size is not _UNSET:
+            _deprecated("Client(chunk_size=)", "read_size=")
+            read_size = check.positive_int(chunk_size, "chunk_size")
+        self.read_size = check.positive_int(read_size, "read_size")
+        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
+        self.range_size = check.positive_int(range_size, "range_size")
+        """Bytes per request of the chunked protocol."""
         self.retry = RetryPolicy() if retry is None else retry
         """How failed requests are retried (``NO_RETRY`` to never retry)."""
         self._closed = False
@@ -136,6 +158,12 @@ class Client:
         return self._closed
 
     @property
+    def chunk_size(self) -> int:
+        """Deprecated: ``read_size``."""
+        _deprecated("Client.chunk_size", "Client.read_size")
+        return self.read_size
+
+    @property
     def connection_limit(self) -> int | None:
         """How many connections the session may open at once (``None``: no limit)."""
         return self._transport.limit
@@ -160,7 +188,7 @@ class Client:
             url,
             headers={"Content-Type": "application/x-www-form-urlencoded"},
             data=request.encoded_form(),
-            timeout=self.timeouts.for_api(),
+            timeout=api_timeout(self.timeouts),
         )
         # A token endpoint may echo the form: every credential in it is masked.
         secrets = [v for k, v in fields if k in wire.SECRET_FORM_FIELDS]
@@ -200,19 +228,15 @@ class Client:
         for attempt in (1, 2):
             token = await self.access_token()
             self._check_scope(request, token)
-            headers = {"Accept": "application/json"}
-            if request.authenticated and wire.origin(request.url) == self._origin:
-                headers["Authorization"] = f"Bearer {token.token}"
+            headers = request.headers(token.token, self._origin)
             body = request.encoded_form()
-            if body is not None:
-                headers["Content-Type"] = "application/x-www-form-urlencoded"
             log.debug("%s", request.what)
             resp = await self._transport.send(
                 request.method,
                 request.url,
                 headers=headers,
                 data=body,
-                timeout=self.timeouts.for_api(),
+                timeout=api_timeout(self.timeouts),
                 exact_url=request.exact_url,
             )
             try:
@@ -260,72 +284,70 @@ class Client:
         *,
         upload_session: UploadSession | None = None,
         progress: ProgressCallback | None = None,
-        chunk_size: int | None = None,
+        read_size: int | None = None,
+        range_size: int | None = None,
         filename: str | None = None,
         chunked: bool = False,
         workers: int = 4,
         resume: bool = False,
+        chunk_size: int | None = None,
     ) -> UploadedFile:
         """Stream a file to an upload address and return the server's descriptor.
 
         Asks for an address first unless ``upload_session`` is given. ``filename`` is the
         name the server sees (default: the file's own name; any Unicode is fine).
+        ``read_size`` (default ``Client.read_size``, 1 MiB) is how much is read from
+        disk at a time, in either mode.
 
         Single-shot (default): one multipart POST (part ``file``) with an exact
-        Content-Length, read from disk ``chunk_size`` bytes at a time (default 1 MiB).
-        ``progress(sent, total)`` counts bytes handed to the connection. A failed
-        attempt is retried per ``self.retry`` with the body re-read from the file and a
-        fresh upload address, as the platform documents.
+        Content-Length. ``progress(sent, total)`` counts bytes handed to the connection.
+        A failed attempt is retried per ``self.retry`` with the body re-read from the
+        file and a fresh upload address, as the platform documents.
 
         ``chunked=True``: the platform's chunked protocol, ``workers`` ranges in flight
-        at once, each ``chunk_size`` bytes (default 4 MiB), each retried alone;
-        ``progress`` counts bytes the server has acknowledged. ``resume=True`` (with the
-        ``upload_session`` of an interrupted upload) first asks the server which ranges
-        it holds and sends only the rest.
+        at once, each ``range_size`` bytes (default ``Client.range_size``, 4 MiB), each
+        retried alone; ``progress`` counts bytes the server has acknowledged.
+        ``resume=True`` (with the ``upload_session`` of an interrupted upload) first
+        asks the server which ranges it holds and sends only the rest.
+
+        ``chunk_size`` is deprecated: it meant ``read_size`` in single-shot mode and
+        ``range_size`` in chunked mode, and still does.
         """
         self._check_open()
         if upload_session is not None and not isinstance(upload_session, UploadSession):
             raise InvalidArgumentError("upload_session", "expected an UploadSession")
-        local = await asyncio.to_thread(inspect_file, path)
-        default = DEFAULT_RANGE_SIZE if chunked else self.chunk_size
-        size = check.positive_int(chunk_size, "chunk_size") if chunk_size else default
-        check.positive_int(workers, "workers")
+        if chunk_size is not None:
+            _deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
+            if chunked:
+                range_size = range_size or chunk_size
+            else:
+                read_size = read_size or chunk_size
         if filename is not None and (not isinstance(filename, str) or not filename.strip()):
             raise InvalidArgumentError("filename", "must be a non-empty string")
         if resume and (upload_session is None or not chunked):
             raise InvalidArgumentError(
                 "resume", "needs chunked=True and the upload_session of the upload to resume"
             )
-        name = filename or os.path.basename(local.path)
+        reads = self.read_size if read_size is None else read_size
+        ranges = self.range_size if range_size is None else range_size
+        check.positive_int(reads, "read_size")
+        check.positive_int(ranges, "range_size")
+        check.positive_int(workers, "workers")
+        local = await asyncio.to_thread(inspect_file, path)
+        plan = UploadPlan(
+            local=local,
+            filename=filename or os.path.basename(local.path),
+            read_size=reads,
+            range_size=ranges,
+            workers=workers,
+            progress=progress,
+        )
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
         if chunked:
             session = upload_session or await self.get_upload_session()
             url = self._server_url(session.upload_url, "upload_url")
-
-            async def send(
-                headers: dict[str, str], body: FileBody | bytes, body_error: FileBody | None
-            ) -> RawResponse:
-                return await self._transport.send(
-                    "POST",
-                    url,
-                    headers={"Accept": "application/json", **headers},
-                    data=body,
-                    timeout=self.timeouts.for_upload(),
-                    body_error=body_error,
-                    exact_url=True,
-                    answer_within=self.timeouts.upload_read,
-                )
-
-            data = await chunked_upload(
-                send,
-                path=local.path,
-                size=local.size,
-                filename=name,
-                workers=workers,
-                chunk_size=size,
-                policy=self.retry,
-                progress=progress,
-                resume=resume,
+            data = await send_chunked(
+                self._transport, self.timeouts, url, plan, policy=self.retry, resume=resume
             )
             return structure(data, UploadedFile, what="upload response", status=200)
 
@@ -333,31 +355,12 @@ class Client:
             session = upload_session if n == 1 and upload_session else None
             session = session or await self.get_upload_session()
             url = self._server_url(session.upload_url, "upload_url")
-            boundary = new_boundary()
-            head, tail = multipart_envelope(boundary, "file", name)
-            body = FileBody(
-                local.path,
-                file_size=local.size,
-                head=head,
-                tail=tail,
-                chunk_size=size,
-                content_type=f"multipart/form-data; boundary={boundary}",
-                progress=progress,
-            )
-            resp = await self._transport.send(
-                "POST",
-                url,  # exactly as returned: uuid and seal untouched
-                headers={"Accept": "application/json"},
-                data=body,
-                timeout=self.timeouts.for_upload(),
-                body_error=body,
-                exact_url=True,
-                answer_within=self.timeouts.upload_read,
-            )
-            data = wire.decode_upload_response(resp.status, resp.body)
-            return structure(data, UploadedFile, what="upload response", status=resp.status)
+            data = await send_single_shot(self._transport, self.timeouts, url, plan)
+            return structure(data, UploadedFile, what="upload response", status=200)
 
-        return await retrying(self.retry, attempt, idempotent=True, what=f"upload of {name}")
+        return await retrying(
+            self.retry, attempt, idempotent=True, what=f"upload of {plan.filename}"
+        )
 
     # --- videos -------------------------------------------------------------------------
 
@@ -711,6 +714,10 @@ class Client:
     async def get_live_stream(self, video_id: str) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
         return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
 
 
 def _bool(name: str, value: object) -> bool:

@@ -14,70 +14,37 @@ instead of sending a body that disagrees with its Content-Length.
 from __future__ import annotations
 
 import asyncio
-import mimetypes
 import os
-import secrets
 from collections.abc import Callable
-from typing import IO, Any
-from urllib.parse import quote
+from typing import IO
 
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.payload import Payload
 
-from ._errors import FileChangedError
+from .._config import ProgressCallback
+from .._errors import FileChangedError
+from ._compat import count_sent, sendfile_transport
 
-__all__ = [
-    "FileBody",
-    "ProgressCallback",
-    "attachment_disposition",
-    "multipart_envelope",
-    "new_boundary",
-]
+__all__ = ["FileBody", "SendBudget"]
 
 WRITE_SLICE = 128 * 1024
 """Bytes handed to the connection at a time when the file is read, not sendfile'd."""
 
-ProgressCallback = Callable[[int, int], Any]
-"""``progress(sent, total)``: file bytes handed to the connection so far, and the total."""
 
+class SendBudget:
+    """How many file bodies are being sent at once through one transport, and so
+    whether reading ahead is worth its memory. Owned by a ``Transport``: two clients
+    never share it, and nothing process-wide changes."""
 
-def new_boundary() -> str:
-    return "vidapi" + secrets.token_hex(16)
+    def __init__(self, max_read_ahead: int = 4) -> None:
+        self.max_read_ahead = max_read_ahead
+        """Read ahead only while at most this many bodies are being sent: a lone upload
+        keeps its socket busy that way, while many concurrent uploads overlap each
+        other's reads anyway, and each prefetched chunk is memory (64 uploads: +64)."""
+        self.active = 0
 
-
-_ESCAPED = {c: f"%{c:02X}" for c in (*range(0x20), 0x7F, ord('"'))}
-
-
-def _quote_filename(name: str) -> str:
-    # What browsers send (the HTML form-data encoding): UTF-8 as is, with '"' and CR/LF
-    # percent-escaped. RFC 7578 forbids filename* in form-data, and servers that see only
-    # an ASCII-escaped name store the escapes (the "missing file" reports). Every other
-    # control character is escaped too: HTTP cannot carry them in a header.
-    return name.translate(_ESCAPED)
-
-
-def attachment_disposition(filename: str) -> str:
-    """``Content-Disposition`` of a raw chunk: ``filename*`` (RFC 6266) for non-ASCII
-    names, with an ASCII ``filename`` beside it for servers that know only that."""
-    quoted = _quote_filename(filename)
-    if quoted.isascii():
-        return f'attachment; filename="{quoted}"'
-    fallback = quoted.encode("ascii", "replace").decode().replace("?", "_")
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
-
-
-def multipart_envelope(
-    boundary: str, field: str, filename: str, content_type: str | None = None
-) -> tuple[bytes, bytes]:
-    """The bytes before and after the file in a one-part ``multipart/form-data`` body."""
-    ctype = content_type or mimetypes.guess_type(filename)[0] or "application/octet-stream"
-    head = (
-        f"--{boundary}\r\n"
-        f'Content-Disposition: form-data; name="{field}"; filename="{_quote_filename(filename)}"'
-        f"\r\nContent-Type: {ctype}\r\n\r\n"
-    ).encode()
-    tail = f"\r\n--{boundary}--\r\n".encode()
-    return head, tail
+    def worth_reading_ahead(self) -> bool:
+        return self.active <= self.max_read_ahead
 
 
 class _ReadAhead:
@@ -87,22 +54,16 @@ class _ReadAhead:
     cancelled upload cannot close a file under a thread that is reading it.
     """
 
-    MAX_ACTIVE = 4
-    """Read ahead only while at most this many bodies are being sent: a lone upload
-    keeps its socket busy that way, while many concurrent uploads overlap each other's
-    reads anyway, and each prefetched chunk is memory (64 uploads: +64 chunks)."""
-    active = 0
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, f: IO[bytes]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, f: IO[bytes], budget: SendBudget) -> None:
         self._loop = loop
         self._f = f
         self._next: asyncio.Future[bytes] | None = None
-        _ReadAhead.active += 1
+        self._budget = budget
+        budget.active += 1
         self._counted = True
 
-    @classmethod
-    def worth_it(cls) -> bool:
-        return cls.active <= cls.MAX_ACTIVE
+    def worth_it(self) -> bool:
+        return self._budget.worth_reading_ahead()
 
     def prefetch(self, size: int) -> None:
         self._next = self._loop.run_in_executor(None, self._f.read, size)
@@ -113,7 +74,7 @@ class _ReadAhead:
 
     def close(self) -> None:
         if self._counted:
-            _ReadAhead.active -= 1
+            self._budget.active -= 1
             self._counted = False
         pending, self._next = self._next, None
         if pending is None or pending.done():
@@ -130,34 +91,19 @@ class _ReadAhead:
         pending.add_done_callback(close_after)
 
 
-def _sendfile_transport(writer: AbstractStreamWriter) -> asyncio.Transport | None:
-    """The socket transport when the kernel may copy the file straight into it: plain
-    TCP, no compression or chunked framing, no per-chunk trace hooks to honour."""
-    transport = getattr(writer, "transport", None)
-    if (
-        not isinstance(transport, asyncio.Transport)
-        or transport.get_extra_info("sslcontext") is not None
-        or transport.get_extra_info("socket") is None
-        or getattr(writer, "chunked", True)
-        or getattr(writer, "_compress", None) is not None
-        or getattr(writer, "_on_chunk_sent", None) is not None
-    ):
-        return None
-    return transport
-
-
 class FileBody(Payload):
     """``length`` bytes of ``path`` from ``offset``, between ``head`` and ``tail``.
 
     ``file_size`` is the whole file's size when the body was built; the file must still
     have it when read. ``progress`` is called after each chunk with the bytes of this
     body's region sent so far (plus ``progress_base``) and ``progress_total``.
+
+    ``read_size`` bytes are read (or sendfile'd) at a time. ``sendfile``: send the file
+    region with ``sendfile(2)`` on plain-TCP connections (else, and on TLS, chunks are
+    read in a worker thread). ``budget`` is the transport's count of bodies in flight.
     """
 
     _autoclose = True  # nothing is held open between writes
-    sendfile_enabled = True
-    """Send the file region with ``sendfile(2)`` on plain-TCP connections (falls back to
-    reading chunks in a worker thread on TLS, or where the loop cannot)."""
 
     def __init__(
         self,
@@ -168,11 +114,13 @@ class FileBody(Payload):
         length: int | None = None,
         head: bytes = b"",
         tail: bytes = b"",
-        chunk_size: int = 1024 * 1024,
+        read_size: int = 1024 * 1024,
         content_type: str = "application/octet-stream",
         progress: ProgressCallback | None = None,
         progress_base: int = 0,
         progress_total: int | None = None,
+        sendfile: bool = True,
+        budget: SendBudget | None = None,
     ) -> None:
         super().__init__(path, content_type=content_type)
         self._path = path
@@ -181,7 +129,9 @@ class FileBody(Payload):
         self._length = file_size - offset if length is None else length
         self._head = head
         self._tail = tail
-        self._chunk_size = chunk_size
+        self._read_size = read_size
+        self._use_sendfile = sendfile
+        self._budget = budget or SendBudget()
         self._progress = progress
         self._progress_base = progress_base
         self._progress_total = file_size if progress_total is None else progress_total
@@ -205,13 +155,13 @@ class FileBody(Payload):
     ) -> None:
         loop = asyncio.get_running_loop()
         f: IO[bytes] = await loop.run_in_executor(None, self._open)
-        reader = _ReadAhead(loop, f)
+        reader = _ReadAhead(loop, f, self._budget)
         try:
             await writer.write(self._head)
-            transport = _sendfile_transport(writer) if self.sendfile_enabled else None
+            transport = sendfile_transport(writer) if self._use_sendfile else None
             sent = 0
             while sent < self._length:
-                want = min(self._chunk_size, self._length - sent)
+                want = min(self._read_size, self._length - sent)
                 if transport is not None:
                     try:
                         got = await self._sendfile(loop, transport, writer, f, sent, want)
@@ -221,13 +171,13 @@ class FileBody(Payload):
                 else:
                     chunk = await reader.take(want)
                     got = len(chunk)
-                    if got == want and sent + got < self._length and _ReadAhead.worth_it():
+                    if got == want and sent + got < self._length and reader.worth_it():
                         # read the next chunk while this one goes out
-                        reader.prefetch(min(self._chunk_size, self._length - sent - got))
+                        reader.prefetch(min(self._read_size, self._length - sent - got))
                     # With many bodies in flight, in slices: the transport copies what
                     # the socket cannot take at once, so a whole chunk would sit in
                     # memory twice. A lone body writes whole chunks: fewer, faster calls.
-                    step = max(1, got) if _ReadAhead.worth_it() else WRITE_SLICE
+                    step = max(1, got) if reader.worth_it() else WRITE_SLICE
                     view = memoryview(chunk)
                     for start in range(0, got, step):
                         await writer.write(view[start : start + step])
@@ -261,11 +211,7 @@ class FileBody(Payload):
     ) -> int:
         """The kernel copies file to socket: no read into Python, no executor hop."""
         got = await loop.sendfile(transport, f, self._offset + sent, want, fallback=False)
-        # Keep aiohttp's accounting as if the bytes had gone through writer.write.
-        length = getattr(writer, "length", None)
-        if isinstance(length, int):
-            writer.length = length - got
-        writer.output_size += got
+        count_sent(writer, got)
         f.seek(self._offset + sent + got)
         return got
 

@@ -6,8 +6,8 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING
 
-from ._errors import InvalidArgumentError, UsageError
-from .emulator import Emulator, Faults
+from .._errors import InvalidArgumentError, UsageError
+from ..emulator import Emulator, Faults
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -10,10 +10,10 @@ import tempfile
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from . import embed
-from ._cli import upload_with_bar
-from .emulator import Emulator
-from .testing import client_for
+from .. import embed
+from ..emulator import Emulator
+from ..testing import client_for
+from ._progress import upload_with_bar
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-from ._errors import JournalError
+from .._errors import JournalError
 
 try:
     import fcntl

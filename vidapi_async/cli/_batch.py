@@ -9,9 +9,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from ._batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob
-from ._client import Client
-from ._manifest import jobs_from_source
+from .._client import Client
+from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
+from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._progress import progress_bar
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,8 +50,6 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         TimeRemainingColumn,
     )
     from rich.table import Table
-
-    from ._cli import progress_bar
 
     def count_jobs() -> int:
         return sum(1 for _ in jobs_from_source(args.source, channel=args.channel))
@@ -125,4 +124,4 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
                 console.print(
                     f"[red]failed[/red] {r.job.path} at {r.stage.value}: {r.error}", highlight=False
                 )
-    return 0 if counts[JobStatus.FAILED] == 0 else 6  # EXIT_JOBS_FAILED
+    return EXIT_OK if counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED

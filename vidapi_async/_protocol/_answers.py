@@ -1,9 +1,5 @@
-"""The I/O-free core: building requests and deciphering responses.
-
-Nothing here touches a socket, so all of it is tested without an event loop. A request
-is a ``Request`` value; a response is ``(status, headers, body)``; decoding turns it into
-data or into the right exception of ``_errors``.
-"""
+"""Answers deciphered: ``(status, headers, body)`` into data or the right exception of
+``_errors``. No I/O, no asyncio, no aiohttp."""
 
 from __future__ import annotations
 
@@ -12,119 +8,20 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
-import attrs
-
-from . import _errors as e
+from .. import _errors as e
+from ._requests import Request, redact, redact_data
 
 __all__ = [
-    "Request",
-    "api_request",
+    "api_error",
     "decode_api_response",
     "decode_oauth_response",
     "decode_upload_response",
-    "form_bool",
-    "merge_ranges",
-    "origin",
-    "parse_held_ranges",
+    "json_object",
     "parse_retry_after",
-    "redact",
-    "url_for_humans",
 ]
-
-Form = tuple[tuple[str, str], ...]
-
-SECRET_FORM_FIELDS = frozenset({"password", "client_secret", "refresh_token", "code"})
-"""Form fields whose values never reach a message, even when a server echoes them."""
-
-
-@attrs.frozen
-class Request:
-    """One HTTP request to the API, described as data."""
-
-    method: str
-    url: str
-    form: Form | None = None
-    """Form fields (sent as application/x-www-form-urlencoded), in order."""
-    authenticated: bool = True
-    """Whether the bearer token goes with it (only ever to the API's own origin)."""
-    scope: str | None = None
-    """The scope the operation needs, checked before sending when the token's are known."""
-    idempotent: bool = True
-    """Safe to send twice: reads, and writes that set a value to the same thing."""
-    exact_url: bool = False
-    """The url is a server's own (a progress address): sent byte for byte."""
-
-    @property
-    def what(self) -> str:
-        """``"POST /me/videos"``: how errors and logs name this request."""
-        return f"{self.method} {urlsplit(self.url).path}"
-
-    def encoded_form(self) -> bytes | None:
-        return None if self.form is None else urlencode(self.form).encode("ascii")
-
-
-def form_bool(value: bool) -> str:
-    """The platform's form encoding of a boolean."""
-    return "true" if value else "false"
-
-
-def api_request(
-    base_url: str,
-    method: str,
-    path: str,
-    *,
-    query: Iterable[tuple[str, str]] = (),
-    form: Iterable[tuple[str, str]] | None = None,
-    scope: str | None = None,
-    idempotent: bool = True,
-) -> Request:
-    """A request to ``base_url`` + ``path``; the base's own path (``/rest``) is kept."""
-    q = urlencode(list(query), safe=",")
-    url = base_url.rstrip("/") + path + (f"?{q}" if q else "")
-    return Request(
-        method=method,
-        url=url,
-        form=None if form is None else tuple(form),
-        scope=scope,
-        idempotent=idempotent,
-    )
-
-
-def origin(url: str) -> tuple[str, str, int | None]:
-    """``(scheme, host, port)`` with default ports made explicit: the bearer token is
-    sent only where this equals the API base URL's origin."""
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port
-
-
-def url_for_humans(url: str) -> str:
-    """The url without its query and fragment: an upload url's seal stays out of messages."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret replaced by ``***``, for anything a server echoes."""
-    for secret in secrets:
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text
-
-
-def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
-    """Decoded JSON (or headers) with every secret masked in every string, keys too."""
-    if isinstance(data, str):
-        return redact(data, secrets)
-    if isinstance(data, Mapping):
-        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in data.items()}
-    if isinstance(data, list):
-        return [redact_data(v, secrets) for v in data]
-    return data
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -142,38 +39,13 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def parse_held_ranges(value: str | None) -> tuple[list[tuple[int, int]], int | None]:
-    """The upload server's ``Range: a-b,c-d/TOTAL`` (inclusive byte ranges it holds)."""
-    if not value:
-        return [], None
-    text = value.strip().removeprefix("bytes=").removeprefix("bytes ")
-    spans, _, total = text.partition("/")
-    ranges = []
-    for span in filter(None, (p.strip() for p in spans.split(","))):
-        m = re.fullmatch(r"([0-9]+)-([0-9]+)", span)
-        if m:
-            ranges.append((int(m.group(1)), int(m.group(2))))
-    return ranges, int(total) if total.strip().isdigit() else None
-
-
-def merge_ranges(ranges: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
-    """Inclusive byte ranges, sorted and merged (adjacent ones too)."""
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted((int(r[0]), int(r[1])) for r in ranges):
-        if merged and a <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged
-
-
 def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:
     value = headers.get("WWW-Authenticate") or headers.get("www-authenticate") or ""
     m = re.search(r'error="([^"]*)"', value)
     return m.group(1) if m else None
 
 
-def _json_object(body: bytes) -> Mapping[str, Any] | None:
+def json_object(body: bytes) -> Mapping[str, Any] | None:
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -212,7 +84,7 @@ def api_error(
 ) -> e.APIError:
     """The exception for an error response from the API."""
     secrets = tuple(secrets)
-    data = redact_data(_json_object(body) or {}, secrets)
+    data = redact_data(json_object(body) or {}, secrets)
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     error_type: str | None = None
@@ -265,7 +137,7 @@ def decode_api_response(
         raise api_error(request, status, headers, body, secrets=secrets)
     if not body.strip():
         return {}
-    data = _json_object(body)
+    data = json_object(body)
     if data is None:
         raise e.UnexpectedResponseError(
             f"{request.what}: the response is not a JSON object", status=status
@@ -285,7 +157,7 @@ def decode_oauth_response(
     ``secrets`` (the client secret, a password) are masked wherever the answer echoes
     them."""
     if 200 <= status < 300:
-        data = _json_object(body)
+        data = json_object(body)
         if data is None or not isinstance(data.get("access_token"), str):
             raise e.UnexpectedResponseError(
                 f"{request.what}: the token response has no access_token", status=status
@@ -306,7 +178,7 @@ def decode_oauth_response(
 
 def decode_upload_response(status: int, body: bytes) -> Mapping[str, Any]:
     """The upload server's descriptor, or ``UploadRejectedError`` in either error form."""
-    data = _json_object(body)
+    data = json_object(body)
     if data is not None and "error" in data:
         err = data["error"]
         if isinstance(err, Mapping):

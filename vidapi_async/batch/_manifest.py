@@ -20,8 +20,8 @@ import csv
 import os
 from collections.abc import Iterator
 
-from ._batch import SubtitleSpec, UploadJob
-from ._errors import InvalidArgumentError, UsageError
+from .._errors import InvalidArgumentError, UsageError
+from ._jobs import SubtitleSpec, UploadJob
 
 __all__ = ["jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
 

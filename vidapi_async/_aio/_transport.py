@@ -1,8 +1,8 @@
 """The aiohttp layer: one session, one ``send``, and the one place that translates
 aiohttp's exceptions into ours.
 
-Everything above this module speaks ``(status, headers, body)``; nothing above it
-imports aiohttp (``_multipart``'s body class aside).
+Everything above this package speaks ``(status, headers, body)``; nothing above it
+imports aiohttp at run time.
 """
 
 from __future__ import annotations
@@ -10,51 +10,34 @@ from __future__ import annotations
 import asyncio
 import ssl as ssl_module
 from collections.abc import Mapping
+from typing import Any
 
 import aiohttp
 import attrs
 import yarl
 from aiohttp.payload import Payload
 
-from . import _errors as e
-from ._multipart import FileBody
-from ._sansio import url_for_humans
+from .. import _errors as e
+from .._config import Timeouts
+from .._protocol import url_for_humans
+from ._bodies import FileBody, SendBudget
 
-__all__ = ["RawResponse", "Timeouts", "Transport"]
+__all__ = ["RawResponse", "Transport", "api_timeout", "upload_timeout"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """API responses are small JSON; anything bigger is refused rather than buffered."""
 
 
-@attrs.frozen
-class Timeouts:
-    """Timeouts in seconds (``None``: no limit).
+def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    return aiohttp.ClientTimeout(
+        total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
+    )
 
-    API calls are small and get a total limit. Uploads get none: a 20 GB file takes as
-    long as it takes; they are bounded instead by ``connect`` and by ``upload_read``, the
-    wait for the server's answer once the body is sent (its processing time).
-    """
 
-    connect: float | None = 30.0
-    """Establishing a connection, for every request."""
-    api_total: float | None = 120.0
-    """A whole API call, from sending to the last byte of the answer."""
-    api_read: float | None = 60.0
-    """Silence between bytes of an API answer."""
-    upload_read: float | None = 600.0
-    """The upload server's whole answer, from the last byte sent to the last byte
-    received (its processing time included): a server that trickles its answer cannot
-    hold the upload longer. Also the longest silence while sending."""
-
-    def for_api(self) -> aiohttp.ClientTimeout:
-        return aiohttp.ClientTimeout(
-            total=self.api_total, sock_connect=self.connect, sock_read=self.api_read
-        )
-
-    def for_upload(self) -> aiohttp.ClientTimeout:
-        return aiohttp.ClientTimeout(
-            total=None, sock_connect=self.connect, sock_read=self.upload_read
-        )
+def upload_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    return aiohttp.ClientTimeout(
+        total=None, sock_connect=timeouts.connect, sock_read=timeouts.upload_read
+    )
 
 
 @attrs.frozen
@@ -76,11 +59,21 @@ class Transport:
         *,
         limit: int = 100,
         ssl: ssl_module.SSLContext | None = None,
+        sendfile: bool = True,
     ) -> None:
         self._session = session
         self._owns_session = session is None
         self._limit = limit
         self._ssl = ssl
+        self.budget = SendBudget()
+        """File bodies in flight through this transport (for read-ahead decisions)."""
+        self.sendfile = sendfile
+        """Whether file bodies may use sendfile(2) on plain-TCP connections."""
+
+    def file_body(self, path: str, **options: Any) -> FileBody:
+        """A body streamed from ``path`` (see ``FileBody``), sent the way this
+        transport sends files."""
+        return FileBody(path, sendfile=self.sendfile, budget=self.budget, **options)
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:

@@ -16,34 +16,19 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _errors as e
-from . import _validate as check
-from ._cli_batch import add_parser as add_batch_parser
-from ._client import DEFAULT_BASE_URL, Client
-from ._files import check_srt_file, inspect_file
-from ._retry import RetryPolicy
+from .. import _errors as e
+from .. import _validate as check
+from .._client import DEFAULT_BASE_URL, Client
+from .._files import check_srt_file, inspect_file
+from .._retry import RetryPolicy
+from ._batch import add_parser as add_batch_parser
+from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
+from ._progress import upload_with_bar
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
 
 __all__ = ["main"]
-
-EXIT_OK, EXIT_OTHER, EXIT_USAGE, EXIT_API, EXIT_TRANSPORT, EXIT_UPLOAD = 0, 1, 2, 3, 4, 5
-EXIT_JOBS_FAILED = 6
-INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
-
-
-def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, e.UsageError):
-        return EXIT_USAGE
-    if isinstance(exc, e.APIError):
-        return EXIT_API
-    if isinstance(exc, e.TransportError):
-        return EXIT_TRANSPORT
-    if isinstance(exc, e.UploadError):
-        return EXIT_UPLOAD
-    return EXIT_OTHER
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -178,37 +163,6 @@ def _out(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, default=str) if args.json else text)
 
 
-def progress_bar(console: Console) -> Progress:
-    """Bytes, rate and time left for every upload."""
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
-
-
-async def upload_with_bar(client: Client, path: str, console: Console, **kw: Any) -> Any:
-    size = (await asyncio.to_thread(os.stat, path)).st_size
-    with progress_bar(console) as bar:
-        task = bar.add_task(os.path.basename(path), total=size)
-        return await client.upload_file(
-            path, progress=lambda sent, total: bar.update(task, completed=sent, total=total), **kw
-        )
-
-
 def _read_password() -> str:
     if sys.stdin.isatty():
         return getpass.getpass("video password: ")
@@ -218,12 +172,12 @@ def _read_password() -> str:
 async def _run(args: argparse.Namespace, console: Console) -> int:
     cmd = args.command
     if cmd == "serve":
-        from ._cli_serve import serve
+        from ._serve import serve
 
         await serve(args, console)
         return EXIT_OK
     if cmd == "demo":
-        from ._cli_demo import run_demo
+        from ._demo import run_demo
 
         return await run_demo(console, serve=not args.no_serve, ports=(args.port, args.upload_port))
     if cmd == "embed":
@@ -232,7 +186,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         if cmd == "upload":
             return await _upload(args, client, console)
         if cmd == "batch":
-            from ._cli_batch import run_batch
+            from ._batch import run_batch
 
             return await run_batch(args, client, console)
         if cmd == "video":
@@ -290,7 +244,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
 
 
 def _embed(args: argparse.Namespace) -> int:
-    from . import embed
+    from .. import embed
 
     flags = {k: True for k in ("autoplay", "mute") if getattr(args, k)}
     if args.player_id:
@@ -304,7 +258,3 @@ def _embed(args: argparse.Namespace) -> int:
         text = embed.iframe_html(args.id, flags, **host)
     print(text)
     return EXIT_OK
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

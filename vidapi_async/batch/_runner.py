@@ -20,142 +20,26 @@ finishes.
 from __future__ import annotations
 
 import asyncio
-import enum
 import hashlib
 import logging
 import os
 import re
 import time
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
-import attrs
-
-from . import _validate as check
-from ._client import Client
-from ._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
-from ._files import check_srt_file, inspect_file
+from .. import _validate as check
+from .._client import Client
+from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
+from .._files import check_srt_file, inspect_file
+from .._models import UploadSession, Video
+from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
-from ._models import UploadSession, Video
 
-__all__ = [
-    "BatchProgress",
-    "BatchUploader",
-    "JobResult",
-    "JobStatus",
-    "SubtitleSpec",
-    "UploadJob",
-]
+__all__ = ["BatchUploader"]
 
 log = logging.getLogger("vidapi_async")
-
-
-@attrs.frozen
-class SubtitleSpec:
-    """A subtitle for a job: a local ``.srt`` ``path`` (uploaded first) or a ``url``."""
-
-    language: str
-    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
-    url: str | None = None
-
-    def __attrs_post_init__(self) -> None:
-        check.language(self.language)
-        if (self.path is None) == (self.url is None):
-            raise InvalidArgumentError("subtitles", "give exactly one of path or url")
-        if self.url is not None:
-            check.http_url(self.url, "subtitles.url")
-
-
-def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
-    specs = tuple(value)
-    for spec in specs:
-        if not isinstance(spec, SubtitleSpec):
-            raise InvalidArgumentError("subtitles", "expected SubtitleSpec items")
-    return specs
-
-
-@attrs.frozen(kw_only=True)
-class UploadJob:
-    """One file to upload and turn into a video. Checked when built."""
-
-    path: str = attrs.field(converter=os.fspath)
-    title: str
-    channel: str
-    published: bool = True
-    subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
-    password: str | None = attrs.field(default=None, repr=False)
-    live: bool = False
-    """Turn the new video into a live stream (``mode=live``) once created."""
-    key: str | None = None
-    """Identifies the job across runs. Default: derived from the file's absolute path,
-    size and modification time (stable while the file is unchanged; no need to read it)."""
-
-    def __attrs_post_init__(self) -> None:
-        check.title(self.title)
-        check.channel(self.channel)
-        check.password(self.password)
-        if self.key is not None and not (isinstance(self.key, str) and self.key.strip()):
-            raise InvalidArgumentError("key", "must be a non-empty string")
-        for name in ("published", "live"):
-            if not isinstance(getattr(self, name), bool):
-                raise InvalidArgumentError(name, "expected True or False")
-
-
-def file_key(path: str) -> str:
-    """The default job key (blocking: stats the file)."""
-    real = os.path.realpath(path)
-    st = os.stat(real)
-    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return digest.hexdigest()[:24]
-
-
-class JobStatus(enum.StrEnum):
-    DONE = "done"
-    SKIPPED = "skipped"
-    """Already done in an earlier run (per the journal)."""
-    FAILED = "failed"
-
-
-@attrs.frozen
-class JobResult:
-    """What became of one job."""
-
-    job: UploadJob
-    key: str
-    status: JobStatus
-    video_id: str | None
-    stage: Stage
-    """The last stage reached."""
-    error: VidapiError | None = None
-    """Why it failed; ``error.attempts`` is the attempts of the failing request."""
-    runs: int = 1
-    """How many times the job was started, over every run of the journal."""
-
-    @property
-    def ok(self) -> bool:
-        return self.status is not JobStatus.FAILED
-
-
-@attrs.frozen
-class BatchProgress:
-    """The batch so far, handed to the progress callback."""
-
-    started: int
-    done: int
-    skipped: int
-    failed: int
-    bytes_sent: int
-    """Bytes handed to the network (chunked: acknowledged), retries included."""
-    bytes_total: int
-    """Sizes of the files started so far."""
-    elapsed: float
-    files: Mapping[str, tuple[str, int, int]]
-    """Uploads in flight: key -> (path, bytes sent, size)."""
-
-    @property
-    def rate(self) -> float:
-        """Bytes per second since the batch started."""
-        return self.bytes_sent / self.elapsed if self.elapsed > 0 else 0.0
 
 
 _STOP = object()
@@ -166,7 +50,8 @@ class BatchUploader:
 
     ``journal`` is a path (an SQLite file, created if needed), a ``Journal``, or
     ``None`` (kept in memory: nothing survives the process). ``chunked``, ``workers``
-    and ``chunk_size`` choose how each file is sent (see ``Client.upload_file``).
+    ``read_size`` and ``range_size`` choose how each file is sent (see
+    ``Client.upload_file``; ``chunk_size`` is their deprecated alias).
     ``progress(BatchProgress)`` is called as bytes and jobs move.
     """
 
@@ -178,6 +63,8 @@ class BatchUploader:
         journal: str | os.PathLike[str] | Journal | None = None,
         chunked: bool = False,
         workers: int = 4,
+        read_size: int | None = None,
+        range_size: int | None = None,
         chunk_size: int | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
     ) -> None:
@@ -198,7 +85,18 @@ class BatchUploader:
                 f"{needed} uploads in flight need {needed} connections but the client allows "
                 f"{limit}: lower concurrency/workers or raise Client(connection_limit=...)",
             )
-        self.chunk_size = chunk_size
+        if chunk_size is not None:
+            warnings.warn(
+                "BatchUploader(chunk_size=) is deprecated; use read_size= or range_size=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if chunked:
+                range_size = range_size or chunk_size
+            else:
+                read_size = read_size or chunk_size
+        self.read_size = read_size
+        self.range_size = range_size
         self._progress_cb = progress
         self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}
         self._bytes_sent = 0
@@ -443,7 +341,11 @@ class BatchUploader:
             self._files[record.key] = (job.path, sent, total)
             self._report()
 
-        kwargs: dict[str, Any] = {"progress": progress, "chunk_size": self.chunk_size}
+        kwargs: dict[str, Any] = {
+            "progress": progress,
+            "read_size": self.read_size,
+            "range_size": self.range_size,
+        }
         if self.chunked:
             kwargs.update(chunked=True, workers=self.workers)
             if record.stage is Stage.UPLOADING and record.upload_url and record.progress_url:

@@ -1,0 +1,176 @@
+"""The package's layers, read from its source with ``ast``: who may import what.
+
+- ``_protocol`` (the sans-io core) imports neither asyncio nor aiohttp;
+- only ``_aio`` imports aiohttp (or yarl) at run time, the emulator aside (it is an
+  aiohttp.web application); imports for type checking only are fine;
+- only ``cli`` imports rich, and nothing outside ``cli`` imports ``cli``;
+- the emulator imports nothing of the client;
+- no import circles among the package's modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+import vidapi_async as va
+
+PACKAGE = Path(va.__file__).parent
+ROOT = "vidapi_async"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Import statements outside ``if TYPE_CHECKING:`` blocks."""
+
+    def walk(nodes: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield node
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    yield from walk([child])
+
+    yield from walk(tree.body)
+
+
+def imports_of(name: str) -> set[str]:
+    """Absolute names a module imports at run time (modules where a name is one)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+            continue
+        if node.level:
+            base = package.split(".")
+            base = base[: len(base) - node.level + 1]
+            target = ".".join([*base, node.module] if node.module else base)
+        else:
+            target = node.module or ""
+        for alias in node.names:
+            full = f"{target}.{alias.name}"
+            out.add(full if full in MODULES else target)
+    return out
+
+
+def offenders(where: str, forbidden: tuple[str, ...], *, exempt: tuple[str, ...] = ()) -> list[str]:
+    bad = []
+    for name in MODULES:
+        if not (name == where or name.startswith(where + ".")) or name.startswith(exempt):
+            continue
+        for target in imports_of(name):
+            if target.split(".")[0] in forbidden or target.startswith(forbidden):
+                bad.append(f"{name} imports {target}")
+    return bad
+
+
+def test_the_protocol_core_is_sans_io() -> None:
+    assert offenders(f"{ROOT}._protocol", ("asyncio", "aiohttp", "yarl", "concurrent")) == []
+
+
+def test_only_the_aio_layer_imports_aiohttp() -> None:
+    exempt = (f"{ROOT}._aio", f"{ROOT}.emulator")
+    assert offenders(ROOT, ("aiohttp", "yarl"), exempt=exempt) == []
+
+
+def test_only_the_cli_imports_rich_and_nothing_imports_the_cli() -> None:
+    assert offenders(ROOT, ("rich",), exempt=(f"{ROOT}.cli",)) == []
+    assert offenders(ROOT, (f"{ROOT}.cli",), exempt=(f"{ROOT}.cli",)) == []
+
+
+def test_the_emulator_imports_nothing_of_the_client() -> None:
+    bad = [
+        f"{name} imports {target}"
+        for name in MODULES
+        if name.startswith(f"{ROOT}.emulator")
+        for target in imports_of(name)
+        if target.startswith(ROOT) and not target.startswith(f"{ROOT}.emulator")
+    ]
+    assert bad == []
+
+
+def test_there_are_no_import_circles() -> None:
+    graph = {name: {t for t in imports_of(name) if t in MODULES and t != name} for name in MODULES}
+    # A package's __init__ gathering its own modules is not a circle.
+    for name, targets in graph.items():
+        if MODULES[name].name == "__init__.py":
+            graph[name] = {t for t in targets if not t.startswith(name + ".")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*stack[stack.index(target) :], target])
+            elif target not in state:
+                visit(target, [*stack, target])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_the_layer_rules_can_fail(tmp_path: Path) -> None:
+    """The checker itself sees an import where one is (its oracle is not vacuous)."""
+    assert f"{ROOT}._aio._transport imports aiohttp" in offenders(f"{ROOT}._aio", ("aiohttp",))
+    assert any("imports asyncio" in o for o in offenders(f"{ROOT}._aio", ("asyncio",)))
+
+
+# --- aiohttp's private attributes: one module, checked for the aiohttp installed ------------
+
+SUPPORTED_AIOHTTP = ("3.14",)
+
+
+def test_the_installed_aiohttp_is_a_supported_minor_version() -> None:
+    minor = ".".join(aiohttp.__version__.split(".")[:2])
+    assert minor in SUPPORTED_AIOHTTP, (
+        f"aiohttp {aiohttp.__version__}: check vidapi_async/_aio/_compat.py against it, "
+        "then add it to SUPPORTED_AIOHTTP"
+    )
+
+
+def test_private_aiohttp_attributes_are_touched_in_one_module_only() -> None:
+    private = ("_compress", "_on_chunk_sent", "output_size")
+    bad = [
+        f"{path.relative_to(PACKAGE)} uses {attr}"
+        for name, path in MODULES.items()
+        if not name.startswith((f"{ROOT}._aio._compat", f"{ROOT}.emulator"))
+        for attr in private
+        if attr in path.read_text(encoding="utf-8")
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    "attribute", ["transport", "chunked", "_compress", "_on_chunk_sent", "length", "output_size"]
+)
+def test_the_stream_writer_still_has_what_compat_reads(attribute: str) -> None:
+    from aiohttp.http_writer import StreamWriter
+
+    writer = StreamWriter.__new__(StreamWriter)
+    StreamWriter.__init__(writer, protocol=_Protocol(), loop=None)  # type: ignore[arg-type]
+    assert hasattr(writer, attribute)
+
+
+class _Protocol:
+    transport = None

@@ -1,0 +1,50 @@
+"""The sans-io core: requests as data, answers deciphered, the multipart envelope and
+the chunked protocol's state machine. Nothing here imports asyncio or aiohttp (a test
+enforces it), so all of it is tested without a socket or an event loop.
+"""
+
+from ._answers import (
+    api_error,
+    decode_api_response,
+    decode_oauth_response,
+    decode_upload_response,
+    json_object,
+    parse_retry_after,
+)
+from ._chunked import ChunkedUpload, ChunkRequest, merge_ranges, parse_held_ranges, regions
+from ._multipart import attachment_disposition, multipart_envelope, new_boundary
+from ._requests import (
+    SECRET_FORM_FIELDS,
+    Request,
+    api_request,
+    form_bool,
+    origin,
+    redact,
+    redact_data,
+    url_for_humans,
+)
+
+__all__ = [
+    "SECRET_FORM_FIELDS",
+    "ChunkRequest",
+    "ChunkedUpload",
+    "Request",
+    "api_error",
+    "api_request",
+    "attachment_disposition",
+    "decode_api_response",
+    "decode_oauth_response",
+    "decode_upload_response",
+    "form_bool",
+    "json_object",
+    "merge_ranges",
+    "multipart_envelope",
+    "new_boundary",
+    "origin",
+    "parse_held_ranges",
+    "parse_retry_after",
+    "redact",
+    "redact_data",
+    "regions",
+    "url_for_humans",
+]

@@ -1,0 +1,122 @@
+"""Requests as data: what to send, to whom, with which form, and whether the token may
+go with it. No I/O, no asyncio, no aiohttp."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import attrs
+
+__all__ = [
+    "SECRET_FORM_FIELDS",
+    "Request",
+    "api_request",
+    "form_bool",
+    "origin",
+    "redact",
+    "redact_data",
+    "url_for_humans",
+]
+
+Form = tuple[tuple[str, str], ...]
+
+SECRET_FORM_FIELDS = frozenset({"password", "client_secret", "refresh_token", "code"})
+"""Form fields whose values never reach a message, even when a server echoes them."""
+
+
+@attrs.frozen
+class Request:
+    """One HTTP request to the API, described as data."""
+
+    method: str
+    url: str
+    form: Form | None = None
+    """Form fields (sent as application/x-www-form-urlencoded), in order."""
+    authenticated: bool = True
+    """Whether the bearer token goes with it (only ever to the API's own origin)."""
+    scope: str | None = None
+    """The scope the operation needs, checked before sending when the token's are known."""
+    idempotent: bool = True
+    """Safe to send twice: reads, and writes that set a value to the same thing."""
+    exact_url: bool = False
+    """The url is a server's own (a progress address): sent byte for byte."""
+
+    @property
+    def what(self) -> str:
+        """``"POST /me/videos"``: how errors and logs name this request."""
+        return f"{self.method} {urlsplit(self.url).path}"
+
+    def encoded_form(self) -> bytes | None:
+        return None if self.form is None else urlencode(self.form).encode("ascii")
+
+    def headers(self, token: str | None, api_origin: tuple[str, str, int | None]) -> dict[str, str]:
+        """The request's headers. The bearer token goes only to the API's own origin
+        (scheme, host and port), and only when the request is ``authenticated``."""
+        headers = {"Accept": "application/json"}
+        if token is not None and self.authenticated and origin(self.url) == api_origin:
+            headers["Authorization"] = f"Bearer {token}"
+        if self.form is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        return headers
+
+
+def form_bool(value: bool) -> str:
+    """The platform's form encoding of a boolean."""
+    return "true" if value else "false"
+
+
+def api_request(
+    base_url: str,
+    method: str,
+    path: str,
+    *,
+    query: Iterable[tuple[str, str]] = (),
+    form: Iterable[tuple[str, str]] | None = None,
+    scope: str | None = None,
+    idempotent: bool = True,
+) -> Request:
+    """A request to ``base_url`` + ``path``; the base's own path (``/rest``) is kept."""
+    q = urlencode(list(query), safe=",")
+    url = base_url.rstrip("/") + path + (f"?{q}" if q else "")
+    return Request(
+        method=method,
+        url=url,
+        form=None if form is None else tuple(form),
+        scope=scope,
+        idempotent=idempotent,
+    )
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` with default ports made explicit: the bearer token is
+    sent only where this equals the API base URL's origin."""
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def url_for_humans(url: str) -> str:
+    """The url without its query and fragment: an upload url's seal stays out of messages."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret replaced by ``***``, for anything a server echoes."""
+    for secret in secrets:
+        if secret and len(secret) >= 3:
+            text = text.replace(secret, "***")
+    return text
+
+
+def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
+    """Decoded JSON (or headers) with every secret masked in every string, keys too."""
+    if isinstance(data, str):
+        return redact(data, secrets)
+    if isinstance(data, Mapping):
+        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact_data(v, secrets) for v in data]
+    return data

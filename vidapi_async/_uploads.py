@@ -1,0 +1,150 @@
+"""The two ways a file reaches the upload server, driven over the aiohttp layer:
+
+- ``send_single_shot``: one multipart POST (part ``file``) streamed from disk, with an
+  exact Content-Length;
+- ``send_chunked``: the platform's chunked protocol (``_protocol.ChunkedUpload`` decides,
+  this module sends), ``workers`` regions in parallel, each range retried alone, a
+  resumed upload first asking what the server holds.
+
+Both send the upload address byte for byte as the server returned it, and give the
+server ``upload_read`` seconds for its whole answer once the body is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from . import _protocol as wire
+from ._aio import FileBody, RawResponse, Transport, upload_timeout
+from ._config import ProgressCallback, Timeouts
+from ._files import LocalFile
+from ._retry import RetryPolicy, retrying
+
+__all__ = ["UploadPlan", "send_chunked", "send_single_shot"]
+
+
+@attrs.frozen(kw_only=True)
+class UploadPlan:
+    """What to send and how: the checked file, the name the server sees, the sizes."""
+
+    local: LocalFile
+    filename: str
+    read_size: int
+    range_size: int
+    workers: int
+    progress: ProgressCallback | None = None
+
+
+async def _post(
+    transport: Transport,
+    timeouts: Timeouts,
+    url: str,
+    headers: Mapping[str, str],
+    body: FileBody | bytes,
+) -> RawResponse:
+    return await transport.send(
+        "POST",
+        url,  # exactly as returned: uuid and seal untouched
+        headers={"Accept": "application/json", **headers},
+        data=body,
+        timeout=upload_timeout(timeouts),
+        body_error=body if isinstance(body, FileBody) else None,
+        exact_url=True,
+        answer_within=timeouts.upload_read,
+    )
+
+
+async def send_single_shot(
+    transport: Transport, timeouts: Timeouts, url: str, plan: UploadPlan
+) -> Mapping[str, Any]:
+    """One multipart POST; the descriptor JSON, or the server's error raised."""
+    boundary = wire.new_boundary()
+    head, tail = wire.multipart_envelope(boundary, "file", plan.filename)
+    body = transport.file_body(
+        plan.local.path,
+        file_size=plan.local.size,
+        head=head,
+        tail=tail,
+        read_size=plan.read_size,
+        content_type=f"multipart/form-data; boundary={boundary}",
+        progress=plan.progress,
+    )
+    resp = await _post(transport, timeouts, url, {}, body)
+    return wire.decode_upload_response(resp.status, resp.body)
+
+
+async def send_chunked(
+    transport: Transport,
+    timeouts: Timeouts,
+    url: str,
+    plan: UploadPlan,
+    *,
+    policy: RetryPolicy,
+    resume: bool,
+) -> Mapping[str, Any]:
+    """The file in ranges, ``plan.workers`` regions at once; the completing answer's
+    descriptor. ``progress`` counts bytes the server acknowledged."""
+    local = plan.local
+    state = wire.ChunkedUpload(
+        local.size, plan.filename, range_size=plan.range_size, workers=plan.workers
+    )
+
+    async def exchange(request: wire.ChunkRequest) -> None:
+        body: FileBody | bytes = b""
+        if request.length:
+            body = transport.file_body(
+                local.path,
+                file_size=local.size,
+                offset=request.first,
+                length=request.length,
+                read_size=plan.read_size,
+            )
+        resp = await _post(transport, timeouts, url, request.headers, body)
+        state.absorb(resp.status, resp.headers, resp.body)
+        if plan.progress is not None:
+            plan.progress(state.acknowledged, local.size)
+
+    async def ask(_: int = 1) -> None:
+        await exchange(state.ask())
+
+    async def send_range(first: int, length: int, attempt: int) -> None:
+        if state.ask_first(attempt):
+            await ask()
+            if not state.still_needed(first, length):
+                return
+        await exchange(state.send(first, length))
+
+    async def worker(start: int, end: int) -> None:
+        for first, length in state.pending(start, end):
+            await retrying(
+                policy,
+                functools.partial(send_range, first, length),
+                idempotent=True,
+                what=f"upload range {first}-{first + length - 1}",
+            )
+
+    if resume:
+        await retrying(policy, ask, idempotent=True, what="ask held ranges")
+    if not state.done:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for start, end in state.regions():
+                    group.create_task(worker(start, end))
+        except BaseExceptionGroup as group_error:
+            # One range failed for good: the others were cancelled. Raise that failure
+            # itself, not the group (callers catch VidapiError).
+            raise _first_error(group_error) from None
+    if not state.done:
+        # every range was acknowledged with 202 but none completed: ask once more
+        await retrying(policy, ask, idempotent=True, what="ask held ranges")
+    return state.descriptor
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first

@@ -1,0 +1,25 @@
+"""Many upload-and-create pipelines at once: the jobs, the runner (``BatchUploader``),
+the journal that makes a batch resumable, and the manifests the command line reads.
+The public names are also in ``vidapi_async``."""
+
+from ._jobs import BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
+from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
+from ._runner import BatchUploader
+
+__all__ = [
+    "BatchProgress",
+    "BatchUploader",
+    "JobRecord",
+    "JobResult",
+    "JobStatus",
+    "Journal",
+    "MemoryJournal",
+    "SQLiteJournal",
+    "Stage",
+    "SubtitleSpec",
+    "UploadJob",
+    "jobs_from_folder",
+    "jobs_from_manifest",
+    "jobs_from_source",
+]

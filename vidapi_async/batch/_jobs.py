@@ -1,0 +1,132 @@
+"""What a batch is made of: jobs, their subtitles, their results and the progress of
+the whole. Plain values, checked when built."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import os
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from .. import _validate as check
+from .._errors import InvalidArgumentError, VidapiError
+from ._journal import Stage
+
+__all__ = [
+    "BatchProgress",
+    "JobResult",
+    "JobStatus",
+    "SubtitleSpec",
+    "UploadJob",
+    "file_key",
+]
+
+
+@attrs.frozen
+class SubtitleSpec:
+    """A subtitle for a job: a local ``.srt`` ``path`` (uploaded first) or a ``url``."""
+
+    language: str
+    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
+    url: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        check.language(self.language)
+        if (self.path is None) == (self.url is None):
+            raise InvalidArgumentError("subtitles", "give exactly one of path or url")
+        if self.url is not None:
+            check.http_url(self.url, "subtitles.url")
+
+
+def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
+    specs = tuple(value)
+    for spec in specs:
+        if not isinstance(spec, SubtitleSpec):
+            raise InvalidArgumentError("subtitles", "expected SubtitleSpec items")
+    return specs
+
+
+@attrs.frozen(kw_only=True)
+class UploadJob:
+    """One file to upload and turn into a video. Checked when built."""
+
+    path: str = attrs.field(converter=os.fspath)
+    title: str
+    channel: str
+    published: bool = True
+    subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
+    password: str | None = attrs.field(default=None, repr=False)
+    live: bool = False
+    """Turn the new video into a live stream (``mode=live``) once created."""
+    key: str | None = None
+    """Identifies the job across runs. Default: derived from the file's absolute path,
+    size and modification time (stable while the file is unchanged; no need to read it)."""
+
+    def __attrs_post_init__(self) -> None:
+        check.title(self.title)
+        check.channel(self.channel)
+        check.password(self.password)
+        if self.key is not None and not (isinstance(self.key, str) and self.key.strip()):
+            raise InvalidArgumentError("key", "must be a non-empty string")
+        for name in ("published", "live"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgumentError(name, "expected True or False")
+
+
+def file_key(path: str) -> str:
+    """The default job key (blocking: stats the file)."""
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
+
+
+class JobStatus(enum.StrEnum):
+    DONE = "done"
+    SKIPPED = "skipped"
+    """Already done in an earlier run (per the journal)."""
+    FAILED = "failed"
+
+
+@attrs.frozen
+class JobResult:
+    """What became of one job."""
+
+    job: UploadJob
+    key: str
+    status: JobStatus
+    video_id: str | None
+    stage: Stage
+    """The last stage reached."""
+    error: VidapiError | None = None
+    """Why it failed; ``error.attempts`` is the attempts of the failing request."""
+    runs: int = 1
+    """How many times the job was started, over every run of the journal."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not JobStatus.FAILED
+
+
+@attrs.frozen
+class BatchProgress:
+    """The batch so far, handed to the progress callback."""
+
+    started: int
+    done: int
+    skipped: int
+    failed: int
+    bytes_sent: int
+    """Bytes handed to the network (chunked: acknowledged), retries included."""
+    bytes_total: int
+    """Sizes of the files started so far."""
+    elapsed: float
+    files: Mapping[str, tuple[str, int, int]]
+    """Uploads in flight: key -> (path, bytes sent, size)."""
+
+    @property
+    def rate(self) -> float:
+        """Bytes per second since the batch started."""
+        return self.bytes_sent / self.elapsed if self.elapsed > 0 else 0.0

@@ -1,0 +1,33 @@
+"""The ``vidapi`` command's exit codes, and which error gives which."""
+
+from __future__ import annotations
+
+from .. import _errors as e
+
+__all__ = [
+    "EXIT_API",
+    "EXIT_JOBS_FAILED",
+    "EXIT_OK",
+    "EXIT_OTHER",
+    "EXIT_TRANSPORT",
+    "EXIT_UPLOAD",
+    "EXIT_USAGE",
+    "INSTALL_HINT",
+    "exit_code",
+]
+
+EXIT_OK, EXIT_OTHER, EXIT_USAGE, EXIT_API, EXIT_TRANSPORT, EXIT_UPLOAD = 0, 1, 2, 3, 4, 5
+EXIT_JOBS_FAILED = 6
+INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
+
+
+def exit_code(exc: BaseException) -> int:
+    if isinstance(exc, e.UsageError):
+        return EXIT_USAGE
+    if isinstance(exc, e.APIError):
+        return EXIT_API
+    if isinstance(exc, e.TransportError):
+        return EXIT_TRANSPORT
+    if isinstance(exc, e.UploadError):
+        return EXIT_UPLOAD
+    return EXIT_OTHER
