@@ -155,27 +155,29 @@ def test_the_installed_aiohttp_is_a_checked_minor_version() -> None:
 
 
 def test_private_aiohttp_attributes_are_touched_in_one_module_only() -> None:
-    private = ("_compress", "_on_chunk_sent", "output_size")
     bad = [
-        f"{path.relative_to(PACKAGE)} uses {attr}"
+        f"{path.relative_to(PACKAGE)} reads a connector's _ssl"
         for name, path in MODULES.items()
         if not name.startswith((f"{ROOT}._aio._compat", f"{ROOT}.emulator"))
-        for attr in private
-        if attr in path.read_text(encoding="utf-8")
+        and '"_ssl"' in path.read_text(encoding="utf-8")
     ]
     assert bad == []
 
 
 @pytest.mark.parametrize(
-    "attribute", ["transport", "chunked", "_compress", "_on_chunk_sent", "length", "output_size"]
+    "given", [False, True, None, "context"], ids=["no-verify", "default", "none", "context"]
 )
-def test_the_stream_writer_still_has_what_compat_reads(attribute: str) -> None:
-    from aiohttp.http_writer import StreamWriter
+async def test_a_callers_connector_trust_is_what_compat_reads(given: object) -> None:
+    import ssl
 
-    writer = StreamWriter.__new__(StreamWriter)
-    StreamWriter.__init__(writer, protocol=_Protocol(), loop=None)  # type: ignore[arg-type]
-    assert hasattr(writer, attribute)
+    from vidapi_async._aio._compat import connector_ssl
 
-
-class _Protocol:
-    transport = None
+    if given == "context":
+        given = ssl.create_default_context()
+    connector = aiohttp.TCPConnector(ssl=given)  # type: ignore[arg-type]
+    try:
+        seen = connector_ssl(connector)
+    finally:
+        await connector.close()
+    expected = given if isinstance(given, ssl.SSLContext) or given is False else True
+    assert seen is expected or seen == expected

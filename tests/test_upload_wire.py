@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -80,17 +82,15 @@ async def test_the_body_is_exact_multipart_with_content_length(
     monkeypatch: pytest.MonkeyPatch,
     client_options: dict[str, Any],
 ) -> None:
-    from vidapi_async._aio import FileBody
-
     kernel_copies: list[int] = []
-    real = FileBody._sendfile
+    real = socket.socket.sendfile
 
-    async def counting(self: FileBody, *args: Any) -> int:
-        got = await real(self, *args)
-        kernel_copies.append(got)
+    def counting(self: socket.socket, *args: Any, **kwargs: Any) -> int:
+        got = real(self, *args, **kwargs)
+        kernel_copies.append(got)  # in the upload's worker thread
         return got
 
-    monkeypatch.setattr(FileBody, "_sendfile", counting)
+    monkeypatch.setattr(socket.socket, "sendfile", counting)
     rec, base = recorder
     src = make_file(tmp_path / "clip.mp4", 3 * 1024 * 1024 + 123)
     upload_url = f"{base}?uuid=0f3e&seal=a%2Bb%3D%3D"
@@ -172,30 +172,36 @@ async def test_a_file_that_changes_size_during_upload_is_an_error(
     assert rec.requests == []  # the server never saw a complete (corrupt) body
 
 
-async def test_the_same_body_can_be_sent_twice(
+async def test_the_same_region_can_be_sent_twice(
     recorder: tuple[Recorder, str], tmp_path: Path, send_path: str
 ) -> None:
     """A body is a description of the file, re-read on every send (retries need it)."""
-    from vidapi_async._aio import FileBody
+    from vidapi_async._aio import FileRegion, UploadPump
     from vidapi_async._protocol import multipart_envelope
 
     rec, base = recorder
     src = make_file(tmp_path / "again.mp4", 200 * 1024)
     head, tail = multipart_envelope("b0undary", "file", "again.mp4")
-    body = FileBody(
-        str(src),
-        file_size=200 * 1024,
-        head=head,
-        tail=tail,
-        content_type="multipart/form-data; boundary=b0undary",
-        sendfile=send_path == "sendfile",
+    region = FileRegion(
+        path=str(src), file_size=200 * 1024, length=200 * 1024, head=head, tail=tail
     )
-    import aiohttp
-
-    async with aiohttp.ClientSession() as s:
+    pump = UploadPump(context=ssl.create_default_context(), max_threads=2)
+    try:
         for _ in range(2):
-            async with s.post(f"{base}?uuid=1&seal=2", data=body) as resp:
-                assert resp.status == 200
+            answer = await pump.send(
+                "POST",
+                f"{base}?uuid=1&seal=2",
+                {"Content-Type": "multipart/form-data; boundary=b0undary"},
+                region,
+                read_size=64 * 1024,
+                connect_timeout=5,
+                idle_timeout=5,
+                answer_within=5,
+                sendfile=send_path == "sendfile",
+            )
+            assert answer.status == 200
+    finally:
+        pump.close()
     assert rec.requests[0]["body"] == rec.requests[1]["body"]
     assert len(rec.requests[1]["body"]) == len(head) + 200 * 1024 + len(tail)
 

@@ -6,8 +6,10 @@
   this module sends), ``workers`` regions in parallel, each range retried alone, a
   resumed upload first asking what the server holds.
 
-Both send the upload address byte for byte as the server returned it, and give the
-server ``upload_read`` seconds for its whole answer once the body is sent.
+Both go through ``Transport.upload``: a worker thread sends each request on a blocking
+socket (the loop stays free), the upload address byte for byte as the server returned
+it, and gives the server ``upload_read`` seconds for its whole answer once the body is
+sent.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import attrs
 
 from . import _protocol as wire
-from ._aio import FileBody, RawResponse, Transport, upload_timeout
+from ._aio import FileRegion, Transport
 from ._config import ProgressCallback, Timeouts
 from ._files import LocalFile
 from ._retry import RetryPolicy, retrying
@@ -40,41 +42,27 @@ class UploadPlan:
     progress: ProgressCallback | None = None
 
 
-async def _post(
-    transport: Transport,
-    timeouts: Timeouts,
-    url: str,
-    headers: Mapping[str, str],
-    body: FileBody | bytes,
-) -> RawResponse:
-    return await transport.send(
-        "POST",
-        url,  # exactly as returned: uuid and seal untouched
-        headers={"Accept": "application/json", **headers},
-        data=body,
-        timeout=upload_timeout(timeouts),
-        body_error=body if isinstance(body, FileBody) else None,
-        exact_url=True,
-        answer_within=timeouts.upload_read,
-    )
-
-
 async def send_single_shot(
     transport: Transport, timeouts: Timeouts, url: str, plan: UploadPlan
 ) -> Mapping[str, Any]:
     """One multipart POST; the descriptor JSON, or the server's error raised."""
     boundary = wire.new_boundary()
     head, tail = wire.multipart_envelope(boundary, "file", plan.filename)
-    body = transport.file_body(
-        plan.local.path,
+    region = FileRegion(
+        path=plan.local.path,
         file_size=plan.local.size,
+        length=plan.local.size,
         head=head,
         tail=tail,
+    )
+    resp = await transport.upload(
+        url,
+        {"Content-Type": f"multipart/form-data; boundary={boundary}"},
+        region,
+        timeouts,
         read_size=plan.read_size,
-        content_type=f"multipart/form-data; boundary={boundary}",
         progress=plan.progress,
     )
-    resp = await _post(transport, timeouts, url, {}, body)
     return wire.decode_upload_response(resp.status, resp.body)
 
 
@@ -95,16 +83,12 @@ async def send_chunked(
     )
 
     async def exchange(request: wire.ChunkRequest) -> None:
-        body: FileBody | bytes = b""
-        if request.length:
-            body = transport.file_body(
-                local.path,
-                file_size=local.size,
-                offset=request.first,
-                length=request.length,
-                read_size=plan.read_size,
-            )
-        resp = await _post(transport, timeouts, url, request.headers, body)
+        region = FileRegion(
+            path=local.path, file_size=local.size, offset=request.first, length=request.length
+        )
+        resp = await transport.upload(
+            url, request.headers, region, timeouts, read_size=plan.read_size
+        )
         state.absorb(resp.status, resp.headers, resp.body)
         if plan.progress is not None:
             plan.progress(state.acknowledged, local.size)

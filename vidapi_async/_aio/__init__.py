@@ -1,16 +1,16 @@
-"""The aiohttp layer: the only part of the client that imports aiohttp at run time (a
-test enforces it). The transport, the file bodies, and the one module that touches
+"""The I/O layer: the only part of the client that imports aiohttp at run time (a test
+enforces it). The transport for API calls (aiohttp), the upload pump (a blocking socket
+in a worker thread per upload, off the event loop), and the one module that touches
 aiohttp's private attributes."""
 
-from ._bodies import FileBody, SendBudget
-from ._transport import RawResponse, Transport, api_timeout, translate, upload_timeout
+from ._pump import FileRegion, UploadPump
+from ._transport import RawResponse, Transport, api_timeout, translate
 
 __all__ = [
-    "FileBody",
+    "FileRegion",
     "RawResponse",
-    "SendBudget",
     "Transport",
+    "UploadPump",
     "api_timeout",
     "translate",
-    "upload_timeout",
 ]

@@ -2,43 +2,20 @@
 that moves them costs one module (``tests/test_layers.py`` checks them for the aiohttp
 installed; supported: the 3.14 series).
 
-``sendfile(2)`` writes the file straight into the socket behind aiohttp's back, so we
-need (a) the socket transport and whether aiohttp would transform the bytes on the way
-(compression, chunked framing, per-chunk trace hooks), and (b) aiohttp's byte counters,
-kept as if the bytes had gone through ``writer.write``. Where any of it is missing, the
-answer is "no sendfile": the body is then read and written like over TLS, which is
-slower but always correct.
+Uploads are sent outside aiohttp (``_pump``); with a caller's session they must honour
+the trust its connector was given, which aiohttp keeps in ``TCPConnector._ssl``. Where
+it is missing, the default trust applies (the system's CAs), never less.
 """
 
 from __future__ import annotations
 
-import asyncio
+import ssl
 
-from aiohttp.abc import AbstractStreamWriter
-
-__all__ = ["count_sent", "sendfile_transport"]
+__all__ = ["connector_ssl"]
 
 
-def sendfile_transport(writer: AbstractStreamWriter) -> asyncio.Transport | None:
-    """The socket transport when the kernel may copy the file straight into it: plain
-    TCP, no compression or chunked framing, no per-chunk trace hooks to honour."""
-    transport = getattr(writer, "transport", None)
-    if (
-        not isinstance(transport, asyncio.Transport)
-        or transport.get_extra_info("sslcontext") is not None
-        or transport.get_extra_info("socket") is None
-        or getattr(writer, "chunked", True)
-        or getattr(writer, "_compress", None) is not None
-        or getattr(writer, "_on_chunk_sent", None) is not None
-        or not isinstance(getattr(writer, "output_size", None), int)
-    ):
-        return None
-    return transport
-
-
-def count_sent(writer: AbstractStreamWriter, sent: int) -> None:
-    """Keep aiohttp's accounting as if ``sent`` bytes had gone through ``writer.write``."""
-    length = getattr(writer, "length", None)
-    if isinstance(length, int):
-        writer.length = length - sent
-    writer.output_size += sent
+def connector_ssl(connector: object) -> ssl.SSLContext | bool | None:
+    """The trust a caller's ``TCPConnector(ssl=...)`` was given (``None``: the default),
+    so that uploads sent outside aiohttp honour it."""
+    value = getattr(connector, "_ssl", None)
+    return value if isinstance(value, ssl.SSLContext | bool) else None

@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import ssl as ssl_module
 from collections.abc import Mapping
-from typing import Any
 
 import aiohttp
 import attrs
 import yarl
-from aiohttp.payload import Payload
 
 from .. import _errors as e
-from .._config import Timeouts
+from .._config import ProgressCallback, Timeouts
 from .._protocol import url_for_humans
-from ._bodies import FileBody, SendBudget
+from ._compat import connector_ssl
+from ._pump import FileRegion, UploadPump
 
-__all__ = ["RawResponse", "Transport", "api_timeout", "upload_timeout"]
+__all__ = ["RawResponse", "Transport", "api_timeout", "translate"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """API responses are small JSON; anything bigger is refused rather than buffered."""
@@ -31,12 +30,6 @@ MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(
         total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
-    )
-
-
-def upload_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
-    return aiohttp.ClientTimeout(
-        total=None, sock_connect=timeouts.connect, sock_read=timeouts.upload_read
     )
 
 
@@ -65,15 +58,9 @@ class Transport:
         self._owns_session = session is None
         self._limit = limit
         self._ssl = ssl
-        self.budget = SendBudget()
-        """File bodies in flight through this transport (for read-ahead decisions)."""
         self.sendfile = sendfile
-        """Whether file bodies may use sendfile(2) on plain-TCP connections."""
-
-    def file_body(self, path: str, **options: Any) -> FileBody:
-        """A body streamed from ``path`` (see ``FileBody``), sent the way this
-        transport sends files."""
-        return FileBody(path, sendfile=self.sendfile, budget=self.budget, **options)
+        """Whether uploads may use sendfile(2) on plain-TCP connections."""
+        self._pump: UploadPump | None = None
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -96,6 +83,53 @@ class Transport:
         if self._owns_session and self._session is not None:
             await self._session.close()
         self._session = None
+        if self._pump is not None:
+            self._pump.close()
+            self._pump = None
+
+    def _upload_context(self) -> ssl_module.SSLContext:
+        """The trust for uploads: ``ssl=`` of the client's own session, or what a
+        caller's session's connector was given (``ssl=False``: no verification)."""
+        given: ssl_module.SSLContext | bool | None = self._ssl
+        if not self._owns_session and self._session is not None:
+            given = connector_ssl(self._session.connector)
+        if isinstance(given, ssl_module.SSLContext):
+            return given
+        context = ssl_module.create_default_context()
+        if given is False:
+            context.check_hostname = False
+            context.verify_mode = ssl_module.CERT_NONE
+        return context
+
+    async def upload(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        region: FileRegion,
+        timeouts: Timeouts,
+        *,
+        read_size: int,
+        progress: ProgressCallback | None = None,
+    ) -> RawResponse:
+        """POST ``region`` to an upload address from a worker thread (``_pump``): the
+        loop stays free whatever the transfer costs."""
+        if self._pump is None:
+            self._pump = UploadPump(
+                context=self._upload_context(), max_threads=max(4, self._limit or 100)
+            )
+        answer = await self._pump.send(
+            "POST",
+            url,
+            {"Accept": "application/json", **headers},
+            region,
+            read_size=read_size,
+            connect_timeout=timeouts.connect,
+            idle_timeout=timeouts.upload_read,
+            answer_within=timeouts.upload_read,
+            progress=progress,
+            sendfile=self.sendfile,
+        )
+        return RawResponse(answer.status, dict(answer.headers), answer.body)
 
     async def send(
         self,
@@ -103,44 +137,35 @@ class Transport:
         url: str,
         *,
         headers: Mapping[str, str],
-        data: bytes | Payload | None,
+        data: bytes | None,
         timeout: aiohttp.ClientTimeout,
-        body_error: Payload | None = None,
         exact_url: bool = False,
-        answer_within: float | None = None,
     ) -> RawResponse:
-        """Send one request and read the whole (small) answer, to its last byte.
+        """Send one API request and read the whole (small) answer, to its last byte.
 
         Redirects are not followed: the API does not redirect, and following one could
         carry a request somewhere the caller did not choose. ``exact_url``: the url is a
-        server's (an upload address) and goes out byte for byte, its percent-escapes
-        untouched. ``answer_within``: seconds the whole answer may take once the body
-        is sent (a server trickling its answer cannot hold the request forever).
-        ``body_error`` is a ``FileBody`` whose own failure (the file changed, the
-        progress callback raised) outranks the transport error aiohttp reports for it.
+        server's (a progress address) and goes out byte for byte, its percent-escapes
+        untouched.
         """
         session = self._get_session()
         target = yarl.URL(url, encoded=True) if exact_url else url
         failure: BaseException
         try:
-            async with asyncio.timeout(None) as deadline:
-                if answer_within is not None:
-                    _start_answer_clock(data, deadline, answer_within)
-                async with session.request(
-                    method,
-                    target,
-                    headers=dict(headers),
-                    data=data,
-                    timeout=timeout,
-                    allow_redirects=False,
-                ) as resp:
-                    body = await _read_capped(resp, method, url)
-                    return RawResponse(resp.status, dict(resp.headers), body)
+            async with session.request(
+                method,
+                target,
+                headers=dict(headers),
+                data=data,
+                timeout=timeout,
+                allow_redirects=False,
+            ) as resp:
+                body = await _read_capped(resp, method, url)
+                return RawResponse(resp.status, dict(resp.headers), body)
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            own = getattr(body_error, "error", None)
             # Translated outside this block: neither __cause__ nor __context__ may hold
             # aiohttp's exception, whose request_info carries the Authorization header.
-            failure = own if isinstance(own, Exception) else translate(exc, method, url)
+            failure = translate(exc, method, url)
         raise failure
 
 
@@ -163,22 +188,6 @@ def _too_large(status: int, method: str, url: str) -> e.UnexpectedResponseError:
         f"{method} {url_for_humans(url)}: response larger than {MAX_RESPONSE_BYTES} bytes",
         status=status,
     )
-
-
-def _start_answer_clock(
-    data: bytes | Payload | None, deadline: asyncio.Timeout, seconds: float
-) -> None:
-    """Arm ``deadline`` when the body has been handed over (at once for a small one)."""
-    loop = asyncio.get_running_loop()
-
-    def arm() -> None:
-        if not deadline.expired():
-            deadline.reschedule(loop.time() + seconds)
-
-    if isinstance(data, FileBody):
-        data.on_written = arm
-    else:
-        arm()
 
 
 def translate(exc: BaseException, method: str, url: str) -> e.VidapiError:

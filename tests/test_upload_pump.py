@@ -1,0 +1,86 @@
+"""Uploads leave the event loop: each request runs on a blocking socket in a worker
+thread of the client's own pool. What that must keep: prompt cancellation with nothing
+left running, the trust a caller's session was given, progress on the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+from .conftest import make_file
+
+
+def upload_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("vidapi-upload")]
+
+
+async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> None:
+    # A server that accepts and never reads: the thread blocks in send once the socket
+    # buffers are full, and only shutting the socket down can wake it.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    accepted: list[socket.socket] = []
+    loop = asyncio.get_running_loop()
+    accepting = loop.run_in_executor(None, lambda: accepted.append(listener.accept()[0]))
+    src = make_file(tmp_path / "big.mp4", 64 * 1024 * 1024)
+    session = va.UploadSession(f"http://127.0.0.1:{port}/upload?uuid=1&seal=2", "http://x/p")
+    sent: list[int] = []
+    try:
+        async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as client:
+            task = asyncio.create_task(
+                client.upload_file(
+                    src, upload_session=session, progress=lambda s, t: sent.append(s)
+                )
+            )
+            await accepting
+            while not sent:  # noqa: ASYNC110 - waiting for bytes to flow; not a check
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(task, 5)
+            assert sent[-1] < src.stat().st_size  # stopped mid-file
+        assert upload_threads() == []  # the pool is gone with the client
+    finally:
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+async def test_uploads_honour_the_trust_of_a_callers_session(tmp_path: Path) -> None:
+    async with Emulator(tls=True) as emu:
+        connector = aiohttp.TCPConnector(ssl=emu.ssl_context())
+        async with aiohttp.ClientSession(connector=connector) as session:
+            async with client_for(emu, session=session) as client:
+                video = await client.upload_video(
+                    make_file(tmp_path / "m.mp4", 100_000), title="t", channel="news"
+                )
+                address = await client.get_upload_session()
+            assert not session.closed  # a caller's session is never closed by us
+        assert emu.state.get("video", video.id) is not None
+        async with client_for(emu, ssl=None, retry=va.NO_RETRY) as untrusting:
+            with pytest.raises(va.ConnectError, match="TLS handshake failed: SSLCertVerificationError"):
+                await untrusting.upload_file(
+                    make_file(tmp_path / "n.mp4", 1000), upload_session=address
+                )
+
+
+async def test_progress_runs_on_the_loop_thread(emulator: Emulator, tmp_path: Path) -> None:
+    threads: set[int] = set()
+    async with client_for(emulator) as client:
+        await client.upload_file(
+            make_file(tmp_path / "m.mp4", 3 * 1024 * 1024),
+            read_size=256 * 1024,
+            progress=lambda sent, total: threads.add(threading.get_ident()),
+        )
+    assert threads == {threading.get_ident()}

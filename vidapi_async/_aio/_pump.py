@@ -1,0 +1,481 @@
+"""Upload requests sent off the event loop: one blocking socket per request, in a worker
+thread of the client's own pool (never the default executor that the application and
+aiohttp's resolver share).
+
+Why: over TLS, asyncio encrypts on the loop thread (about 1 CPU-s per GiB there), so
+every concurrent upload adds loop lag; ``sendfile(2)`` on the loop reads the disk on the
+loop thread (a cold page cache stalls it). Here the thread reads the file into one
+reused buffer (``readinto``), and ``ssl`` encrypts and sends it with the GIL released;
+plain TCP uses ``socket.sendfile``. The loop only starts the request, receives progress
+(``call_soon_threadsafe``, so callbacks run on the loop) and takes the answer.
+
+The request is written by hand: the target byte for byte as the server returned it,
+an exact Content-Length, ``Connection: close``. The answer is read to its end (by
+Content-Length, chunked framing, or the connection closing), capped, and whole within
+``answer_within`` seconds of the last byte sent. Cancelling the awaiting task shuts the
+socket down, which wakes the thread at once; the task waits for the thread to finish,
+so nothing is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+import attrs
+
+from .. import _errors as e
+from .._config import ProgressCallback
+from .._protocol import url_for_humans
+
+__all__ = ["FileRegion", "UploadPump"]
+
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_HEAD_BYTES = 64 * 1024
+
+
+@attrs.frozen(kw_only=True)
+class FileRegion:
+    """``length`` bytes of ``path`` from ``offset``, between ``head`` and ``tail``.
+    ``file_size`` is the whole file's size when the upload was planned: the file must
+    still have it."""
+
+    path: str
+    file_size: int
+    offset: int = 0
+    length: int = 0
+    head: bytes = b""
+    tail: bytes = b""
+
+    @property
+    def size(self) -> int:
+        return len(self.head) + self.length + len(self.tail)
+
+
+@attrs.frozen
+class Answer:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+class _Aborted(Exception):
+    """The loop asked the thread to stop (cancelled, or the progress callback raised)."""
+
+
+class _Job:
+    """One request, run in a worker thread; ``abort`` may be called from the loop."""
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        region: FileRegion,
+        *,
+        context: ssl.SSLContext | None,
+        read_size: int,
+        connect_timeout: float | None,
+        idle_timeout: float | None,
+        answer_within: float | None,
+        report: Callable[[int], None] | None,
+        sendfile: bool,
+        barrier: Callable[[threading.Event], None] | None = None,
+    ) -> None:
+        self.method, self.url, self.headers, self.region = method, url, headers, region
+        self.use_sendfile = sendfile
+        self.barrier = barrier
+        self.context = context
+        self.read_size = read_size
+        self.connect_timeout = connect_timeout
+        self.idle_timeout = idle_timeout
+        self.answer_within = answer_within
+        self.report = report
+        self._sock: socket.socket | None = None
+        self._aborted = threading.Event()
+        self._lock = threading.Lock()
+
+    # --- called from the loop ----------------------------------------------------------
+
+    def abort(self) -> None:
+        self._aborted.set()
+        with self._lock:
+            sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # wakes a thread blocked in send or recv
+                sock.shutdown(socket.SHUT_RDWR)
+
+    # --- the thread ----------------------------------------------------------------------
+
+    def run(self) -> Answer:
+        scheme, host, port, target = _split(self.url)
+        shown = url_for_humans(self.url)
+        try:
+            raw = socket.create_connection((host, port), timeout=self.connect_timeout)
+        except TimeoutError:
+            raise e.RequestTimeoutError(
+                "timed out connecting", method=self.method, url=shown
+            ) from None
+        except OSError as exc:
+            raise e.ConnectError(
+                f"cannot connect: {exc.__class__.__name__}{_detail(exc)}",
+                method=self.method,
+                url=shown,
+            ) from None
+        sock: socket.socket = raw
+        try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if scheme == "https":
+                assert self.context is not None
+                try:
+                    sock = self.context.wrap_socket(raw, server_hostname=host)
+                except (ssl.SSLError, OSError) as exc:
+                    raise e.ConnectError(
+                        f"TLS handshake failed: {exc.__class__.__name__}{_detail(exc)}",
+                        method=self.method,
+                        url=shown,
+                    ) from None
+            with self._lock:
+                self._sock = sock
+            if self._aborted.is_set():
+                raise _Aborted
+            sock.settimeout(self.idle_timeout)
+            try:
+                self._send(sock, host, port, target)
+                return self._receive(sock)
+            except (_Aborted, _TooLarge):
+                raise
+            except TimeoutError:
+                raise e.RequestTimeoutError("timed out", method=self.method, url=shown) from None
+            except (OSError, _Broken) as exc:
+                if self._aborted.is_set():
+                    raise _Aborted from None
+                raise e.ConnectionLostError(
+                    f"connection failed: {exc.__class__.__name__}{_detail(exc)}",
+                    method=self.method,
+                    url=shown,
+                ) from None
+        finally:
+            with self._lock:
+                self._sock = None
+            sock.close()
+
+    def _send(self, sock: socket.socket, host: str, port: int, target: str) -> None:
+        region = self.region
+        lines = [f"{self.method} {target} HTTP/1.1", f"Host: {_host_header(host, port)}"]
+        lines += [f"{k}: {v}" for k, v in self.headers.items()]
+        lines += [f"Content-Length: {region.size}", "Connection: close", "", ""]
+        sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
+        if region.length:
+            with open(region.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size != region.file_size:
+                    raise _changed(region, f"the file is now {size} bytes")
+                if isinstance(sock, ssl.SSLSocket) or not self.use_sendfile:
+                    self._copy(sock, f)
+                else:
+                    self._sendfile(sock, f)
+                self._wait_for_progress()
+                now = os.fstat(f.fileno()).st_size
+                if now != region.file_size:  # checked before the last bytes go out
+                    how = "grew" if now > region.file_size else "shrank"
+                    raise _changed(region, f"the file {how} to {now} bytes while it was sent")
+        else:
+            self._wait_for_progress()
+        sock.sendall(region.tail)
+
+    def _wait_for_progress(self) -> None:
+        """Before the last bytes: wait until the loop has run every progress callback
+        posted so far, so that a callback's error stops the body before it is whole."""
+        if self.barrier is None:
+            return
+        reached = threading.Event()
+        self.barrier(reached)
+        while not reached.wait(0.05):
+            if self._aborted.is_set():
+                break
+        if self._aborted.is_set():
+            raise _Aborted
+
+    def _copy(self, sock: socket.socket, f: io.BufferedReader) -> None:
+        """Read into one reused buffer and send it (TLS encrypts in ``sendall``)."""
+        region = self.region
+        buffer = bytearray(min(self.read_size, region.length))
+        view = memoryview(buffer)
+        f.seek(region.offset)
+        sent = 0
+        while sent < region.length:
+            want = min(len(buffer), region.length - sent)
+            got = f.readinto(view[:want])
+            if not got:
+                raise _changed(
+                    region, f"the file shrank: it ended after {region.offset + sent} bytes"
+                )
+            sock.sendall(view[:got])
+            sent += got
+            self._progress(sent)
+
+    def _sendfile(self, sock: socket.socket, f: io.BufferedReader) -> None:
+        """The kernel copies file to socket, ``read_size`` bytes per step (progress)."""
+        region = self.region
+        sent = 0
+        while sent < region.length:
+            want = min(self.read_size, region.length - sent)
+            got = sock.sendfile(f, region.offset + sent, want)
+            if got < want:
+                raise _changed(
+                    region, f"the file shrank: it ended after {region.offset + sent + got} bytes"
+                )
+            sent += got
+            self._progress(sent)
+
+    def _progress(self, sent: int) -> None:
+        if self._aborted.is_set():
+            raise _Aborted
+        if self.report is not None:
+            self.report(sent)
+
+    def _receive(self, sock: socket.socket) -> Answer:
+        deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
+        reader = _Reader(sock, deadline, self.idle_timeout)
+        head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES)
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise _Broken("not an HTTP/1.x status line")
+        status = int(parts[1])
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if line:
+                name, sep, value = line.partition(":")
+                if not sep:
+                    raise _Broken("a header line without a colon")
+                headers[name.strip()] = value.strip()
+        lowered = {k.lower(): v for k, v in headers.items()}
+        if "chunked" in lowered.get("transfer-encoding", "").lower():
+            body = reader.chunked(MAX_ANSWER_BYTES)
+        elif "content-length" in lowered:
+            length = lowered["content-length"]
+            if not length.isdigit():
+                raise _Broken("a Content-Length that is not a number")
+            if int(length) > MAX_ANSWER_BYTES:
+                raise _TooLarge
+            body = reader.exactly(int(length))
+        else:
+            body = reader.rest(MAX_ANSWER_BYTES)
+        return Answer(status, headers, body)
+
+
+class _Broken(Exception):
+    """The answer is not well-formed HTTP, or ended early."""
+
+
+class _TooLarge(_Broken):
+    pass
+
+
+class _Reader:
+    """Buffered reads from a blocking socket, with a deadline for the whole answer."""
+
+    def __init__(self, sock: socket.socket, deadline: float | None, idle: float | None) -> None:
+        self._sock = sock
+        self._deadline = deadline
+        self._idle = idle
+        self._buf = bytearray()
+        self._eof = False
+
+    def _more(self) -> None:
+        if self._eof:
+            raise _Broken("the connection closed before the answer was complete")
+        timeout = self._idle
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            timeout = left if timeout is None else min(timeout, left)
+        self._sock.settimeout(timeout)
+        chunk = self._sock.recv(256 * 1024)
+        if chunk:
+            self._buf += chunk
+        else:
+            self._eof = True
+
+    def until(self, marker: bytes, cap: int) -> bytes:
+        while (idx := self._buf.find(marker)) < 0:
+            if len(self._buf) > cap:
+                raise _Broken("the answer's head is too long")
+            self._more()
+        out = bytes(self._buf[:idx])
+        del self._buf[: idx + len(marker)]
+        return out
+
+    def exactly(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            self._more()
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def rest(self, cap: int) -> bytes:
+        while not self._eof:
+            if len(self._buf) > cap:
+                raise _TooLarge
+            try:
+                self._more()
+            except _Broken:
+                break
+        return bytes(self._buf)
+
+    def chunked(self, cap: int) -> bytes:
+        body = bytearray()
+        while True:
+            size_line = self.until(b"\r\n", 1024).split(b";", 1)[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise _Broken("a chunk size that is not hexadecimal") from None
+            if size == 0:
+                while self.until(b"\r\n", MAX_HEAD_BYTES):  # trailers, up to a blank line
+                    pass
+                return bytes(body)
+            if len(body) + size > cap:
+                raise _TooLarge
+            body += self.exactly(size)
+            if self.exactly(2) != b"\r\n":
+                raise _Broken("a chunk not followed by CRLF")
+
+
+class UploadPump:
+    """Sends upload requests in threads of its own pool. Owned by a ``Transport``."""
+
+    def __init__(self, *, context: ssl.SSLContext, max_threads: int) -> None:
+        self._context = context
+        self._executor = ThreadPoolExecutor(
+            max_workers=max_threads, thread_name_prefix="vidapi-upload"
+        )
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop the pool (no request is running: each one's task awaits its thread)."""
+        self._closed = True
+        self._executor.shutdown(wait=True)
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        region: FileRegion,
+        *,
+        read_size: int,
+        connect_timeout: float | None,
+        idle_timeout: float | None,
+        answer_within: float | None,
+        progress: ProgressCallback | None = None,
+        progress_base: int = 0,
+        progress_total: int | None = None,
+        sendfile: bool = True,
+    ) -> Answer:
+        """Send one request whose body is ``region``; the whole answer."""
+        loop = asyncio.get_running_loop()
+        failures: list[BaseException] = []
+        job: _Job
+
+        def deliver(sent: int) -> None:  # on the loop
+            if progress is None or failures:
+                return
+            try:
+                progress(
+                    progress_base + sent,
+                    region.length if progress_total is None else progress_total,
+                )
+            except Exception as exc:  # the caller's own error: stop the transfer
+                failures.append(exc)
+                job.abort()
+
+        def report(sent: int) -> None:  # in the thread
+            loop.call_soon_threadsafe(deliver, sent)
+
+        def barrier(reached: threading.Event) -> None:  # in the thread
+            loop.call_soon_threadsafe(reached.set)  # runs after every deliver posted
+
+        job = _Job(
+            method,
+            url,
+            headers,
+            region,
+            context=self._context,
+            read_size=read_size,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
+            answer_within=answer_within,
+            report=report if progress is not None else None,
+            sendfile=sendfile,
+            barrier=barrier if progress is not None else None,
+        )
+        future = loop.run_in_executor(self._executor, job.run)
+        try:
+            answer = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            job.abort()
+            await asyncio.wait([future])  # the thread ends promptly: its socket is shut
+            if not future.cancelled():
+                future.exception()  # retrieved: its failure is the cancellation's echo
+            raise
+        except _Aborted:
+            if failures:
+                raise failures[0] from None
+            raise
+        except _TooLarge:
+            raise e.UnexpectedResponseError(
+                f"{method} {url_for_humans(url)}: response larger than {MAX_ANSWER_BYTES} bytes",
+                status=None,
+            ) from None
+        # Progress posted before the answer may still be queued: let it run first.
+        await asyncio.sleep(0)
+        if failures:
+            raise failures[0]
+        return answer
+
+
+def _split(url: str) -> tuple[str, str, int, str]:
+    """``(scheme, host, port, target)``; the target is the url's own text after the
+    authority (path and query, escapes untouched), the fragment left out."""
+    scheme, rest = url.split("://", 1)
+    authority, slash, tail = rest.partition("/")
+    target = (slash + tail).split("#", 1)[0] if slash else "/"
+    if target.startswith("?"):
+        target = "/" + target
+    host, port = authority, None
+    if authority.startswith("["):
+        host, _, after = authority[1:].partition("]")
+        port = after[1:] if after.startswith(":") else None
+    elif ":" in authority:
+        host, port = authority.rsplit(":", 1)
+    default = 443 if scheme.lower() == "https" else 80
+    return scheme.lower(), host, int(port) if port else default, target
+
+
+def _host_header(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port in (80, 443) else f"{shown}:{port}"
+
+
+def _changed(region: FileRegion, message: str) -> e.FileChangedError:
+    return e.FileChangedError(region.path, region.file_size, message)
+
+
+def _detail(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f": {exc.verify_message}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f": {exc.strerror}"
+    return ""
