@@ -69,7 +69,9 @@ async def test_uploads_honour_the_trust_of_a_callers_session(tmp_path: Path) -> 
             assert not session.closed  # a caller's session is never closed by us
         assert emu.state.get("video", video.id) is not None
         async with client_for(emu, ssl=None, retry=va.NO_RETRY) as untrusting:
-            with pytest.raises(va.ConnectError, match="TLS handshake failed: SSLCertVerificationError"):
+            with pytest.raises(
+                va.ConnectError, match="TLS handshake failed: SSLCertVerificationError"
+            ):
                 await untrusting.upload_file(
                     make_file(tmp_path / "n.mp4", 1000), upload_session=address
                 )
