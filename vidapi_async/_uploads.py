@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from . import _protocol as wire
-from ._aio import FileRegion, Transport
+from ._aio import Connection, FileRegion, Transport
 from ._config import ProgressCallback, Timeouts
 from ._files import LocalFile
 from ._retry import RetryPolicy, retrying
@@ -82,12 +82,17 @@ async def send_chunked(
         local.size, plan.filename, range_size=plan.range_size, workers=plan.workers
     )
 
-    async def exchange(request: wire.ChunkRequest) -> None:
+    async def exchange(request: wire.ChunkRequest, connection: Connection | None = None) -> None:
         region = FileRegion(
             path=local.path, file_size=local.size, offset=request.first, length=request.length
         )
         resp = await transport.upload(
-            url, request.headers, region, timeouts, read_size=plan.read_size
+            url,
+            request.headers,
+            region,
+            timeouts,
+            read_size=plan.read_size,
+            connection=connection,
         )
         state.absorb(resp.status, resp.headers, resp.body)
         if plan.progress is not None:
@@ -96,21 +101,25 @@ async def send_chunked(
     async def ask(_: int = 1) -> None:
         await exchange(state.ask())
 
-    async def send_range(first: int, length: int, attempt: int) -> None:
+    async def send_range(first: int, length: int, kept: Connection, attempt: int) -> None:
         if state.ask_first(attempt):
-            await ask()
+            await exchange(state.ask(), kept)
             if not state.still_needed(first, length):
                 return
-        await exchange(state.send(first, length))
+        await exchange(state.send(first, length), kept)
 
     async def worker(start: int, end: int) -> None:
-        for first, length in state.pending(start, end):
-            await retrying(
-                policy,
-                functools.partial(send_range, first, length),
-                idempotent=True,
-                what=f"upload range {first}-{first + length - 1}",
-            )
+        kept = Connection()  # one connection per worker, reused range after range
+        try:
+            for first, length in state.pending(start, end):
+                await retrying(
+                    policy,
+                    functools.partial(send_range, first, length, kept),
+                    idempotent=True,
+                    what=f"upload range {first}-{first + length - 1}",
+                )
+        finally:
+            kept.close()
 
     if resume:
         await retrying(policy, ask, idempotent=True, what="ask held ranges")

@@ -3,10 +3,11 @@ enforces it). The transport for API calls (aiohttp), the upload pump (a blocking
 in a worker thread per upload, off the event loop), and the one module that touches
 aiohttp's private attributes."""
 
-from ._pump import FileRegion, UploadPump
+from ._pump import Connection, FileRegion, UploadPump
 from ._transport import RawResponse, Transport, api_timeout, translate
 
 __all__ = [
+    "Connection",
     "FileRegion",
     "RawResponse",
     "Transport",

@@ -27,7 +27,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import attrs
@@ -36,7 +36,7 @@ from .. import _errors as e
 from .._config import ProgressCallback
 from .._protocol import url_for_humans
 
-__all__ = ["FileRegion", "UploadPump"]
+__all__ = ["Connection", "FileRegion", "UploadPump"]
 
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
@@ -67,6 +67,37 @@ class Answer:
     body: bytes
 
 
+class Connection:
+    """A socket kept between the sequential requests of one sender (a chunked upload's
+    worker), so that each range does not pay a new TCP and TLS handshake. Used by one
+    request at a time; ``close`` when done."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, str, int] | None = None
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def take(self, key: tuple[str, str, int]) -> socket.socket | None:
+        with self._lock:
+            sock, self._sock = self._sock, None
+            if sock is not None and self._key != key:
+                sock.close()
+                sock = None
+            return sock
+
+    def put(self, key: tuple[str, str, int], sock: socket.socket) -> None:
+        with self._lock:
+            old, self._sock, self._key = self._sock, sock, key
+        if old is not None:
+            old.close()
+
+    def close(self) -> None:
+        with self._lock:
+            sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+
 class _Aborted(Exception):
     """The loop asked the thread to stop (cancelled, or the progress callback raised)."""
 
@@ -89,10 +120,14 @@ class _Job:
         report: Callable[[int], None] | None,
         sendfile: bool,
         barrier: Callable[[threading.Event], None] | None = None,
+        connection: Connection | None = None,
+        buffers: BufferPool | None = None,
     ) -> None:
         self.method, self.url, self.headers, self.region = method, url, headers, region
         self.use_sendfile = sendfile
         self.barrier = barrier
+        self.connection = connection
+        self.buffers = buffers or BufferPool(keep=0)
         self.context = context
         self.read_size = read_size
         self.connect_timeout = connect_timeout
@@ -118,31 +153,10 @@ class _Job:
     def run(self) -> Answer:
         scheme, host, port, target = _split(self.url)
         shown = url_for_humans(self.url)
+        kept = self.connection.take((scheme, host, port)) if self.connection else None
+        sock = kept or self._connect(scheme, host, port, shown)
+        keep = False
         try:
-            raw = socket.create_connection((host, port), timeout=self.connect_timeout)
-        except TimeoutError:
-            raise e.RequestTimeoutError(
-                "timed out connecting", method=self.method, url=shown
-            ) from None
-        except OSError as exc:
-            raise e.ConnectError(
-                f"cannot connect: {exc.__class__.__name__}{_detail(exc)}",
-                method=self.method,
-                url=shown,
-            ) from None
-        sock: socket.socket = raw
-        try:
-            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if scheme == "https":
-                assert self.context is not None
-                try:
-                    sock = self.context.wrap_socket(raw, server_hostname=host)
-                except (ssl.SSLError, OSError) as exc:
-                    raise e.ConnectError(
-                        f"TLS handshake failed: {exc.__class__.__name__}{_detail(exc)}",
-                        method=self.method,
-                        url=shown,
-                    ) from None
             with self._lock:
                 self._sock = sock
             if self._aborted.is_set():
@@ -150,7 +164,7 @@ class _Job:
             sock.settimeout(self.idle_timeout)
             try:
                 self._send(sock, host, port, target)
-                return self._receive(sock)
+                answer, reusable = self._receive(sock)
             except (_Aborted, _TooLarge):
                 raise
             except TimeoutError:
@@ -163,16 +177,49 @@ class _Job:
                     method=self.method,
                     url=shown,
                 ) from None
+            keep = reusable and self.connection is not None
+            return answer
         finally:
             with self._lock:
                 self._sock = None
-            sock.close()
+            if keep and self.connection is not None and not self._aborted.is_set():
+                self.connection.put((scheme, host, port), sock)
+            else:
+                sock.close()
+
+    def _connect(self, scheme: str, host: str, port: int, shown: str) -> socket.socket:
+        try:
+            raw = socket.create_connection((host, port), timeout=self.connect_timeout)
+        except TimeoutError:
+            raise e.RequestTimeoutError(
+                "timed out connecting", method=self.method, url=shown
+            ) from None
+        except OSError as exc:
+            raise e.ConnectError(
+                f"cannot connect: {exc.__class__.__name__}{_detail(exc)}",
+                method=self.method,
+                url=shown,
+            ) from None
+        try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if scheme != "https":
+                return raw
+            assert self.context is not None
+            return self.context.wrap_socket(raw, server_hostname=host)
+        except (ssl.SSLError, OSError) as exc:
+            raw.close()
+            raise e.ConnectError(
+                f"TLS handshake failed: {exc.__class__.__name__}{_detail(exc)}",
+                method=self.method,
+                url=shown,
+            ) from None
 
     def _send(self, sock: socket.socket, host: str, port: int, target: str) -> None:
         region = self.region
         lines = [f"{self.method} {target} HTTP/1.1", f"Host: {_host_header(host, port)}"]
         lines += [f"{k}: {v}" for k, v in self.headers.items()]
-        lines += [f"Content-Length: {region.size}", "Connection: close", "", ""]
+        persist = "keep-alive" if self.connection is not None else "close"
+        lines += [f"Content-Length: {region.size}", f"Connection: {persist}", "", ""]
         sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
         if region.length:
             with open(region.path, "rb") as f:
@@ -208,20 +255,19 @@ class _Job:
     def _copy(self, sock: socket.socket, f: io.BufferedReader) -> None:
         """Read into one reused buffer and send it (TLS encrypts in ``sendall``)."""
         region = self.region
-        buffer = bytearray(min(self.read_size, region.length))
-        view = memoryview(buffer)
         f.seek(region.offset)
         sent = 0
-        while sent < region.length:
-            want = min(len(buffer), region.length - sent)
-            got = f.readinto(view[:want])
-            if not got:
-                raise _changed(
-                    region, f"the file shrank: it ended after {region.offset + sent} bytes"
-                )
-            sock.sendall(view[:got])
-            sent += got
-            self._progress(sent)
+        with self.buffers.lend(self.read_size) as view:
+            while sent < region.length:
+                want = min(len(view), region.length - sent)
+                got = f.readinto(view[:want])
+                if not got:
+                    raise _changed(
+                        region, f"the file shrank: it ended after {region.offset + sent} bytes"
+                    )
+                sock.sendall(view[:got])
+                sent += got
+                self._progress(sent)
 
     def _sendfile(self, sock: socket.socket, f: io.BufferedReader) -> None:
         """The kernel copies file to socket, ``read_size`` bytes per step (progress)."""
@@ -243,7 +289,7 @@ class _Job:
         if self.report is not None:
             self.report(sent)
 
-    def _receive(self, sock: socket.socket) -> Answer:
+    def _receive(self, sock: socket.socket) -> tuple[Answer, bool]:
         deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
         reader = _Reader(sock, deadline, self.idle_timeout)
         head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES)
@@ -260,6 +306,7 @@ class _Job:
                     raise _Broken("a header line without a colon")
                 headers[name.strip()] = value.strip()
         lowered = {k.lower(): v for k, v in headers.items()}
+        delimited = True
         if "chunked" in lowered.get("transfer-encoding", "").lower():
             body = reader.chunked(MAX_ANSWER_BYTES)
         elif "content-length" in lowered:
@@ -270,8 +317,39 @@ class _Job:
                 raise _TooLarge
             body = reader.exactly(int(length))
         else:
-            body = reader.rest(MAX_ANSWER_BYTES)
-        return Answer(status, headers, body)
+            body, delimited = reader.rest(MAX_ANSWER_BYTES), False
+        reusable = (
+            delimited
+            and reader.drained
+            and parts[0] == "HTTP/1.1"
+            and "close" not in lowered.get("connection", "").lower()
+        )
+        return Answer(status, headers, body), reusable
+
+
+class BufferPool:
+    """Read buffers lent to requests and taken back, a few kept for the next ones: a
+    new 1 MiB buffer per request (a chunked upload makes hundreds) costs an allocation
+    and, with glibc's per-thread arenas, memory that is not given back; keeping one per
+    thread would hold one per thread for ever."""
+
+    def __init__(self, keep: int = 8) -> None:
+        self._free: list[bytearray] = []
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def lend(self, size: int) -> Iterator[memoryview]:
+        with self._lock:
+            buffer = self._free.pop() if self._free else None
+        if buffer is None or len(buffer) != size:
+            buffer = bytearray(size)
+        try:
+            yield memoryview(buffer)
+        finally:
+            with self._lock:
+                if len(self._free) < self._keep:
+                    self._free.append(buffer)
 
 
 class _Broken(Exception):
@@ -317,6 +395,11 @@ class _Reader:
         del self._buf[: idx + len(marker)]
         return out
 
+    @property
+    def drained(self) -> bool:
+        """Nothing was read past the answer (a connection can carry the next one)."""
+        return not self._buf and not self._eof
+
     def exactly(self, n: int) -> bytes:
         while len(self._buf) < n:
             self._more()
@@ -361,6 +444,7 @@ class UploadPump:
         self._executor = ThreadPoolExecutor(
             max_workers=max_threads, thread_name_prefix="vidapi-upload"
         )
+        self._buffers = BufferPool()
         self._closed = False
 
     def close(self) -> None:
@@ -383,6 +467,7 @@ class UploadPump:
         progress_base: int = 0,
         progress_total: int | None = None,
         sendfile: bool = True,
+        connection: Connection | None = None,
     ) -> Answer:
         """Send one request whose body is ``region``; the whole answer."""
         loop = asyncio.get_running_loop()
@@ -420,6 +505,8 @@ class UploadPump:
             report=report if progress is not None else None,
             sendfile=sendfile,
             barrier=barrier if progress is not None else None,
+            connection=connection,
+            buffers=self._buffers,
         )
         future = loop.run_in_executor(self._executor, job.run)
         try:

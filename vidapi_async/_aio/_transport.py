@@ -19,7 +19,7 @@ from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
 from .._protocol import url_for_humans
 from ._compat import connector_ssl
-from ._pump import FileRegion, UploadPump
+from ._pump import Connection, FileRegion, UploadPump
 
 __all__ = ["RawResponse", "Transport", "api_timeout", "translate"]
 
@@ -110,9 +110,11 @@ class Transport:
         *,
         read_size: int,
         progress: ProgressCallback | None = None,
+        connection: Connection | None = None,
     ) -> RawResponse:
         """POST ``region`` to an upload address from a worker thread (``_pump``): the
-        loop stays free whatever the transfer costs."""
+        loop stays free whatever the transfer costs. With ``connection``, the socket is
+        kept for the next request of the same sender."""
         if self._pump is None:
             self._pump = UploadPump(
                 context=self._upload_context(), max_threads=max(4, self._limit or 100)
@@ -128,6 +130,7 @@ class Transport:
             answer_within=timeouts.upload_read,
             progress=progress,
             sendfile=self.sendfile,
+            connection=connection,
         )
         return RawResponse(answer.status, dict(answer.headers), answer.body)
 

@@ -1,0 +1,296 @@
+"""Uploads over TLS: throughput and CPU against curl, event-loop lag while uploads run,
+peak memory. The real platform is https only, so this is the path users get.
+
+    python benchmarks/tls_uploads.py [--size-mib 1024] [--rounds 3] [--compare DIR]
+
+The sink is nginx (Debian's ``nginx-light``; ``apt-get install nginx-light``) in its own
+process with a self-signed certificate: a C server that reads and discards each body,
+answering 200 with a descriptor (single-shot) or 202 with the range it got (chunked).
+
+It measures, in one run:
+
+- single 1 GiB upload, alternating rounds: ``Client.upload_file`` in a fresh child
+  process and ``curl -F file=@PATH`` (both over TLS to the same nginx): MB/s, CPU
+  seconds per GiB (process CPU of the child; curl's from RUSAGE_CHILDREN);
+- event-loop lag while N uploads run in one process (a task sleeping 10 ms records how
+  late it wakes: p50, p99, max), with the child's peak RSS: 1, 16 and 64 single-shot
+  uploads, and 16 chunked uploads of 4 workers each.
+
+``--compare DIR`` runs the same children on another checkout of vidapi_async (e.g. a
+``git worktree`` of an older commit) in the same run, alternating, for a before/after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+NGINX_CONF = """
+worker_processes 1;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_max_body_size 0;
+    proxy_temp_path {root}/proxy;
+    fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi;
+    scgi_temp_path {root}/scgi;
+    # nginx answers a plain "return" before the body has arrived; a client may then
+    # stop sending. Proxying makes it read the whole body first (to a RAM-backed temp
+    # file), then ask the inner server below, which answers.
+    client_body_temp_path {shm}/body;
+    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.3;
+        location /upload {{
+            proxy_request_buffering on;
+            proxy_set_body "";
+            proxy_pass http://127.0.0.1:{inner};
+        }}
+    }}
+    server {{
+        listen 127.0.0.1:{inner};
+        location /upload {{
+            default_type application/json;
+            if ($http_content_range) {{
+                add_header Range $http_content_range always;
+                return 202 '{{}}';
+            }}
+            return 200 '{{"url": "https://127.0.0.1/files/x.mp4#y", "size": "1"}}';
+        }}
+    }}
+}}
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str]:
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        sys.exit("nginx is needed as the TLS sink: apt-get install nginx-light")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    from vidapi_async.emulator._tls import make_self_signed
+
+    cert, key = make_self_signed(root)
+    port, inner = free_port(), free_port()
+    shm = tempfile.mkdtemp(
+        prefix="vidapi-tls-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
+    )
+    os.chmod(shm, 0o777)  # noqa: S103 - nginx's workers drop to another user
+    conf = os.path.join(root, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(root=root, port=port, inner=inner, cert=cert, key=key, shm=shm))
+    proc = subprocess.Popen([nginx, "-c", conf, "-p", root])
+    for _ in range(100):
+        try:
+            import socket
+
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, f"https://127.0.0.1:{port}/upload?uuid=bench&seal=a%2Fb%3D", cert, shm
+
+
+# --- the measured client (a fresh child process) -------------------------------------------
+
+
+def child(url: str, ca: str, folder: str, count: int, mode: str) -> None:
+    import ssl
+
+    import vidapi_async as va
+
+    files = sorted(os.path.join(folder, n) for n in os.listdir(folder))[:count]
+    total = sum(os.path.getsize(p) for p in files)
+
+    async def main() -> dict[str, float]:
+        lags: list[float] = []
+        stop = asyncio.Event()
+
+        async def monitor() -> None:
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                await asyncio.sleep(0.01)
+                lags.append(time.perf_counter() - t0 - 0.01)
+
+        context = ssl.create_default_context(cafile=ca)
+        async with va.Client(
+            "unused",
+            base_url="https://127.0.0.1:9",
+            ssl=context,
+            connection_limit=256,
+            retry=va.NO_RETRY,
+        ) as client:
+
+            async def one(path: str) -> None:
+                session = va.UploadSession(url, url)
+                try:
+                    await client.upload_file(
+                        path, upload_session=session, chunked=mode == "chunked", workers=4
+                    )
+                except va.UnexpectedResponseError:
+                    if mode != "chunked":
+                        raise  # the sink never completes a chunked upload: every range sent
+
+            watcher = asyncio.create_task(monitor())
+            cpu0, t0 = time.process_time(), time.perf_counter()
+            await asyncio.gather(*(one(p) for p in files))
+            elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+            stop.set()
+            await watcher
+        lags.sort()
+        return {
+            "seconds": elapsed,
+            "cpu": cpu,
+            "bytes": total,
+            "lag_p50": lags[len(lags) // 2] * 1000,
+            "lag_p99": lags[int(len(lags) * 0.99)] * 1000,
+            "lag_max": lags[-1] * 1000,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+
+    print(json.dumps(asyncio.run(main())))
+
+
+def run_child(
+    code: str | None, url: str, ca: str, folder: str, count: int, mode: str
+) -> dict[str, float]:
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", url, ca, folder, str(count), mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.exit(f"the client child failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def curl_run(url: str, ca: str, path: str) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(
+        ["curl", "-sS", "-o", "/dev/null", "--cacert", ca, "-F", f"file=@{path}", url],
+        check=True,
+    )
+    elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
+
+
+def random_files(folder: str, count: int, size: int) -> None:
+    os.makedirs(folder, exist_ok=True)
+    block = os.urandom(MiB)
+    for i in range(count):
+        with open(os.path.join(folder, f"f{i:03d}.bin"), "wb") as f:
+            for _ in range(size // MiB):
+                f.write(block)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrent-mib", type=int, default=256)
+    parser.add_argument("--many-mib", type=int, default=64, help="size of each of the 64")
+    parser.add_argument("--compare", default=None, help="another checkout, measured alike")
+    args = parser.parse_args()
+    if shutil.which("curl") is None:
+        sys.exit("curl is needed as the reference")
+    codes = [("vidapi", None)] + ([("compare", args.compare)] if args.compare else [])
+    with tempfile.TemporaryDirectory(prefix="vidapi-tls-") as root:
+        nginx, url, ca, shm = start_nginx(root)
+        try:
+            big, mid, small = (os.path.join(root, n) for n in ("big", "mid", "small"))
+            random_files(big, 1, args.size_mib * MiB)
+            random_files(mid, 16, args.concurrent_mib * MiB)
+            random_files(small, 64, args.many_mib * MiB)
+            path = os.path.join(big, "f000.bin")
+            subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm
+            print(f"single {args.size_mib} MiB upload over TLS, {args.rounds} rounds (alternating)")
+            rows: dict[str, list[dict[str, float]]] = {
+                name: [] for name, _ in [*codes, ("curl", None)]
+            }
+            for r in range(args.rounds):
+                seconds, cpu = curl_run(url, ca, path)
+                rows["curl"].append({"seconds": seconds, "cpu": cpu, "bytes": args.size_mib * MiB})
+                for name, code in codes:
+                    rows[name].append(run_child(code, url, ca, big, 1, "single"))
+                line = "  ".join(
+                    f"{n} {rows[n][-1]['bytes'] / rows[n][-1]['seconds'] / 1e6:6.0f} MB/s "
+                    f"{rows[n][-1]['cpu'] / (rows[n][-1]['bytes'] / GiB):.2f} CPU-s/GiB"
+                    for n in rows
+                )
+                print(f"  round {r + 1}: {line}")
+            curl_rate = statistics.median(x["bytes"] / x["seconds"] for x in rows["curl"])
+            curl_cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows["curl"])
+            for name, _ in codes:
+                rate = statistics.median(x["bytes"] / x["seconds"] for x in rows[name])
+                cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows[name])
+                lag = statistics.median(x["lag_p99"] for x in rows[name])
+                print(
+                    f"  {name}: median {rate / 1e6:.0f} MB/s = {rate / curl_rate:.2f} x curl; "
+                    f"{cpu:.2f} CPU-s/GiB = {cpu / curl_cpu:.2f} x curl; loop lag p99 {lag:.1f} ms"
+                )
+            print(f"  curl: median {curl_rate / 1e6:.0f} MB/s, {curl_cpu:.2f} CPU-s/GiB")
+            print("\nevent-loop lag while uploads run (a 10 ms sleeper's overshoot), peak RSS")
+            for label, folder, count, mode in [
+                (f"1 x {args.concurrent_mib} MiB", mid, 1, "single"),
+                (f"16 x {args.concurrent_mib} MiB", mid, 16, "single"),
+                (f"16 x {args.concurrent_mib} MiB chunked (4 workers)", mid, 16, "chunked"),
+                (f"64 x {args.many_mib} MiB", small, 64, "single"),
+            ]:
+                for name, code in codes:
+                    m = run_child(code, url, ca, folder, count, mode)
+                    print(
+                        f"  {label:38s} {name:8s} lag p50 {m['lag_p50']:6.1f} ms  "
+                        f"p99 {m['lag_p99']:6.1f} ms  max {m['lag_max']:6.1f} ms  "
+                        f"RSS {m['peak_rss_mib']:6.1f} MiB  "
+                        f"{m['bytes'] / m['seconds'] / 1e6:5.0f} MB/s"
+                    )
+        finally:
+            nginx.terminate()
+            nginx.wait()
+            shutil.rmtree(shm, ignore_errors=True)
+            with open(os.path.join(root, "error.log")) as log:
+                errors = log.read()
+            if "[error]" in errors or "[crit]" in errors or "[emerg]" in errors:
+                print(errors[-2000:])
+    print(f"\ncommand: python benchmarks/tls_uploads.py {' '.join(sys.argv[1:])}")
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
+    else:
+        main()
