@@ -382,3 +382,25 @@ def test_credentials_in_the_base_url_are_refused_without_echo() -> None:
     with pytest.raises(va.InvalidArgumentError) as info:
         va.Client(TOKEN, base_url="http://user:s3cr3t-pw@127.0.0.1:1/")
     assert leaks(info.value, "s3cr3t-pw") == []
+
+
+async def test_a_large_answer_is_decoded_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from vidapi_async import _protocol
+
+    decoded_in: list[int] = []
+    real = _protocol.decode_api_response
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        decoded_in.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_protocol, "decode_api_response", recording)
+    pages = [Reply.json(video_page(0, 100, False)), Reply.json({"id": "x1"})]  # 400 KB, 12 B
+    async with WireServer(lambda _: pages.pop(0)) as srv, va.Client(TOKEN, base_url=srv.url) as c:
+        assert len([v async for v in c.iter_videos()]) == 100
+        await c.get_video("x1")
+    loop_thread = threading.get_ident()
+    assert decoded_in[0] != loop_thread  # the large page, in a worker thread
+    assert decoded_in[1] == loop_thread  # a small answer: no hop
