@@ -57,6 +57,35 @@ async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> 
         listener.close()
 
 
+async def test_closing_the_client_stops_an_upload_still_running(tmp_path: Path) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    accepted: list[socket.socket] = []
+    loop = asyncio.get_running_loop()
+    accepting = loop.run_in_executor(None, lambda: accepted.append(listener.accept()[0]))
+    src = make_file(tmp_path / "big.mp4", 64 * 1024 * 1024)
+    session = va.UploadSession(f"http://127.0.0.1:{port}/upload?uuid=1&seal=2", "http://x/p")
+    sent: list[int] = []
+    try:
+        client = va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY)
+        task = asyncio.create_task(
+            client.upload_file(src, upload_session=session, progress=lambda s, t: sent.append(s))
+        )
+        await accepting
+        while not sent:  # noqa: ASYNC110 - waiting for bytes to flow; not a check
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(client.close(), 5)  # does not wait for the whole file
+        with pytest.raises(va.ClientClosedError):
+            await asyncio.wait_for(task, 5)
+        assert upload_threads() == []
+    finally:
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
 async def test_uploads_honour_the_trust_of_a_callers_session(tmp_path: Path) -> None:
     async with Emulator(tls=True) as emu:
         connector = aiohttp.TCPConnector(ssl=emu.ssl_context())

@@ -446,10 +446,14 @@ class UploadPump:
         )
         self._buffers = BufferPool()
         self._closed = False
+        self._jobs: set[_Job] = set()
 
     def close(self) -> None:
-        """Stop the pool (no request is running: each one's task awaits its thread)."""
+        """Stop the pool: requests still running (their tasks not awaited) are aborted,
+        and their threads end at once since their sockets are shut down."""
         self._closed = True
+        for job in list(self._jobs):
+            job.abort()
         self._executor.shutdown(wait=True)
 
     async def send(
@@ -508,7 +512,11 @@ class UploadPump:
             connection=connection,
             buffers=self._buffers,
         )
+        if self._closed:
+            raise e.ClientClosedError("this Client is closed; create a new one")
         future = loop.run_in_executor(self._executor, job.run)
+        self._jobs.add(job)
+        future.add_done_callback(lambda _: self._jobs.discard(job))
         try:
             answer = await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -520,7 +528,7 @@ class UploadPump:
         except _Aborted:
             if failures:
                 raise failures[0] from None
-            raise
+            raise e.ClientClosedError("the Client was closed while this upload ran") from None
         except _TooLarge:
             raise e.UnexpectedResponseError(
                 f"{method} {url_for_humans(url)}: response larger than {MAX_ANSWER_BYTES} bytes",

@@ -84,8 +84,8 @@ class Transport:
             await self._session.close()
         self._session = None
         if self._pump is not None:
-            self._pump.close()
-            self._pump = None
+            pump, self._pump = self._pump, None
+            await asyncio.to_thread(pump.close)  # joins its threads: not on the loop
 
     def _upload_context(self) -> ssl_module.SSLContext:
         """The trust for uploads: ``ssl=`` of the client's own session, or what a
