@@ -5,8 +5,10 @@ left running, the trust a caller's session was given, progress on the loop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -23,9 +25,10 @@ def upload_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("vidapi-upload")]
 
 
-async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> None:
-    # A server that accepts and never reads: the thread blocks in send once the socket
-    # buffers are full, and only shutting the socket down can wake it.
+@contextlib.asynccontextmanager
+async def server_that_never_reads() -> AsyncIterator[tuple[va.UploadSession, asyncio.Future[None]]]:
+    """An upload address whose server accepts and never reads: a sending thread blocks
+    once the socket buffers are full, and only shutting the socket down can wake it."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -33,10 +36,22 @@ async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> 
     accepted: list[socket.socket] = []
     loop = asyncio.get_running_loop()
     accepting = loop.run_in_executor(None, lambda: accepted.append(listener.accept()[0]))
-    src = make_file(tmp_path / "big.mp4", 64 * 1024 * 1024)
-    session = va.UploadSession(f"http://127.0.0.1:{port}/upload?uuid=1&seal=2", "http://x/p")
-    sent: list[int] = []
     try:
+        yield (
+            va.UploadSession(f"http://127.0.0.1:{port}/upload?uuid=1&seal=2", "http://x/p"),
+            accepting,
+        )
+    finally:
+        await asyncio.wait([accepting], timeout=5)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> None:
+    src = make_file(tmp_path / "big.mp4", 64 * 1024 * 1024)
+    sent: list[int] = []
+    async with server_that_never_reads() as (session, accepting):
         async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as client:
             task = asyncio.create_task(
                 client.upload_file(
@@ -51,24 +66,12 @@ async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> 
                 await asyncio.wait_for(task, 5)
             assert sent[-1] < src.stat().st_size  # stopped mid-file
         assert upload_threads() == []  # the pool is gone with the client
-    finally:
-        for conn in accepted:
-            conn.close()
-        listener.close()
 
 
 async def test_closing_the_client_stops_an_upload_still_running(tmp_path: Path) -> None:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    port = listener.getsockname()[1]
-    accepted: list[socket.socket] = []
-    loop = asyncio.get_running_loop()
-    accepting = loop.run_in_executor(None, lambda: accepted.append(listener.accept()[0]))
     src = make_file(tmp_path / "big.mp4", 64 * 1024 * 1024)
-    session = va.UploadSession(f"http://127.0.0.1:{port}/upload?uuid=1&seal=2", "http://x/p")
     sent: list[int] = []
-    try:
+    async with server_that_never_reads() as (session, accepting):
         client = va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY)
         task = asyncio.create_task(
             client.upload_file(src, upload_session=session, progress=lambda s, t: sent.append(s))
@@ -80,10 +83,6 @@ async def test_closing_the_client_stops_an_upload_still_running(tmp_path: Path) 
         with pytest.raises(va.ClientClosedError):
             await asyncio.wait_for(task, 5)
         assert upload_threads() == []
-    finally:
-        for conn in accepted:
-            conn.close()
-        listener.close()
 
 
 async def test_uploads_honour_the_trust_of_a_callers_session(tmp_path: Path) -> None:
