@@ -33,7 +33,7 @@ The tree::
     │   └── FileChangedError           the file changed size while it was being sent
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
 
-aiohttp's exceptions never escape: ``vidapi_async._http`` translates every one of them
+aiohttp's exceptions never escape: ``vidapi_async._aio`` translates every one of them
 (and the ``ValueError`` it raises for a request it cannot build). The original is not
 kept as ``__cause__``: aiohttp's errors carry the request's headers, the bearer token
 among them; the message names its class instead. Messages, reprs and ``str()`` never
