@@ -25,7 +25,7 @@ from ._errors import (
     InvalidTokenError,
     UsageError,
 )
-from ._files import check_srt_file, inspect_file
+from ._files import LocalFile, check_srt_file, inspect_file
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._retry import RetryPolicy, create_checked, retrying
 from ._uploads import UploadPlan, send_chunked, send_single_shot
@@ -336,12 +336,39 @@ class Client:
             raise InvalidArgumentError(
                 "resume", "needs chunked=True and the upload_session of the upload to resume"
             )
+        local = await asyncio.to_thread(inspect_file, path)
+        return await self._send_file(
+            local,
+            upload_session=upload_session,
+            progress=progress,
+            read_size=read_size,
+            range_size=range_size,
+            filename=filename,
+            chunked=chunked,
+            workers=workers,
+            resume=resume,
+        )
+
+    async def _send_file(
+        self,
+        local: LocalFile,
+        *,
+        upload_session: UploadSession | None,
+        progress: ProgressCallback | None,
+        read_size: int | None,
+        range_size: int | None,
+        filename: str | None,
+        chunked: bool,
+        workers: int,
+        resume: bool,
+    ) -> UploadedFile:
+        """``upload_file`` for a file already checked (the batch checks it once)."""
+        self._check_open()
         reads = self.read_size if read_size is None else read_size
         ranges = self.range_size if range_size is None else range_size
         check.positive_int(reads, "read_size")
         check.positive_int(ranges, "range_size")
         check.positive_int(workers, "workers")
-        local = await asyncio.to_thread(inspect_file, path)
         plan = UploadPlan(
             local=local,
             filename=filename or os.path.basename(local.path),

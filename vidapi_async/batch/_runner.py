@@ -341,18 +341,24 @@ class BatchUploader:
             self._files[record.key] = (job.path, sent, total)
             self._report()
 
+        # The file was checked just above: the client does not check it again.
         kwargs: dict[str, Any] = {
             "progress": progress,
             "read_size": self.read_size,
             "range_size": self.range_size,
+            "filename": None,
+            "upload_session": None,
+            "resume": False,
+            "chunked": False,
+            "workers": self.workers,
         }
         if self.chunked:
-            kwargs.update(chunked=True, workers=self.workers)
+            kwargs["chunked"] = True
             if record.stage is Stage.UPLOADING and record.upload_url and record.progress_url:
                 session = UploadSession(record.upload_url, record.progress_url)
                 try:
-                    uploaded = await self.client.upload_file(
-                        job.path, upload_session=session, resume=True, **kwargs
+                    uploaded = await self.client._send_file(
+                        local, **{**kwargs, "upload_session": session, "resume": True}
                     )
                 except VidapiError as exc:  # the old address is gone or refused
                     log.info(
@@ -373,7 +379,7 @@ class BatchUploader:
                 progress_url=session.progress_url,
             )
             kwargs["upload_session"] = session
-        uploaded = await self.client.upload_file(job.path, **kwargs)
+        uploaded = await self.client._send_file(local, **kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
         await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
 
