@@ -114,3 +114,24 @@ async def test_progress_runs_on_the_loop_thread(emulator: Emulator, tmp_path: Pa
             progress=lambda sent, total: threads.add(threading.get_ident()),
         )
     assert threads == {threading.get_ident()}
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "https://h/upload?uuid=1&seal=a%2Fb%3D",
+            ("https", "h", 443, "/upload?uuid=1&seal=a%2Fb%3D"),
+        ),
+        ("http://u:p@h:81/x", ("http", "h", 81, "/x")),
+        ("https://[::1]:8443/up?x=1#frag", ("https", "::1", 8443, "/up?x=1")),
+        ("http://h?x=1", ("http", "h", 80, "/?x=1")),
+        ("http://h", ("http", "h", 80, "/")),
+    ],
+)
+def test_the_request_target_is_the_urls_own_text(
+    url: str, expected: tuple[str, str, int, str]
+) -> None:
+    from vidapi_async._aio._pump import _split
+
+    assert _split(url) == expected

@@ -546,6 +546,10 @@ def _split(url: str) -> tuple[str, str, int, str]:
     authority (path and query, escapes untouched), the fragment left out."""
     scheme, rest = url.split("://", 1)
     authority, slash, tail = rest.partition("/")
+    authority, _, query = authority.partition("?")  # "https://host?x" has no path
+    if query:
+        tail, slash = "?" + query, "/"
+    authority = authority.rpartition("@")[2]  # credentials never travel from here
     target = (slash + tail).split("#", 1)[0] if slash else "/"
     if target.startswith("?"):
         target = "/" + target
