@@ -154,3 +154,14 @@ async def test_records_of_a_journal_whose_schema_is_not_written_yet_are_none(
     path = tmp_path / "journal.sqlite"
     sqlite3.connect(path).close()  # the file exists, the table not yet
     assert va.SQLiteJournal(path).records_sync() == []
+
+
+async def test_records_can_be_read_from_a_path_with_uri_characters(tmp_path: Path) -> None:
+    folder = tmp_path / "runs #1 ?50%"
+    folder.mkdir()
+    journal = va.SQLiteJournal(folder / "journal.sqlite")
+    await journal.save(va.JobRecord("k1", va.Stage.DONE, video_id="x1"))
+    await journal.close()
+    assert [r.video_id for r in va.SQLiteJournal(folder / "journal.sqlite").records_sync()] == [
+        "x1"
+    ]

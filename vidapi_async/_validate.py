@@ -30,13 +30,6 @@ ISO_639_1 = frozenset(
     """.split()
 )
 
-KNOWN_CHANNELS = frozenset(
-    """animals auto creation fun kids lifestyle music news people school shortfilms sport
-    tech travel tv videogames webcam""".split()
-)
-"""Category slugs the platform documents. Others of the same shape are accepted: the
-platform adds categories, and the server is the judge."""
-
 SUBTITLE_FORMATS = frozenset({"SRT"})
 
 

@@ -35,6 +35,7 @@ import attrs
 from .. import _errors as e
 from .._config import ProgressCallback
 from .._protocol import url_for_humans
+from ._response import RawResponse
 
 __all__ = ["Connection", "FileRegion", "UploadPump"]
 
@@ -58,13 +59,6 @@ class FileRegion:
     @property
     def size(self) -> int:
         return len(self.head) + self.length + len(self.tail)
-
-
-@attrs.frozen
-class Answer:
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
 
 
 class Connection:
@@ -150,7 +144,7 @@ class _Job:
 
     # --- the thread ----------------------------------------------------------------------
 
-    def run(self) -> Answer:
+    def run(self) -> RawResponse:
         scheme, host, port, target = _split(self.url)
         shown = url_for_humans(self.url)
         kept = self.connection.take((scheme, host, port)) if self.connection else None
@@ -289,7 +283,7 @@ class _Job:
         if self.report is not None:
             self.report(sent)
 
-    def _receive(self, sock: socket.socket) -> tuple[Answer, bool]:
+    def _receive(self, sock: socket.socket) -> tuple[RawResponse, bool]:
         deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
         reader = _Reader(sock, deadline, self.idle_timeout)
         head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES)
@@ -324,7 +318,7 @@ class _Job:
             and parts[0] == "HTTP/1.1"
             and "close" not in lowered.get("connection", "").lower()
         )
-        return Answer(status, headers, body), reusable
+        return RawResponse(status, headers, body), reusable
 
 
 class BufferPool:
@@ -468,12 +462,12 @@ class UploadPump:
         idle_timeout: float | None,
         answer_within: float | None,
         progress: ProgressCallback | None = None,
-        progress_base: int = 0,
-        progress_total: int | None = None,
         sendfile: bool = True,
         connection: Connection | None = None,
-    ) -> Answer:
+    ) -> RawResponse:
         """Send one request whose body is ``region``; the whole answer."""
+        if self._closed:
+            raise e.ClientClosedError("this Client is closed; create a new one")
         loop = asyncio.get_running_loop()
         failures: list[BaseException] = []
         job: _Job
@@ -482,10 +476,7 @@ class UploadPump:
             if progress is None or failures:
                 return
             try:
-                progress(
-                    progress_base + sent,
-                    region.length if progress_total is None else progress_total,
-                )
+                progress(sent, region.length)
             except Exception as exc:  # the caller's own error: stop the transfer
                 failures.append(exc)
                 job.abort()
@@ -512,8 +503,6 @@ class UploadPump:
             connection=connection,
             buffers=self._buffers,
         )
-        if self._closed:
-            raise e.ClientClosedError("this Client is closed; create a new one")
         future = loop.run_in_executor(self._executor, job.run)
         self._jobs.add(job)
         future.add_done_callback(lambda _: self._jobs.discard(job))
@@ -551,8 +540,6 @@ def _split(url: str) -> tuple[str, str, int, str]:
         tail, slash = "?" + query, "/"
     authority = authority.rpartition("@")[2]  # credentials never travel from here
     target = (slash + tail).split("#", 1)[0] if slash else "/"
-    if target.startswith("?"):
-        target = "/" + target
     host, port = authority, None
     if authority.startswith("["):
         host, _, after = authority[1:].partition("]")

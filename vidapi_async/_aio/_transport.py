@@ -12,7 +12,6 @@ import ssl as ssl_module
 from collections.abc import Mapping
 
 import aiohttp
-import attrs
 import yarl
 
 from .. import _errors as e
@@ -20,6 +19,7 @@ from .._config import ProgressCallback, Timeouts
 from .._protocol import url_for_humans
 from ._compat import connector_ssl
 from ._pump import Connection, FileRegion, UploadPump
+from ._response import RawResponse
 
 __all__ = ["RawResponse", "Transport", "api_timeout", "translate"]
 
@@ -31,13 +31,6 @@ def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(
         total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
     )
-
-
-@attrs.frozen
-class RawResponse:
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
 
 
 class Transport:
@@ -61,6 +54,7 @@ class Transport:
         self.sendfile = sendfile
         """Whether uploads may use sendfile(2) on plain-TCP connections."""
         self._pump: UploadPump | None = None
+        self._pump_lock = asyncio.Lock()
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -115,11 +109,8 @@ class Transport:
         """POST ``region`` to an upload address from a worker thread (``_pump``): the
         loop stays free whatever the transfer costs. With ``connection``, the socket is
         kept for the next request of the same sender."""
-        if self._pump is None:
-            self._pump = UploadPump(
-                context=self._upload_context(), max_threads=max(4, self._limit or 100)
-            )
-        answer = await self._pump.send(
+        pump = await self._get_pump()
+        return await pump.send(
             "POST",
             url,
             {"Accept": "application/json", **headers},
@@ -132,7 +123,14 @@ class Transport:
             sendfile=self.sendfile,
             connection=connection,
         )
-        return RawResponse(answer.status, dict(answer.headers), answer.body)
+
+    async def _get_pump(self) -> UploadPump:
+        async with self._pump_lock:
+            if self._pump is None:
+                # Loading the system's CA certificates takes a while: not on the loop.
+                context = await asyncio.to_thread(self._upload_context)
+                self._pump = UploadPump(context=context, max_threads=max(4, self._limit or 100))
+            return self._pump
 
     async def send(
         self,

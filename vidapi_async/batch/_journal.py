@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -294,7 +295,9 @@ class SQLiteJournal:
         """Every record (blocking; for tools and tests, not for the event loop). Reads
         without the lock, so a running batch can be watched; a journal whose schema is
         not written yet has no records."""
-        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        # A URI, so that read-only is asked for; the path escaped ('?', '#', '%' in it).
+        uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro"
+        db = sqlite3.connect(uri, uri=True)
         try:
             try:
                 rows = db.execute(_SELECT + " order by updated").fetchall()

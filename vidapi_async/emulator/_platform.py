@@ -13,6 +13,7 @@ import attrs
 from aiohttp import web
 
 from ._backend import Backend
+from ._state import State
 
 __all__ = ["PLATFORM", "Faults", "LoggedRequest", "Platform"]
 
@@ -163,7 +164,7 @@ class Platform:
     """Uploads a single-shot request is writing now: a second one at once gets 409."""
 
     @property
-    def state(self) -> Any:
+    def state(self) -> State:
         return self.backend.store
 
     def reset(self) -> None:
