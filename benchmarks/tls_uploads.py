@@ -216,6 +216,88 @@ def random_files(folder: str, count: int, size: int) -> None:
                 f.write(block)
 
 
+def single_rounds(
+    args: argparse.Namespace,
+    codes: list[tuple[str, str | None]],
+    url: str,
+    ca: str,
+    big: str,
+    path: str,
+) -> None:
+    print(f"single {args.size_mib} MiB upload over TLS, {args.rounds} rounds (alternating)")
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name, _ in [*codes, ("curl", None)]}
+    for r in range(args.rounds):
+        seconds, cpu = curl_run(url, ca, path)
+        rows["curl"].append({"seconds": seconds, "cpu": cpu, "bytes": args.size_mib * MiB})
+        for name, code in codes:
+            rows[name].append(run_child(code, url, ca, big, 1, "single"))
+        line = "  ".join(
+            f"{n} {rows[n][-1]['bytes'] / rows[n][-1]['seconds'] / 1e6:6.0f} MB/s "
+            f"{rows[n][-1]['cpu'] / (rows[n][-1]['bytes'] / GiB):.2f} CPU-s/GiB"
+            for n in rows
+        )
+        print(f"  round {r + 1}: {line}")
+    curl_rate = statistics.median(x["bytes"] / x["seconds"] for x in rows["curl"])
+    curl_cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows["curl"])
+    for name, _ in codes:
+        rate = statistics.median(x["bytes"] / x["seconds"] for x in rows[name])
+        cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows[name])
+        ratios = [
+            (x["bytes"] / x["seconds"]) / (c["bytes"] / c["seconds"])
+            for x, c in zip(rows[name], rows["curl"], strict=True)
+        ]
+        lag = statistics.median(x["lag_p99"] for x in rows[name])
+        print(
+            f"  {name}: median {rate / 1e6:.0f} MB/s = {rate / curl_rate:.2f} x curl "
+            f"(median of per-round ratios {statistics.median(ratios):.2f}); "
+            f"{cpu:.2f} CPU-s/GiB = {cpu / curl_cpu:.2f} x curl; loop lag p99 {lag:.1f} ms"
+        )
+    print(f"  curl: median {curl_rate / 1e6:.0f} MB/s, {curl_cpu:.2f} CPU-s/GiB")
+
+
+def lag_table(
+    args: argparse.Namespace,
+    codes: list[tuple[str, str | None]],
+    url: str,
+    ca: str,
+    mid: str,
+    small: str,
+) -> None:
+    rounds = args.lag_rounds
+    print(
+        "\nevent-loop lag while uploads run (a 10 ms sleeper's overshoot), peak RSS"
+        + (f"; median of {rounds} alternating rounds" if rounds > 1 else "")
+    )
+    rows = [
+        ("1", f"1 x {args.concurrent_mib} MiB", mid, 1, "single"),
+        ("16", f"16 x {args.concurrent_mib} MiB", mid, 16, "single"),
+        ("chunked", f"16 x {args.concurrent_mib} MiB chunked (4 workers)", mid, 16, "chunked"),
+        ("64", f"64 x {args.many_mib} MiB", small, 64, "single"),
+    ]
+    wanted = set(args.only.split(",")) if args.only else {r[0] for r in rows}
+    for key, label, folder, count, mode in rows:
+        if key not in wanted:
+            continue
+        got: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
+        for _ in range(rounds):
+            for name, code in codes:
+                got[name].append(run_child(code, url, ca, folder, count, mode))
+        for name, _ in codes:
+            ms = got[name]
+
+            def med(k: str, ms: list[dict[str, float]] = ms) -> float:
+                return statistics.median(m[k] for m in ms)
+
+            p99s = " ".join(f"{m['lag_p99']:.1f}" for m in ms)
+            print(
+                f"  {label:38s} {name:8s} lag p50 {med('lag_p50'):6.1f} ms  "
+                f"p99 {med('lag_p99'):6.1f} ms  max {med('lag_max'):6.1f} ms  "
+                f"RSS {med('peak_rss_mib'):6.1f} MiB  "
+                f"{statistics.median(m['bytes'] / m['seconds'] for m in ms) / 1e6:5.0f} MB/s"
+                + (f"  (p99 per round: {p99s})" if rounds > 1 else "")
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mib", type=int, default=1024)
@@ -223,6 +305,13 @@ def main() -> None:
     parser.add_argument("--concurrent-mib", type=int, default=256)
     parser.add_argument("--many-mib", type=int, default=64, help="size of each of the 64")
     parser.add_argument("--compare", default=None, help="another checkout, measured alike")
+    parser.add_argument(
+        "--lag-rounds", type=int, default=1, help="repeat the lag table; medians are printed"
+    )
+    parser.add_argument("--no-single", action="store_true", help="skip the single 1 GiB rounds")
+    parser.add_argument(
+        "--only", default=None, help="comma-separated lag rows to run: 1,16,chunked,64"
+    )
     args = parser.parse_args()
     if shutil.which("curl") is None:
         sys.exit("curl is needed as the reference")
@@ -236,47 +325,9 @@ def main() -> None:
             random_files(small, 64, args.many_mib * MiB)
             path = os.path.join(big, "f000.bin")
             subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm
-            print(f"single {args.size_mib} MiB upload over TLS, {args.rounds} rounds (alternating)")
-            rows: dict[str, list[dict[str, float]]] = {
-                name: [] for name, _ in [*codes, ("curl", None)]
-            }
-            for r in range(args.rounds):
-                seconds, cpu = curl_run(url, ca, path)
-                rows["curl"].append({"seconds": seconds, "cpu": cpu, "bytes": args.size_mib * MiB})
-                for name, code in codes:
-                    rows[name].append(run_child(code, url, ca, big, 1, "single"))
-                line = "  ".join(
-                    f"{n} {rows[n][-1]['bytes'] / rows[n][-1]['seconds'] / 1e6:6.0f} MB/s "
-                    f"{rows[n][-1]['cpu'] / (rows[n][-1]['bytes'] / GiB):.2f} CPU-s/GiB"
-                    for n in rows
-                )
-                print(f"  round {r + 1}: {line}")
-            curl_rate = statistics.median(x["bytes"] / x["seconds"] for x in rows["curl"])
-            curl_cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows["curl"])
-            for name, _ in codes:
-                rate = statistics.median(x["bytes"] / x["seconds"] for x in rows[name])
-                cpu = statistics.median(x["cpu"] / (x["bytes"] / GiB) for x in rows[name])
-                lag = statistics.median(x["lag_p99"] for x in rows[name])
-                print(
-                    f"  {name}: median {rate / 1e6:.0f} MB/s = {rate / curl_rate:.2f} x curl; "
-                    f"{cpu:.2f} CPU-s/GiB = {cpu / curl_cpu:.2f} x curl; loop lag p99 {lag:.1f} ms"
-                )
-            print(f"  curl: median {curl_rate / 1e6:.0f} MB/s, {curl_cpu:.2f} CPU-s/GiB")
-            print("\nevent-loop lag while uploads run (a 10 ms sleeper's overshoot), peak RSS")
-            for label, folder, count, mode in [
-                (f"1 x {args.concurrent_mib} MiB", mid, 1, "single"),
-                (f"16 x {args.concurrent_mib} MiB", mid, 16, "single"),
-                (f"16 x {args.concurrent_mib} MiB chunked (4 workers)", mid, 16, "chunked"),
-                (f"64 x {args.many_mib} MiB", small, 64, "single"),
-            ]:
-                for name, code in codes:
-                    m = run_child(code, url, ca, folder, count, mode)
-                    print(
-                        f"  {label:38s} {name:8s} lag p50 {m['lag_p50']:6.1f} ms  "
-                        f"p99 {m['lag_p99']:6.1f} ms  max {m['lag_max']:6.1f} ms  "
-                        f"RSS {m['peak_rss_mib']:6.1f} MiB  "
-                        f"{m['bytes'] / m['seconds'] / 1e6:5.0f} MB/s"
-                    )
+            if not args.no_single:
+                single_rounds(args, codes, url, ca, big, path)
+            lag_table(args, codes, url, ca, mid, small)
         finally:
             nginx.terminate()
             nginx.wait()

@@ -116,6 +116,30 @@ async def test_progress_runs_on_the_loop_thread(emulator: Emulator, tmp_path: Pa
     assert threads == {threading.get_ident()}
 
 
+async def test_uploads_never_start_a_thread_on_the_loop(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thread.start waits until the new thread runs: milliseconds on a busy machine, so
+    the loop must never be the thread that starts an upload worker."""
+    loop_thread = threading.get_ident()
+    starts: list[tuple[str, bool]] = []
+    real_start = threading.Thread.start
+
+    def recording_start(self: threading.Thread) -> None:
+        starts.append((self.name, threading.get_ident() == loop_thread))
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", recording_start)
+    files = [make_file(tmp_path / f"f{i}.mp4", 2 * 1024 * 1024) for i in range(6)]
+    async with client_for(emulator) as client:
+        await asyncio.gather(
+            *(client.upload_file(f, chunked=True, workers=3, range_size=512 * 1024) for f in files)
+        )
+    started_on_loop = [name for name, on_loop in starts if on_loop]
+    assert len([n for n, _ in starts if n.startswith("vidapi-upload")]) > 3
+    assert not [n for n in started_on_loop if n.startswith("vidapi-upload")]
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [

@@ -28,7 +28,6 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 
@@ -36,6 +35,7 @@ from .. import _errors as e
 from .._config import ProgressCallback
 from .._protocol import url_for_humans
 from ._response import RawResponse
+from ._threads import ThreadPool
 
 __all__ = ["Connection", "FileRegion", "UploadPump"]
 
@@ -435,9 +435,7 @@ class UploadPump:
 
     def __init__(self, *, context: ssl.SSLContext, max_threads: int) -> None:
         self._context = context
-        self._executor = ThreadPoolExecutor(
-            max_workers=max_threads, thread_name_prefix="vidapi-upload"
-        )
+        self._threads = ThreadPool("vidapi-upload", max_threads)
         self._buffers = BufferPool()
         self._closed = False
         self._jobs: set[_Job] = set()
@@ -448,7 +446,7 @@ class UploadPump:
         self._closed = True
         for job in list(self._jobs):
             job.abort()
-        self._executor.shutdown(wait=True)
+        self._threads.close()
 
     async def send(
         self,
@@ -503,7 +501,7 @@ class UploadPump:
             connection=connection,
             buffers=self._buffers,
         )
-        future = loop.run_in_executor(self._executor, job.run)
+        future = asyncio.wrap_future(self._threads.submit(job.run), loop=loop)
         self._jobs.add(job)
         future.add_done_callback(lambda _: self._jobs.discard(job))
         try:

@@ -127,9 +127,12 @@ class Transport:
     async def _get_pump(self) -> UploadPump:
         async with self._pump_lock:
             if self._pump is None:
-                # Loading the system's CA certificates takes a while: not on the loop.
-                context = await asyncio.to_thread(self._upload_context)
-                self._pump = UploadPump(context=context, max_threads=max(4, self._limit or 100))
+                # Loading the system's CA certificates and starting a thread take a
+                # while: not on the loop.
+                limit = max(4, self._limit or 100)
+                self._pump = await asyncio.to_thread(
+                    lambda: UploadPump(context=self._upload_context(), max_threads=limit)
+                )
             return self._pump
 
     async def send(
