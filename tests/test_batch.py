@@ -121,6 +121,37 @@ async def test_one_failure_does_not_stop_the_others(tmp_path: Path) -> None:
     assert len(results) == 7
 
 
+async def test_a_job_takes_one_trip_to_a_worker_thread(
+    emulator: Emulator, tmp_path: Path, srt_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Key, file check and subtitle checks for a job go to a thread together: each trip
+    costs a hop there and back, and a tiny job is mostly hops."""
+    files = make_files(tmp_path / "files", 12)
+    jobs = [
+        va.UploadJob(
+            path=f, title=f.name, channel="news", subtitles=[va.SubtitleSpec("en", path=srt_file)]
+        )
+        for f in files
+    ]
+    trips: list[str] = []
+    real_to_thread = asyncio.to_thread
+
+    async def counting_to_thread(fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        trips.append(getattr(fn, "__name__", repr(fn)))
+        return await real_to_thread(fn, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counting_to_thread)
+    async with client_for(emulator) as client:
+        await client.upload_file(files[0])  # the client's one-off setup, not per job
+        trips.clear()
+        async with va.BatchUploader(client, concurrency=4) as batch:
+            results = [r async for r in batch.run(jobs)]
+        per_jobs = list(trips)
+    trips = per_jobs
+    assert [r.status for r in results] == [va.JobStatus.DONE] * len(jobs)
+    assert len(trips) <= len(jobs), Counter(trips)
+
+
 async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path) -> None:
     files = make_files(tmp_path / "files", 3)
     jobs = [

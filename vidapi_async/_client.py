@@ -353,14 +353,14 @@ class Client:
         self,
         local: LocalFile,
         *,
-        upload_session: UploadSession | None,
-        progress: ProgressCallback | None,
-        read_size: int | None,
-        range_size: int | None,
-        filename: str | None,
-        chunked: bool,
-        workers: int,
-        resume: bool,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        read_size: int | None = None,
+        range_size: int | None = None,
+        filename: str | None = None,
+        chunked: bool = False,
+        workers: int = 1,
+        resume: bool = False,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once)."""
         self._check_open()
@@ -692,8 +692,16 @@ class Client:
         check.video_id(video_id)
         lang = check.language(language)
         local = await asyncio.to_thread(check_srt_file, path)
-        uploaded = await self.upload_file(local.path)
-        return await self.create_subtitle(video_id, language=lang, url=uploaded.url, dedupe=dedupe)
+        return await self._attach_subtitle(video_id, local, language=lang, dedupe=dedupe)
+
+    async def _attach_subtitle(
+        self, video_id: str, local: LocalFile, *, language: str, dedupe: bool
+    ) -> Subtitle:
+        """Upload a subtitle file already checked (``check_srt_file``) and attach it."""
+        uploaded = await self._send_file(local)
+        return await self.create_subtitle(
+            video_id, language=language, url=uploaded.url, dedupe=dedupe
+        )
 
     async def list_subtitles(self, video_id: str) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""

@@ -17,13 +17,14 @@ import os
 import sqlite3
 import time
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-from .._errors import JournalError
+from .._errors import InvalidArgumentError, JournalError
 
 try:
     import fcntl
@@ -55,7 +56,10 @@ class Stage(enum.StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(Stage).index(self)
+        return _RANKS[self]
+
+
+_RANKS = {stage: i for i, stage in enumerate(Stage)}
 
 
 @attrs.define
@@ -94,23 +98,56 @@ class Journal(Protocol):
 
 
 class MemoryJournal:
-    """Keeps progress for the life of the object only."""
+    """Keeps progress for the life of the object, in memory that does not grow with the
+    number of jobs.
 
-    def __init__(self) -> None:
+    Jobs under way are kept whole. A finished job is kept as its key, video id and run
+    count only (about 0.2 KiB), and only the last ``keep_done`` of them: a job whose key
+    comes again within that many finished jobs is skipped, as a done job is; one that
+    comes back later is done again (a second video). For exactly-once over any number of
+    jobs, or across runs, use ``SQLiteJournal``.
+    """
+
+    def __init__(self, keep_done: int = 100_000) -> None:
+        if not isinstance(keep_done, int) or isinstance(keep_done, bool) or keep_done < 0:
+            raise InvalidArgumentError("keep_done", "must be an int >= 0")
         self._records: dict[str, JobRecord] = {}
+        self._done: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
+        self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
         record = self._records.get(key)
-        return None if record is None else attrs.evolve(record)
+        if record is not None:
+            return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
+        done = self._done.get(key)
+        if done is None:
+            return None
+        return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1])
 
     async def save(self, record: JobRecord) -> None:
-        self._records[record.key] = attrs.evolve(record, subtitles_done=list(record.subtitles_done))
+        if record.stage is not Stage.DONE:
+            self._done.pop(record.key, None)
+            self._records[record.key] = attrs.evolve(
+                record, subtitles_done=list(record.subtitles_done)
+            )
+            return
+        self._records.pop(record.key, None)
+        self._done[record.key] = (record.video_id, record.runs)
+        self._done.move_to_end(record.key)
+        while len(self._done) > self._keep_done:
+            self._done.popitem(last=False)
 
     async def close(self) -> None:
         self._records.clear()
+        self._done.clear()
 
     def records(self) -> list[JobRecord]:
-        return list(self._records.values())
+        """Jobs under way, then the finished ones still remembered (oldest first)."""
+        done = [
+            JobRecord(key, Stage.DONE, video_id=video_id, runs=runs)
+            for key, (video_id, runs) in self._done.items()
+        ]
+        return [*self._records.values(), *done]
 
 
 SCHEMA_VERSION = 1

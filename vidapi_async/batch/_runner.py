@@ -31,8 +31,15 @@ from typing import Any
 
 from .. import _validate as check
 from .._client import Client
-from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
-from .._files import check_srt_file, inspect_file
+from .._errors import (
+    BadRequestError,
+    FileError,
+    InvalidArgumentError,
+    SubtitleFileError,
+    UsageError,
+    VidapiError,
+)
+from .._files import LocalFile, check_srt_file, inspect_file
 from .._models import UploadSession, Video
 from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
@@ -207,7 +214,7 @@ class BatchUploader:
     async def _run_job(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         try:
-            key = job.key if job.key is not None else await asyncio.to_thread(file_key, job.path)
+            key, local, subtitles = await asyncio.to_thread(_prepare, job)  # the job's one hop
         except OSError:
             self._count("failed")
             missing = FileError(job.path, "no such file")
@@ -227,7 +234,7 @@ class BatchUploader:
             record.runs += 1
             self._count("started")
             try:
-                await self._pipeline(job, record)
+                await self._pipeline(job, record, local, subtitles)
             except VidapiError as exc:
                 record.error = f"{type(exc).__name__}: {exc}"
                 await self._journal.save(record)
@@ -252,16 +259,22 @@ class BatchUploader:
         record.error = None
         await self._journal.save(record)
 
-    async def _pipeline(self, job: UploadJob, record: JobRecord) -> None:
+    async def _pipeline(
+        self,
+        job: UploadJob,
+        record: JobRecord,
+        local: LocalFile | FileError,
+        subtitles: dict[str, LocalFile] | UsageError,
+    ) -> None:
         client = self.client
-        if record.stage.rank < Stage.SUBTITLES.rank:
+        if record.stage.rank < Stage.SUBTITLES.rank and isinstance(subtitles, UsageError):
             # Every input is checked before the first byte is sent: a broken or missing
             # subtitle file fails the job here, not after its video exists.
-            for spec in job.subtitles:
-                if spec.path is not None:
-                    await asyncio.to_thread(check_srt_file, spec.path)
+            raise subtitles
         if record.stage.rank < Stage.UPLOADED.rank:
-            await self._upload(job, record)
+            if isinstance(local, FileError):
+                raise local
+            await self._upload(job, record, local)
         if record.stage.rank < Stage.CREATED.rank:
             video = None
             if record.stage is Stage.CREATING:
@@ -285,8 +298,12 @@ class BatchUploader:
                 if spec.language in record.subtitles_done:
                     continue
                 if spec.path is not None:
-                    await client.upload_subtitle(
-                        record.video_id, spec.path, language=spec.language, dedupe=True
+                    assert isinstance(subtitles, dict)
+                    await client._attach_subtitle(
+                        record.video_id,
+                        subtitles[spec.language],
+                        language=check.language(spec.language),
+                        dedupe=True,
                     )
                 else:
                     assert spec.url is not None
@@ -325,11 +342,10 @@ class BatchUploader:
                     raise
                 log.info("job %s: the uploaded file is gone; uploading it again", record.key)
                 await self._advance(record, Stage.PENDING, file_url=None)
-                await self._upload(job, record)
+                await self._upload(job, record, await asyncio.to_thread(inspect_file, job.path))
         raise AssertionError("unreachable")
 
-    async def _upload(self, job: UploadJob, record: JobRecord) -> None:
-        local = await asyncio.to_thread(inspect_file, job.path)
+    async def _upload(self, job: UploadJob, record: JobRecord, local: LocalFile) -> None:
         self._bytes_total += local.size
         sent_before = [0]
 
@@ -413,6 +429,28 @@ def _bad_param(exc: BadRequestError) -> str | None:
 
 
 _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def _prepare(
+    job: UploadJob,
+) -> tuple[str, LocalFile | FileError, dict[str, LocalFile] | UsageError]:
+    """Everything a job needs from the disk, in one trip to a worker thread (blocking):
+    its key (``OSError`` when the key comes from a missing file), its file checked, and
+    its subtitle files checked (or the first broken one). The checks' failures are
+    returned, not raised: a job the journal says is done needs neither."""
+    key = job.key if job.key is not None else file_key(job.path)
+    try:
+        local: LocalFile | FileError = inspect_file(job.path)
+    except FileError as exc:
+        local = exc
+    subtitles: dict[str, LocalFile] = {}
+    for spec in job.subtitles:
+        if spec.path is not None:
+            try:
+                subtitles[spec.language] = check_srt_file(spec.path)
+            except (FileError, SubtitleFileError) as exc:
+                return key, local, exc
+    return key, local, subtitles
 
 
 def _tag(key: str) -> str:
