@@ -79,16 +79,16 @@ def child_vidapi(base_url: str, folder: str, concurrency: int) -> None:
                 )
                 for p in files
             )
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), time.process_time()
             results = [r async for r in batch.run(jobs)]
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
         failed = [r for r in results if not r.ok]
         if failed:
             sys.exit(f"{len(failed)} jobs failed: {failed[0].error}")
-        return elapsed
+        return elapsed, cpu
 
-    elapsed = asyncio.run(main())
-    report(elapsed, len(files))
+    elapsed, cpu = asyncio.run(main())
+    report(elapsed, len(files), cpu)
 
 
 def child_vidapi_chunked(base_url: str, path: str) -> None:
@@ -139,14 +139,14 @@ def child_sdk(base_url: str, folder: str, threads: int) -> None:
             },
         )
 
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     if threads <= 1:
         for p in files:
             one(p)
     else:
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(one, files))
-    report(time.perf_counter() - start, len(files))
+    report(time.perf_counter() - start, len(files), time.process_time() - cpu0)
 
 
 def child_sdk_chunked(base_url: str, path: str) -> None:
@@ -157,9 +157,10 @@ def child_sdk_chunked(base_url: str, path: str) -> None:
     report(time.perf_counter() - start, 1)
 
 
-def report(elapsed: float, count: int) -> None:
+def report(elapsed: float, count: int, cpu: float = 0.0) -> None:
+    """``cpu``: the client process's CPU seconds over the timed part."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": elapsed, "count": count, "peak_rss_kib": peak}))
+    print(json.dumps({"seconds": elapsed, "count": count, "peak_rss_kib": peak, "cpu": cpu}))
 
 
 # --- the parent ------------------------------------------------------------------------
@@ -219,16 +220,31 @@ def main() -> None:
     parser.add_argument("--size-kib", type=int, default=256)
     parser.add_argument("--latencies", default="0,0.02")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--chunked-mib", type=int, default=256)
+    parser.add_argument("--chunked-mib", type=int, default=256, help="0: no chunked rounds")
+    parser.add_argument(
+        "--concurrency", default="1,4,16,64", help="the BatchUploader concurrencies to run"
+    )
+    parser.add_argument(
+        "--compare", default=None, help="another checkout: its BatchUploader, alike, beside"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
         folder = os.path.join(tmp, "files")
         make_files(folder, args.files, args.size_kib * 1024)
         sdk_env = {"PYTHONPATH": install_sdk(tmp), "PYTHONWARNINGS": "ignore"}
+        levels = [int(c) for c in args.concurrency.split(",")]
         configs: list[tuple[str, list[str], dict[str, str] | None]] = [
-            (f"vidapi c={c}", ["--child-vidapi", "BASE", folder, str(c)], None)
-            for c in (1, 4, 16, 64)
+            (f"vidapi c={c}", ["--child-vidapi", "BASE", folder, str(c)], None) for c in levels
         ]
+        if args.compare:
+            configs += [
+                (
+                    f"compare c={c}",
+                    ["--child-vidapi", "BASE", folder, str(c)],
+                    {"PYTHONPATH": args.compare},
+                )
+                for c in levels
+            ]
         configs += [
             ("sdk sequential", ["--child-sdk", "BASE", folder, "1"], sdk_env),
             ("sdk 16 threads", ["--child-sdk", "BASE", folder, "16"], sdk_env),
@@ -238,60 +254,66 @@ def main() -> None:
             try:
                 rates: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 rss: dict[str, list[float]] = {name: [] for name, _, _ in configs}
+                cpus: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 for _ in range(args.rounds):
                     for name, child, env in configs:
                         result = run_child([base if a == "BASE" else a for a in child], env)
                         rates[name].append(result["count"] / result["seconds"])
                         rss[name].append(result["peak_rss_kib"] / 1024)
+                        cpus[name].append(result["cpu"] / result["count"] * 1000)
                 print(
                     f"\nlatency {latency * 1000:.0f} ms per request, {args.files} files of "
                     f"{args.size_kib} KiB, median of {args.rounds} rounds"
                 )
                 seq = statistics.median(rates["sdk sequential"])
+                pool = statistics.median(rates["sdk 16 threads"])
                 for name, _, _ in configs:
                     rate = statistics.median(rates[name])
                     print(
                         f"  {name:16s} {rate:7.1f} pipelines/s  x{rate / seq:5.2f} of sdk "
-                        f"sequential  peak RSS {max(rss[name]):6.1f} MiB"
+                        f"sequential  x{rate / pool:5.2f} of its 16 threads  "
+                        f"client CPU {statistics.median(cpus[name]):5.2f} ms/pipeline  "
+                        f"peak RSS {max(rss[name]):6.1f} MiB"
                     )
             finally:
                 emulator.terminate()
                 emulator.wait()
-        # chunked: one big file, ours and the SDK's parallel mode, at no added latency
-        big = os.path.join(tmp, "big.mp4")
-        with open(big, "wb") as f:
-            for _ in range(args.chunked_mib):
-                f.write(os.urandom(1 << 20))
-        emulator, base = start_emulator(tmp, 0.0)
-        try:
-            print(
-                f"\nchunked upload of {args.chunked_mib} MiB, 4 workers, median of "
-                f"{args.rounds} rounds (alternating)"
-            )
-            speeds: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
-            peaks: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
-            for _ in range(args.rounds):
-                for name, child, env in (
-                    ("vidapi chunked", ["--child-vidapi-chunked", base, big], None),
-                    ("sdk workers=4", ["--child-sdk-chunked", base, big], sdk_env),
-                ):
-                    result = run_child(child, env)
-                    speeds[name].append(args.chunked_mib * 1.048576 / result["seconds"])
-                    peaks[name].append(result["peak_rss_kib"] / 1024)
-            for name in speeds:
-                print(
-                    f"  {name:16s} {statistics.median(speeds[name]):7.0f} MB/s  "
-                    f"peak RSS {max(peaks[name]):6.1f} MiB"
-                )
-        finally:
-            emulator.terminate()
-            emulator.wait()
-    print(
-        f"\ncommand: python benchmarks/pipeline_throughput.py --files {args.files} "
-        f"--size-kib {args.size_kib} --latencies {args.latencies} --rounds {args.rounds} "
-        f"--chunked-mib {args.chunked_mib}"
-    )
+        if args.chunked_mib:
+            chunked_rounds(args, tmp, sdk_env)
+    print(f"\ncommand: python benchmarks/pipeline_throughput.py {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
+
+
+def chunked_rounds(args: argparse.Namespace, tmp: str, sdk_env: dict[str, str]) -> None:
+    """One big file, ours and the SDK's parallel mode, at no added latency."""
+    big = os.path.join(tmp, "big.mp4")
+    with open(big, "wb") as f:
+        for _ in range(args.chunked_mib):
+            f.write(os.urandom(1 << 20))
+    emulator, base = start_emulator(tmp, 0.0)
+    try:
+        print(
+            f"\nchunked upload of {args.chunked_mib} MiB, 4 workers, median of "
+            f"{args.rounds} rounds (alternating)"
+        )
+        speeds: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
+        peaks: dict[str, list[float]] = {"vidapi chunked": [], "sdk workers=4": []}
+        for _ in range(args.rounds):
+            for name, child, env in (
+                ("vidapi chunked", ["--child-vidapi-chunked", base, big], None),
+                ("sdk workers=4", ["--child-sdk-chunked", base, big], sdk_env),
+            ):
+                result = run_child(child, env)
+                speeds[name].append(args.chunked_mib * 1.048576 / result["seconds"])
+                peaks[name].append(result["peak_rss_kib"] / 1024)
+        for name in speeds:
+            print(
+                f"  {name:16s} {statistics.median(speeds[name]):7.0f} MB/s  "
+                f"peak RSS {max(peaks[name]):6.1f} MiB"
+            )
+    finally:
+        emulator.terminate()
+        emulator.wait()
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ http {{
     client_body_temp_path {shm}/body;
     server {{
         listen 127.0.0.1:{port} ssl;
+        listen 127.0.0.1:{plain};
         ssl_certificate {cert};
         ssl_certificate_key {key};
         ssl_protocols TLSv1.3;
@@ -88,7 +89,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str]:
+def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str, str]:
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
         sys.exit("nginx is needed as the TLS sink: apt-get install nginx-light")
@@ -96,14 +97,18 @@ def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str]:
     from vidapi_async.emulator._tls import make_self_signed
 
     cert, key = make_self_signed(root)
-    port, inner = free_port(), free_port()
+    port, inner, plain = free_port(), free_port(), free_port()
     shm = tempfile.mkdtemp(
         prefix="vidapi-tls-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
     )
     os.chmod(shm, 0o777)  # noqa: S103 - nginx's workers drop to another user
     conf = os.path.join(root, "nginx.conf")
     with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(root=root, port=port, inner=inner, cert=cert, key=key, shm=shm))
+        f.write(
+            NGINX_CONF.format(
+                root=root, port=port, inner=inner, plain=plain, cert=cert, key=key, shm=shm
+            )
+        )
     proc = subprocess.Popen([nginx, "-c", conf, "-p", root])
     for _ in range(100):
         try:
@@ -113,7 +118,25 @@ def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str]:
             break
         except OSError:
             time.sleep(0.05)
-    return proc, f"https://127.0.0.1:{port}/upload?uuid=bench&seal=a%2Fb%3D", cert, shm
+    target = "/upload?uuid=bench&seal=a%2Fb%3D"
+    return (
+        proc,
+        f"https://127.0.0.1:{port}{target}",
+        cert,
+        shm,
+        f"http://127.0.0.1:{plain}{target}",
+    )
+
+
+def evict(folder: str) -> None:
+    """Drop the files' pages from the page cache: the next read goes to the disk."""
+    for name in os.listdir(folder):
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 # --- the measured client (a fresh child process) -------------------------------------------
@@ -126,6 +149,19 @@ def child(url: str, ca: str, folder: str, count: int, mode: str) -> None:
 
     files = sorted(os.path.join(folder, n) for n in os.listdir(folder))[:count]
     total = sum(os.path.getsize(p) for p in files)
+
+    # Every loop step (callback or task step) timed: the longest, and how many took over
+    # 2 and 5 ms. A step waits for the GIL like anything else, so this is an upper bound
+    # on what our code itself costs the loop.
+    steps: list[float] = []
+    real_run = asyncio.events.Handle._run
+
+    def timed_run(handle: asyncio.events.Handle) -> None:
+        t0 = time.perf_counter()
+        real_run(handle)
+        steps.append(time.perf_counter() - t0)
+
+    asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
 
     async def main() -> dict[str, float]:
         lags: list[float] = []
@@ -140,7 +176,7 @@ def child(url: str, ca: str, folder: str, count: int, mode: str) -> None:
         context = ssl.create_default_context(cafile=ca)
         async with va.Client(
             "unused",
-            base_url="https://127.0.0.1:9",
+            base_url=url.split("/upload")[0],
             ssl=context,
             connection_limit=256,
             retry=va.NO_RETRY,
@@ -171,6 +207,10 @@ def child(url: str, ca: str, folder: str, count: int, mode: str) -> None:
             "lag_p99": lags[int(len(lags) * 0.99)] * 1000,
             "lag_max": lags[-1] * 1000,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "step_max": max(steps) * 1000,
+            "steps_over_2ms": sum(1 for x in steps if x > 0.002),
+            "steps_over_5ms": sum(1 for x in steps if x > 0.005),
+            "steps": len(steps),
         }
 
     print(json.dumps(asyncio.run(main())))
@@ -259,6 +299,7 @@ def lag_table(
     args: argparse.Namespace,
     codes: list[tuple[str, str | None]],
     url: str,
+    plain_url: str,
     ca: str,
     mid: str,
     small: str,
@@ -268,20 +309,25 @@ def lag_table(
         "\nevent-loop lag while uploads run (a 10 ms sleeper's overshoot), peak RSS"
         + (f"; median of {rounds} alternating rounds" if rounds > 1 else "")
     )
+    n = args.concurrent_mib
     rows = [
-        ("1", f"1 x {args.concurrent_mib} MiB", mid, 1, "single"),
-        ("16", f"16 x {args.concurrent_mib} MiB", mid, 16, "single"),
-        ("chunked", f"16 x {args.concurrent_mib} MiB chunked (4 workers)", mid, 16, "chunked"),
-        ("64", f"64 x {args.many_mib} MiB", small, 64, "single"),
+        ("1", f"1 x {n} MiB", url, mid, 1, "single"),
+        ("16", f"16 x {n} MiB", url, mid, 16, "single"),
+        ("chunked", f"16 x {n} MiB chunked (4 workers)", url, mid, 16, "chunked"),
+        ("64", f"64 x {args.many_mib} MiB", url, small, 64, "single"),
+        ("cold1", f"1 x {n} MiB plain TCP, cold cache", plain_url, mid, 1, "cold"),
+        ("cold", f"16 x {n} MiB plain TCP, cold cache", plain_url, mid, 16, "cold"),
     ]
     wanted = set(args.only.split(",")) if args.only else {r[0] for r in rows}
-    for key, label, folder, count, mode in rows:
+    for key, label, target, folder, count, mode in rows:
         if key not in wanted:
             continue
         got: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
         for _ in range(rounds):
             for name, code in codes:
-                got[name].append(run_child(code, url, ca, folder, count, mode))
+                if mode == "cold":
+                    evict(folder)
+                got[name].append(run_child(code, target, ca, folder, count, mode))
         for name, _ in codes:
             ms = got[name]
 
@@ -293,6 +339,9 @@ def lag_table(
                 f"  {label:38s} {name:8s} lag p50 {med('lag_p50'):6.1f} ms  "
                 f"p99 {med('lag_p99'):6.1f} ms  max {med('lag_max'):6.1f} ms  "
                 f"RSS {med('peak_rss_mib'):6.1f} MiB  "
+                f"longest step {med('step_max'):5.1f} ms, "
+                f"{med('steps_over_2ms'):.0f}/{med('steps_over_5ms'):.0f} of "
+                f"{med('steps'):.0f} over 2/5 ms  "
                 f"{statistics.median(m['bytes'] / m['seconds'] for m in ms) / 1e6:5.0f} MB/s"
                 + (f"  (p99 per round: {p99s})" if rounds > 1 else "")
             )
@@ -317,7 +366,7 @@ def main() -> None:
         sys.exit("curl is needed as the reference")
     codes = [("vidapi", None)] + ([("compare", args.compare)] if args.compare else [])
     with tempfile.TemporaryDirectory(prefix="vidapi-tls-") as root:
-        nginx, url, ca, shm = start_nginx(root)
+        nginx, url, ca, shm, plain_url = start_nginx(root)
         try:
             big, mid, small = (os.path.join(root, n) for n in ("big", "mid", "small"))
             random_files(big, 1, args.size_mib * MiB)
@@ -327,7 +376,7 @@ def main() -> None:
             subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm
             if not args.no_single:
                 single_rounds(args, codes, url, ca, big, path)
-            lag_table(args, codes, url, ca, mid, small)
+            lag_table(args, codes, url, plain_url, ca, mid, small)
         finally:
             nginx.terminate()
             nginx.wait()
