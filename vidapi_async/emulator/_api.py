@@ -6,6 +6,7 @@ Paths take an optional trailing slash, as the platform does (the official SDK as
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from aiohttp import web
 
 from ._backend import SUBTITLE_FIELDS, Backend, page_of, select
 from ._failure import ApiError
+from ._formdata import media_type
 from ._platform import PLATFORM
 
 __all__ = ["routes"]
@@ -38,16 +40,17 @@ def _viewer(request: web.Request) -> str | None:
 async def _form(request: web.Request) -> dict[str, str]:
     if request.method != "POST":
         return {}
-    if request.content_type not in ("application/x-www-form-urlencoded", ""):
-        if request.content_type.startswith("multipart/"):
+    kind = media_type(request.headers.get("Content-Type", ""))
+    if kind not in ("application/x-www-form-urlencoded", ""):
+        if kind.startswith("multipart/"):
             data = await request.post()
             return {k: v for k, v in data.items() if isinstance(v, str)}
         raise ApiError(400, "invalid_parameter", "send the fields form-encoded")
     try:
-        data = await request.post()
-    except ValueError:
+        body = (await request.read()).decode("utf-8")
+        return dict(urllib.parse.parse_qsl(body, keep_blank_values=True, strict_parsing=False))
+    except (UnicodeDecodeError, ValueError):
         raise ApiError(400, "invalid_parameter", "the form does not parse") from None
-    return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
 def _json(data: Mapping[str, Any], status: int = 200) -> web.Response:

@@ -113,10 +113,16 @@ def _has_control(text: str) -> bool:
 _BOUNDARY = re.compile(r"""boundary=(?:"([^"]{1,70})"|([0-9A-Za-z'()+_,./:=?-]{1,70}))""")
 
 
+def media_type(content_type: str) -> str:
+    """``type/subtype`` of a Content-Type value, lowercased, parameters left out (a
+    string split: aiohttp's ``request.content_type`` parses with the ``email`` package,
+    a fifth of the emulator's time per upload)."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
 def boundary_of(content_type: str) -> bytes:
     """The boundary of a ``multipart/form-data`` Content-Type."""
-    kind = content_type.split(";", 1)[0].strip().lower()
-    if kind != "multipart/form-data":
+    if media_type(content_type) != "multipart/form-data":
         raise Malformed("expected multipart/form-data")
     m = _BOUNDARY.search(content_type)
     if not m:

@@ -25,6 +25,7 @@ from ._formdata import (
     Malformed,
     boundary_of,
     format_ranges,
+    media_type,
     merge_ranges,
     parse_content_range,
     parse_disposition,
@@ -274,7 +275,7 @@ async def _upload_handler(request: web.Request) -> web.StreamResponse:
         raise UploadFailure(409, "this upload url was already used")
     if upload["state"] == "uploading":
         raise UploadFailure(409, "a chunked upload to this address is under way")
-    if not request.content_type.startswith("multipart/form-data"):
+    if media_type(request.headers.get("Content-Type", "")) != "multipart/form-data":
         raise UploadFailure(400, "missing file", plain=True)
     boundary = boundary_of(request.headers.get("Content-Type", ""))
     platform.busy.add(upload["id"])
