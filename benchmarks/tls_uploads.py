@@ -313,6 +313,7 @@ def lag_table(
     rows = [
         ("1", f"1 x {n} MiB", url, mid, 1, "single"),
         ("16", f"16 x {n} MiB", url, mid, 16, "single"),
+        ("chunked1", f"1 x {n} MiB chunked (4 workers)", url, mid, 1, "chunked"),
         ("chunked", f"16 x {n} MiB chunked (4 workers)", url, mid, 16, "chunked"),
         ("64", f"64 x {args.many_mib} MiB", url, small, 64, "single"),
         ("cold1", f"1 x {n} MiB plain TCP, cold cache", plain_url, mid, 1, "cold"),
@@ -359,7 +360,9 @@ def main() -> None:
     )
     parser.add_argument("--no-single", action="store_true", help="skip the single 1 GiB rounds")
     parser.add_argument(
-        "--only", default=None, help="comma-separated lag rows to run: 1,16,chunked,64"
+        "--only",
+        default=None,
+        help="comma-separated lag rows to run: 1,16,chunked1,chunked,64,cold1,cold",
     )
     args = parser.parse_args()
     if shutil.which("curl") is None:

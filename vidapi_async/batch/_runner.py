@@ -43,6 +43,7 @@ from .._files import LocalFile, check_srt_file, inspect_file
 from .._models import UploadSession, Video
 from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._spares import Spares
 
 __all__ = ["BatchUploader"]
 
@@ -112,6 +113,8 @@ class BatchUploader:
         self._started_at = time.monotonic()
         self._in_flight: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        self._spares = Spares(client.get_upload_session)
+        self._waiting = 0  # jobs queued that no pipeline has taken yet
 
     async def __aenter__(self) -> BatchUploader:
         arg = self._journal_arg
@@ -147,6 +150,7 @@ class BatchUploader:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._spares.close()
 
     # --- running -----------------------------------------------------------------------
 
@@ -163,6 +167,7 @@ class BatchUploader:
         self._started_at = time.monotonic()
         self._counts = dict.fromkeys(self._counts, 0)
         self._bytes_sent = self._bytes_total = 0
+        self._waiting = 0
         todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
         results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
 
@@ -174,6 +179,7 @@ class BatchUploader:
                     if not isinstance(job, UploadJob):
                         raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
                     await todo.put(job)
+                    self._waiting += 1
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # the job iterable failed: finish what is queued
@@ -185,6 +191,7 @@ class BatchUploader:
             try:
                 while (job := await todo.get()) is not _STOP:
                     assert isinstance(job, UploadJob)
+                    self._waiting -= 1
                     await results.put(await self._run_job(job))
             except asyncio.CancelledError:
                 raise
@@ -387,7 +394,7 @@ class BatchUploader:
                         record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None
                     )
                     return
-            session = await self.client.get_upload_session()
+            session = await self._spares.take()
             await self._advance(
                 record,
                 Stage.UPLOADING,
@@ -395,8 +402,11 @@ class BatchUploader:
                 progress_url=session.progress_url,
             )
             kwargs["upload_session"] = session
+        else:
+            kwargs["upload_session"] = await self._spares.take()
         uploaded = await self.client._send_file(local, **kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
+        self._spares.ahead(self._waiting)  # the next job's address, during this create
         await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
 
     def _count(self, name: str) -> None:
