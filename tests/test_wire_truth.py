@@ -404,3 +404,37 @@ async def test_a_large_answer_is_decoded_off_the_loop(monkeypatch: pytest.Monkey
     loop_thread = threading.get_ident()
     assert decoded_in[0] != loop_thread  # the large page, in a worker thread
     assert decoded_in[1] == loop_thread  # a small answer: no hop
+
+
+# --- who is calling ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("own_session", [True, False])
+async def test_every_request_says_who_is_calling(tmp_path: Path, own_session: bool) -> None:
+    """``User-Agent: vidapi-async/V aiohttp/V python/V`` on API calls and uploads alike
+    (the pump writes its requests by hand); a caller's session's own agent is kept, for
+    uploads too."""
+    import platform
+
+    urls: list[str] = []
+    async with WireServer(upload_api(urls)) as srv:
+        urls.append(srv.url)
+        session = None if own_session else aiohttp.ClientSession(headers={"User-Agent": "mine/1"})
+        try:
+            async with va.Client(
+                TOKEN, base_url=srv.url, retry=va.NO_RETRY, session=session
+            ) as client:
+                await client.upload_file(make_file(tmp_path / "movie.mp4", 10_000))
+                await client.upload_file(
+                    make_file(tmp_path / "c.mp4", 10_000), chunked=True, range_size=4096
+                )
+        finally:
+            if session is not None:
+                await session.close()
+    agents = {s.path: s.headers.get("user-agent") for s in srv.seen}
+    assert set(agents) >= {"/file/upload", "/upload"}
+    ours = (
+        f"vidapi-async/{va.__version__} aiohttp/{aiohttp.__version__} "
+        f"python/{platform.python_version()}"
+    )
+    assert agents["/upload"] == agents["/file/upload"] == (ours if own_session else "mine/1")

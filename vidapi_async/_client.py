@@ -9,7 +9,7 @@ import os
 import re
 import ssl as ssl_module
 import warnings
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
@@ -20,9 +20,11 @@ from ._config import DEFAULT_RANGE_SIZE, DEFAULT_READ_SIZE, ProgressCallback, Ti
 from ._convert import structure
 from ._errors import (
     ClientClosedError,
+    EncodingError,
     InsufficientScopeError,
     InvalidArgumentError,
     InvalidTokenError,
+    ReadyTimeoutError,
     UsageError,
 )
 from ._files import LocalFile, check_srt_file, inspect_file
@@ -51,6 +53,7 @@ VIDEO_FIELDS: Final = (
     "mode",
     "status",
     "password_protected",
+    "encoding_progress",
 )
 LIVE_FIELDS: Final = (
     *VIDEO_FIELDS,
@@ -590,6 +593,46 @@ class Client:
             scope=scope,
         )
         return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    async def wait_until_ready(
+        self,
+        video_id: str,
+        *,
+        timeout: float = 3600.0,
+        poll: float = 2.0,
+        max_poll: float = 30.0,
+        progress: Callable[[Video], None] | None = None,
+    ) -> Video:
+        """Poll the video until the platform says it is playable, and return it.
+
+        The first look is after ``poll`` seconds, then the wait grows by half each time up
+        to ``max_poll``. ``progress(video)`` sees every look (``status``,
+        ``encoding_progress``). A failure status (``encoding_error``, ``rejected``,
+        ``deleted``) raises ``EncodingError``; no playable video within ``timeout``
+        seconds raises ``ReadyTimeoutError``, which is also a ``TimeoutError``.
+        """
+        check.video_id(video_id)
+        for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
+            check.positive_number(value, name)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        delay, last = poll, None
+        while (left := deadline - loop.time()) > 0:
+            await asyncio.sleep(min(delay, left))
+            last = await self.get_video(video_id)
+            if progress is not None:
+                progress(last)
+            if last.is_ready:
+                return last
+            if last.encoding_failed:
+                raise EncodingError(video_id, last.status)
+            delay = min(delay * 1.5, max_poll)
+        raise ReadyTimeoutError(
+            video_id,
+            None if last is None else last.status,
+            None if last is None else last.encoding_progress,
+            timeout,
+        )
 
     async def update_video(
         self, video_id: str, fields: Mapping[str, str], *, returning: Iterable[str] = VIDEO_FIELDS

@@ -31,6 +31,8 @@ The tree::
     │   ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
     │   │                              ``{"error": {"message": ..., "code": ...}}``
     │   └── FileChangedError           the file changed size while it was being sent
+    ├── EncodingError                  ``wait_until_ready``: the video will not be ready
+    │   └── ReadyTimeoutError(TimeoutError)  it was not ready within the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
 
 aiohttp's exceptions never escape: ``vidapi_async._aio`` translates every one of them
@@ -310,6 +312,33 @@ class FileChangedError(UploadError):
 
 
 # --- batch journals --------------------------------------------------------------------
+
+
+class EncodingError(VidapiError):
+    """The platform will not make this video playable: its ``status`` is a failure one
+    (``encoding_error``, ``rejected``, ``deleted``, ...)."""
+
+    def __init__(self, video_id: str, status: str | None, message: str | None = None) -> None:
+        super().__init__(message or f"video {video_id} will not be ready: status {status!r}")
+        self.video_id = video_id
+        self.status = status
+
+
+class ReadyTimeoutError(EncodingError, TimeoutError):
+    """``wait_until_ready`` ran out of time; the video may still become ready.
+    ``status`` and ``encoding_progress`` are the last ones seen."""
+
+    def __init__(
+        self, video_id: str, status: str | None, encoding_progress: int | None, timeout: float
+    ) -> None:
+        progress = "" if encoding_progress is None else f", encoding at {encoding_progress}%"
+        super().__init__(
+            video_id,
+            status,
+            f"video {video_id} not ready after {timeout:g} s (status {status!r}{progress})",
+        )
+        self.encoding_progress = encoding_progress
+        self.timeout = timeout
 
 
 class JournalError(VidapiError):

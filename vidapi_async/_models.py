@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -121,6 +121,10 @@ class UploadProgress:
         return None
 
 
+READY_STATUSES: Final = frozenset({"ready", "published"})
+FAILED_STATUSES: Final = frozenset({"encoding_error", "rejected", "deleted", "error"})
+
+
 @attrs.frozen
 class Video:
     """A video (or a live stream: a video whose ``mode`` is ``"live"``).
@@ -138,6 +142,10 @@ class Video:
     """``"vod"`` or ``"live"``, or a newer mode."""
     password_protected: bool | None = None
     status: str | None = None
+    """``"processing"`` while encoding, ``"ready"`` or ``"published"`` once playable;
+    ``"encoding_error"``, ``"rejected"`` or ``"deleted"`` when it never will be."""
+    encoding_progress: int | None = None
+    """0-100 while processing; -1 outside processing."""
     onair: bool | None = None
     """Live streams: whether it is on air now."""
     live_publish_url: str | None = attrs.field(default=None, repr=False)
@@ -154,6 +162,16 @@ class Video:
     def is_live(self) -> bool:
         """True when the server said this video is a live stream."""
         return self.mode == "live"
+
+    @property
+    def is_ready(self) -> bool:
+        """True when the server said it is playable (``ready`` or ``published``)."""
+        return self.status in READY_STATUSES
+
+    @property
+    def encoding_failed(self) -> bool:
+        """True when the server said it never will be (``encoding_error``, ...)."""
+        return self.status in FAILED_STATUSES
 
 
 @attrs.frozen

@@ -6,6 +6,7 @@ raises ``InvalidArgumentError`` naming the argument. Messages never echo a passw
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -174,3 +175,15 @@ def positive_int(value: object, argument: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InvalidArgumentError(argument, f"expected a whole number above 0, got {value!r}")
     return value
+
+
+def positive_number(value: object, argument: str) -> float:
+    """A finite number of seconds above zero."""
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InvalidArgumentError(argument, f"expected a number above 0, got {value!r}")
+    return float(value)

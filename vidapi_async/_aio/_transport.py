@@ -8,8 +8,10 @@ imports aiohttp at run time.
 from __future__ import annotations
 
 import asyncio
+import platform
 import ssl as ssl_module
 from collections.abc import Mapping
+from importlib import metadata
 
 import aiohttp
 import yarl
@@ -31,6 +33,19 @@ def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(
         total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
     )
+
+
+def _user_agent() -> str:
+    try:
+        ours = metadata.version("vidapi-async")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        ours = "0+unknown"
+    return f"vidapi-async/{ours} aiohttp/{aiohttp.__version__} python/{platform.python_version()}"
+
+
+USER_AGENT = _user_agent()
+"""Sent with every request; with a caller's session, its own ``User-Agent`` (set in the
+session's default headers) is kept for API calls."""
 
 
 class Transport:
@@ -62,6 +77,7 @@ class Transport:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._limit, ssl=self._ssl or True),
                 auto_decompress=True,
+                headers={"User-Agent": USER_AGENT},
             )
         return self._session
 
@@ -110,10 +126,13 @@ class Transport:
         loop stays free whatever the transfer costs. With ``connection``, the socket is
         kept for the next request of the same sender."""
         pump = await self._get_pump()
+        agent = USER_AGENT
+        if not self._owns_session and self._session is not None:
+            agent = self._session.headers.get("User-Agent", USER_AGENT)
         return await pump.send(
             "POST",
             url,
-            {"Accept": "application/json", **headers},
+            {"Accept": "application/json", "User-Agent": agent, **headers},
             region,
             read_size=read_size,
             connect_timeout=timeouts.connect,
@@ -155,6 +174,8 @@ class Transport:
         session = self._get_session()
         target = yarl.URL(url, encoded=True) if exact_url else url
         failure: BaseException
+        if "User-Agent" not in session.headers:  # a caller's session without its own
+            headers = {"User-Agent": USER_AGENT, **headers}
         try:
             async with session.request(
                 method,

@@ -417,6 +417,15 @@ class Emulator:
         """Every video stored, as the emulator keeps it."""
         return list(self._p().state.all("video"))
 
+    def fail_encoding(self, video_id: str) -> None:
+        """Make the video's encoding fail: once ``encoding_delay`` has passed its status
+        reads ``encoding_error`` (for tests of code that waits for videos)."""
+        store = self._p().backend.store
+        video = store.get("video", video_id)
+        if video is None:
+            raise KeyError(video_id)
+        store.put("video", video_id, {**video, "encoding_fails": True})
+
     def reset(self) -> None:
         """Forget all objects and the request log; faults back to none."""
         self._p().reset()

@@ -471,15 +471,17 @@ class Backend:
         if video.get("mode") == "live":
             out["stream_live_hls_url"] = f"{self.api_base}/live/{vid}.m3u8"
         out.pop("encoding_started", None)
+        out.pop("encoding_fails", None)
         return out
 
     def _processing(self, video: Mapping[str, Any]) -> tuple[str, int]:
         """``processing`` with its progress until ``encoding_delay`` has passed."""
-        if video.get("mode") == "live" or self.encoding_delay <= 0:
+        fails = bool(video.get("encoding_fails"))
+        if video.get("mode") == "live" or (self.encoding_delay <= 0 and not fails):
             return "ready", 100
         elapsed = time.time() - float(video.get("encoding_started", 0.0))
         if elapsed >= self.encoding_delay:
-            return "ready", 100
+            return ("encoding_error", -1) if fails else ("ready", 100)
         return "processing", int(100 * elapsed / self.encoding_delay)
 
     def video_fields(
