@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import ssl as ssl_module
+import urllib.request
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -97,6 +98,8 @@ class Client:
         retry: RetryPolicy | None = None,
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
+        proxy: str | None = None,
+        trust_env: bool = True,
         chunk_size: int | object = _UNSET,
     ) -> None:
         if (access_token is None) == (auth is None):
@@ -127,6 +130,7 @@ class Client:
             limit=check.positive_int(limit, "connection_limit"),
             ssl=ssl,
             sendfile=_bool("sendfile", sendfile),
+            proxies=_proxies(proxy, _bool("trust_env", trust_env), session),
         )
         self.timeouts = timeouts or Timeouts()
         if chunk_size is not _UNSET:
@@ -804,6 +808,27 @@ class Client:
 
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
+def _proxies(
+    proxy: str | None, trust_env: bool, session: aiohttp.ClientSession | None
+) -> dict[str, str]:
+    """The own session's proxies: ``proxy=`` for every request, else (``trust_env``)
+    ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``NO_PROXY`` read once from the environment."""
+    if proxy is not None:
+        if session is not None:
+            raise UsageError(
+                "proxy= goes with the client's own session; with session=, uploads use the "
+                "environment's proxy when that session has trust_env=True"
+            )
+        if not isinstance(proxy, str):
+            raise InvalidArgumentError("proxy", "expected an http://host:port string")
+        try:
+            wire.Proxy.parse(proxy)
+        except ValueError:
+            raise InvalidArgumentError("proxy", "expected an http://host:port address") from None
+        return {"http": proxy, "https": proxy}
+    return urllib.request.getproxies_environment() if trust_env else {}
 
 
 def _bool(name: str, value: object) -> bool:

@@ -33,7 +33,7 @@ import attrs
 
 from .. import _errors as e
 from .._config import ProgressCallback
-from .._protocol import url_for_humans
+from .._protocol import Proxy, url_for_humans
 from ._response import RawResponse
 from ._threads import ThreadPool
 
@@ -116,12 +116,14 @@ class _Job:
         barrier: Callable[[threading.Event], None] | None = None,
         connection: Connection | None = None,
         buffers: BufferPool | None = None,
+        proxy: Proxy | None = None,
     ) -> None:
         self.method, self.url, self.headers, self.region = method, url, headers, region
         self.use_sendfile = sendfile
         self.barrier = barrier
         self.connection = connection
         self.buffers = buffers or BufferPool(keep=0)
+        self.proxy = proxy
         self.context = context
         self.read_size = read_size
         self.connect_timeout = connect_timeout
@@ -182,8 +184,10 @@ class _Job:
                 sock.close()
 
     def _connect(self, scheme: str, host: str, port: int, shown: str) -> socket.socket:
+        via = self.proxy
+        address = (host, port) if via is None else (via.host, via.port)
         try:
-            raw = socket.create_connection((host, port), timeout=self.connect_timeout)
+            raw = socket.create_connection(address, timeout=self.connect_timeout)
         except TimeoutError:
             raise e.RequestTimeoutError(
                 "timed out connecting", method=self.method, url=shown
@@ -198,8 +202,13 @@ class _Job:
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if scheme != "https":
                 return raw
+            if via is not None:
+                self._tunnel(raw, host, port, via, shown)
             assert self.context is not None
             return self.context.wrap_socket(raw, server_hostname=host)
+        except e.ConnectError:
+            raw.close()
+            raise
         except (ssl.SSLError, OSError) as exc:
             raw.close()
             raise e.ConnectError(
@@ -208,9 +217,34 @@ class _Job:
                 url=shown,
             ) from None
 
+    def _tunnel(self, raw: socket.socket, host: str, port: int, via: Proxy, shown: str) -> None:
+        """``CONNECT host:port`` through the proxy: after its 200, the socket is a pipe
+        to the upload server, and TLS runs end to end through it."""
+        authority = _host_header(host, port)
+        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        if via.authorization is not None:
+            lines.append(f"Proxy-Authorization: {via.authorization}")
+        raw.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        reader = _Reader(raw, None, self.connect_timeout)
+        try:
+            status = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES).split(b" ", 2)
+        except _Broken:
+            status = []
+        if len(status) < 2 or status[1] != b"200" or not reader.drained:
+            code = status[1].decode("latin-1", "replace") if len(status) > 1 else "none"
+            raise e.ConnectError(
+                f"the proxy refused to connect to the upload server (status {code})",
+                method=self.method,
+                url=shown,
+            )
+
     def _send(self, sock: socket.socket, host: str, port: int, target: str) -> None:
         region = self.region
+        if self.proxy is not None and not isinstance(sock, ssl.SSLSocket):
+            target = f"http://{_host_header(host, port)}{target}"  # absolute form, to a proxy
         lines = [f"{self.method} {target} HTTP/1.1", f"Host: {_host_header(host, port)}"]
+        if self.proxy is not None and self.proxy.authorization and target.startswith("http://"):
+            lines.append(f"Proxy-Authorization: {self.proxy.authorization}")
         lines += [f"{k}: {v}" for k, v in self.headers.items()]
         persist = "keep-alive" if self.connection is not None else "close"
         lines += [f"Content-Length: {region.size}", f"Connection: {persist}", "", ""]
@@ -462,6 +496,7 @@ class UploadPump:
         progress: ProgressCallback | None = None,
         sendfile: bool = True,
         connection: Connection | None = None,
+        proxy: Proxy | None = None,
     ) -> RawResponse:
         """Send one request whose body is ``region``; the whole answer."""
         if self._closed:
@@ -500,6 +535,7 @@ class UploadPump:
             barrier=barrier if progress is not None else None,
             connection=connection,
             buffers=self._buffers,
+            proxy=proxy,
         )
         future = asyncio.wrap_future(self._threads.submit(job.run), loop=loop)
         self._jobs.add(job)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import platform
 import ssl as ssl_module
+import urllib.request
 from collections.abc import Mapping
 from importlib import metadata
 
@@ -18,7 +19,7 @@ import yarl
 
 from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
-from .._protocol import url_for_humans
+from .._protocol import Proxy, proxy_for, url_for_humans
 from ._compat import connector_ssl
 from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
@@ -61,8 +62,12 @@ class Transport:
         limit: int = 100,
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
+        proxies: Mapping[str, str] | None = None,
     ) -> None:
         self._session = session
+        self._proxies = dict(proxies or {})
+        """``{"https": url, "http": url, "no": list}``: the own session's proxies (from
+        ``proxy=`` or, with ``trust_env``, read once from the environment)."""
         self._owns_session = session is None
         self._limit = limit
         self._ssl = ssl
@@ -70,6 +75,13 @@ class Transport:
         """Whether uploads may use sendfile(2) on plain-TCP connections."""
         self._pump: UploadPump | None = None
         self._pump_lock = asyncio.Lock()
+
+    def _proxy(self, url: str) -> Proxy | None:
+        if not self._owns_session and self._session is not None:
+            if not self._session.trust_env:
+                return None
+            return proxy_for(url, urllib.request.getproxies_environment())
+        return proxy_for(url, self._proxies)
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -141,6 +153,7 @@ class Transport:
             progress=progress,
             sendfile=self.sendfile,
             connection=connection,
+            proxy=self._proxy(url),
         )
 
     async def _get_pump(self) -> UploadPump:
@@ -176,6 +189,10 @@ class Transport:
         failure: BaseException
         if "User-Agent" not in session.headers:  # a caller's session without its own
             headers = {"User-Agent": USER_AGENT, **headers}
+        extra: dict[str, str] = {}
+        via = self._proxy(url) if self._owns_session else None  # theirs: their trust_env
+        if via is not None:
+            extra["proxy"] = via.url
         try:
             async with session.request(
                 method,
@@ -184,6 +201,7 @@ class Transport:
                 data=data,
                 timeout=timeout,
                 allow_redirects=False,
+                **extra,  # type: ignore[arg-type]
             ) as resp:
                 body = await _read_capped(resp, method, url)
                 return RawResponse(resp.status, dict(resp.headers), body)

@@ -13,6 +13,7 @@ from ._answers import (
 )
 from ._chunked import ChunkedUpload, ChunkRequest, merge_ranges, parse_held_ranges, regions
 from ._multipart import attachment_disposition, multipart_envelope, new_boundary
+from ._proxy import Proxy, proxy_for
 from ._requests import (
     SECRET_FORM_FIELDS,
     Request,
@@ -28,6 +29,7 @@ __all__ = [
     "SECRET_FORM_FIELDS",
     "ChunkRequest",
     "ChunkedUpload",
+    "Proxy",
     "Request",
     "api_error",
     "api_request",
@@ -43,6 +45,7 @@ __all__ = [
     "origin",
     "parse_held_ranges",
     "parse_retry_after",
+    "proxy_for",
     "redact",
     "redact_data",
     "regions",
