@@ -55,7 +55,10 @@ async def test_cancelling_an_upload_stops_its_thread_at_once(tmp_path: Path) -> 
         async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as client:
             task = asyncio.create_task(
                 client.upload_file(
-                    src, upload_session=session, progress=lambda s, t: sent.append(s)
+                    src,
+                    upload_session=session,
+                    progress=lambda s, t: sent.append(s),
+                    chunked=False,
                 )
             )
             await accepting
@@ -74,7 +77,9 @@ async def test_closing_the_client_stops_an_upload_still_running(tmp_path: Path) 
     async with server_that_never_reads() as (session, accepting):
         client = va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY)
         task = asyncio.create_task(
-            client.upload_file(src, upload_session=session, progress=lambda s, t: sent.append(s))
+            client.upload_file(
+                src, upload_session=session, progress=lambda s, t: sent.append(s), chunked=False
+            )
         )
         await accepting
         while not sent:  # noqa: ASYNC110 - waiting for bytes to flow; not a check

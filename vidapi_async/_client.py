@@ -17,7 +17,13 @@ from . import _protocol as wire
 from . import _validate as check
 from ._aio import Transport, api_timeout
 from ._auth import StaticToken, TokenProvider
-from ._config import DEFAULT_RANGE_SIZE, DEFAULT_READ_SIZE, ProgressCallback, Timeouts
+from ._config import (
+    DEFAULT_CHUNKED_THRESHOLD,
+    DEFAULT_RANGE_SIZE,
+    DEFAULT_READ_SIZE,
+    ProgressCallback,
+    Timeouts,
+)
 from ._convert import structure
 from ._errors import (
     ClientClosedError,
@@ -100,6 +106,7 @@ class Client:
         sendfile: bool = True,
         proxy: str | None = None,
         trust_env: bool = True,
+        chunked_threshold: int | None = DEFAULT_CHUNKED_THRESHOLD,
         chunk_size: int | object = _UNSET,
     ) -> None:
         if (access_token is None) == (auth is None):
@@ -137,6 +144,13 @@ class Client:
             _deprecated("Client(chunk_size=)", "read_size=")
             read_size = check.positive_int(chunk_size, "chunk_size")
         self.read_size = check.positive_int(read_size, "read_size")
+        self.chunked_threshold = (
+            None
+            if chunked_threshold is None
+            else check.positive_int(chunked_threshold, "chunked_threshold")
+        )
+        """Files of at least this many bytes go through the chunked protocol (resumable)
+        unless ``upload_file(chunked=...)`` says otherwise; ``None``: never by size."""
         """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
         self.range_size = check.positive_int(range_size, "range_size")
         """Bytes per request of the chunked protocol."""
@@ -302,7 +316,7 @@ class Client:
         read_size: int | None = None,
         range_size: int | None = None,
         filename: str | None = None,
-        chunked: bool = False,
+        chunked: bool | None = None,
         workers: int = 4,
         resume: bool = False,
         chunk_size: int | None = None,
@@ -314,7 +328,11 @@ class Client:
         ``read_size`` (default ``Client.read_size``, 1 MiB) is how much is read from
         disk at a time, in either mode.
 
-        Single-shot (default): one multipart POST (part ``file``) with an exact
+        The mode: ``chunked=None`` (default) sends files of ``Client.chunked_threshold``
+        bytes or more (64 MiB) through the chunked protocol, smaller ones single-shot;
+        ``chunked=True`` or ``False`` forces one.
+
+        Single-shot: one multipart POST (part ``file``) with an exact
         Content-Length. ``progress(sent, total)`` counts bytes handed to the connection.
         A failed attempt is retried per ``self.retry`` with the body re-read from the
         file and a fresh upload address, as the platform documents.
@@ -339,10 +357,12 @@ class Client:
                 read_size = read_size or chunk_size
         if filename is not None and (not isinstance(filename, str) or not filename.strip()):
             raise InvalidArgumentError("filename", "must be a non-empty string")
-        if resume and (upload_session is None or not chunked):
+        if resume and (upload_session is None or chunked is False):
             raise InvalidArgumentError(
                 "resume", "needs chunked=True and the upload_session of the upload to resume"
             )
+        if resume:
+            chunked = True
         local = await asyncio.to_thread(inspect_file, path)
         return await self._send_file(
             local,
@@ -356,6 +376,10 @@ class Client:
             resume=resume,
         )
 
+    def chunks(self, size: int) -> bool:
+        """Whether a file of ``size`` bytes goes chunked when no mode is asked for."""
+        return self.chunked_threshold is not None and size >= self.chunked_threshold
+
     async def _send_file(
         self,
         local: LocalFile,
@@ -365,12 +389,14 @@ class Client:
         read_size: int | None = None,
         range_size: int | None = None,
         filename: str | None = None,
-        chunked: bool = False,
+        chunked: bool | None = False,
         workers: int = 1,
         resume: bool = False,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once)."""
         self._check_open()
+        if chunked is None:
+            chunked = self.chunks(local.size)
         reads = self.read_size if read_size is None else read_size
         ranges = self.range_size if range_size is None else range_size
         check.positive_int(reads, "read_size")

@@ -8,8 +8,16 @@ from typing import Any, Final
 
 import attrs
 
-__all__ = ["DEFAULT_RANGE_SIZE", "DEFAULT_READ_SIZE", "ProgressCallback", "Timeouts"]
+__all__ = [
+    "DEFAULT_CHUNKED_THRESHOLD",
+    "DEFAULT_RANGE_SIZE",
+    "DEFAULT_READ_SIZE",
+    "ProgressCallback",
+    "Timeouts",
+]
 
+DEFAULT_CHUNKED_THRESHOLD: Final = 64 * 1024 * 1024
+"""Files this large or larger go through the chunked (resumable) protocol by default."""
 DEFAULT_READ_SIZE: Final = 1024 * 1024
 """Bytes read from disk (or sendfile'd) at a time while a body is sent."""
 DEFAULT_RANGE_SIZE: Final = 4 * 1024 * 1024

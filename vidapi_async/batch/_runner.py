@@ -59,7 +59,10 @@ class BatchUploader:
     ``journal`` is a path (an SQLite file, created if needed), a ``Journal``, or
     ``None`` (kept in memory: nothing survives the process). ``chunked``, ``workers``
     ``read_size`` and ``range_size`` choose how each file is sent (see
-    ``Client.upload_file``; ``chunk_size`` is their deprecated alias).
+    ``Client.upload_file``; ``chunk_size`` is their deprecated alias). With
+    ``chunked=None`` (default) files of ``client.chunked_threshold`` bytes or more go
+    chunked, and resume after a crash from the ranges the server holds; their
+    ``workers`` are capped so that every pipeline fits the client's connection limit.
     ``progress(BatchProgress)`` is called as bytes and jobs move.
     """
 
@@ -69,7 +72,7 @@ class BatchUploader:
         *,
         concurrency: int = 8,
         journal: str | os.PathLike[str] | Journal | None = None,
-        chunked: bool = False,
+        chunked: bool | None = None,
         workers: int = 4,
         read_size: int | None = None,
         range_size: int | None = None,
@@ -83,8 +86,12 @@ class BatchUploader:
         self._owns_journal = False
         self.chunked = chunked
         self.workers = check.positive_int(workers, "workers")
-        needed = self.concurrency * (self.workers if chunked else 1)
         limit = client.connection_limit
+        if chunked is None and limit is not None:
+            # Chunked by size: the big files' workers share what the pool has beyond
+            # one connection per pipeline.
+            self.workers = max(1, min(self.workers, limit // self.concurrency))
+        needed = self.concurrency * (self.workers if chunked is not False else 1)
         if limit is not None and needed > limit:
             # Waiting for a pooled connection counts against a request's total timeout:
             # queue here, not in the pool.
@@ -375,7 +382,7 @@ class BatchUploader:
             "chunked": False,
             "workers": self.workers,
         }
-        if self.chunked:
+        if self.chunked if self.chunked is not None else self.client.chunks(local.size):
             kwargs["chunked"] = True
             if record.stage is Stage.UPLOADING and record.upload_url and record.progress_url:
                 session = UploadSession(record.upload_url, record.progress_url)
