@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -28,6 +29,7 @@ from ._convert import structure
 from ._errors import (
     ClientClosedError,
     EncodingError,
+    FileChangedError,
     InsufficientScopeError,
     InvalidArgumentError,
     InvalidTokenError,
@@ -37,6 +39,7 @@ from ._errors import (
 from ._files import LocalFile, check_srt_file, inspect_file
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._retry import RetryPolicy, create_checked, retrying
+from ._sources import Stream, UploadSource, open_source, spool
 from ._uploads import UploadPlan, send_chunked, send_single_shot
 
 if TYPE_CHECKING:
@@ -309,8 +312,10 @@ class Client:
 
     async def upload_file(
         self,
-        path: str | os.PathLike[str],
+        source: UploadSource | None = None,
         *,
+        path: str | os.PathLike[str] | None = None,
+        size: int | None = None,
         upload_session: UploadSession | None = None,
         progress: ProgressCallback | None = None,
         read_size: int | None = None,
@@ -321,7 +326,18 @@ class Client:
         resume: bool = False,
         chunk_size: int | None = None,
     ) -> UploadedFile:
-        """Stream a file to an upload address and return the server's descriptor.
+        """Stream a file (or any source) to an upload address and return the server's
+        descriptor.
+
+        ``source`` is a path (``path=`` also works), ``bytes``/``bytearray``/
+        ``memoryview``, a binary file object (seekable or not), or an async iterable of
+        ``bytes``. ``size`` is how many bytes it holds: needed to stream a non-seekable
+        one straight through; without it the source is first copied to a temporary
+        file (memory: one piece), as it is when it goes chunked. A source that yields
+        more or fewer bytes than ``size`` raises ``FileChangedError`` and the server
+        never completes it. A failed attempt re-reads a seekable source; a one-pass
+        source that failed part-way raises ``NotRewindableError`` rather than retrying.
+        A source without a name is sent as ``upload`` unless ``filename`` says.
 
         Asks for an address first unless ``upload_session`` is given. ``filename`` is the
         name the server sees (default: the file's own name; any Unicode is fine).
@@ -363,17 +379,46 @@ class Client:
             )
         if resume:
             chunked = True
-        local = await asyncio.to_thread(inspect_file, path)
+        if path is not None:
+            if source is not None:
+                raise UsageError("give the source once: positionally or as path=")
+            source = path
+        if source is None:
+            raise UsageError("upload_file needs a source: a path, bytes, a file or chunks")
+        options: dict[str, Any] = {
+            "upload_session": upload_session,
+            "progress": progress,
+            "read_size": read_size,
+            "range_size": range_size,
+            "filename": filename,
+            "chunked": chunked,
+            "workers": workers,
+            "resume": resume,
+        }
+        if isinstance(source, str | os.PathLike):
+            if size is not None:
+                raise InvalidArgumentError("size", "a file's size is read from the file")
+            local = await asyncio.to_thread(inspect_file, source)
+            return await self._send_file(local, **options)
+        opened = await open_source(source, size, asyncio.get_running_loop())
+        options["filename"] = filename or opened.name
+        if opened.spooled is not None:  # its size was not known: a temporary file
+            try:
+                return await self._send_file(opened.spooled, **options)
+            finally:
+                await asyncio.to_thread(_unlink, opened.spooled.path)
+        assert opened.stream is not None
+        if chunked or (chunked is None and self.chunks(opened.size)):
+            # The chunked protocol sends ranges in parallel: from a file.
+            path_, spooled = await asyncio.to_thread(spool, opened.stream)
+            try:
+                _check_spooled(opened.name, opened.size, spooled)
+                return await self._send_file(LocalFile(path_, opened.size), **options)
+            finally:
+                await asyncio.to_thread(_unlink, path_)
+        options["chunked"] = False
         return await self._send_file(
-            local,
-            upload_session=upload_session,
-            progress=progress,
-            read_size=read_size,
-            range_size=range_size,
-            filename=filename,
-            chunked=chunked,
-            workers=workers,
-            resume=resume,
+            LocalFile(opened.name, opened.size), stream=opened.stream, **options
         )
 
     def chunks(self, size: int) -> bool:
@@ -392,8 +437,10 @@ class Client:
         chunked: bool | None = False,
         workers: int = 1,
         resume: bool = False,
+        stream: Stream | None = None,
     ) -> UploadedFile:
-        """``upload_file`` for a file already checked (the batch checks it once)."""
+        """``upload_file`` for a file already checked (the batch checks it once), or
+        for a stream of ``local.size`` bytes named ``local.path``."""
         self._check_open()
         if chunked is None:
             chunked = self.chunks(local.size)
@@ -409,6 +456,7 @@ class Client:
             range_size=ranges,
             workers=workers,
             progress=progress,
+            stream=stream,
         )
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
         if chunked:
@@ -834,6 +882,16 @@ class Client:
 
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
+def _check_spooled(name: str, expected: int, got: int) -> None:
+    if got != expected:
+        raise FileChangedError(name, expected, f"the source held {got} bytes")
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _proxies(

@@ -30,7 +30,8 @@ The tree::
     ├── UploadError                    the upload server refused or the upload went wrong
     │   ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
     │   │                              ``{"error": {"message": ..., "code": ...}}``
-    │   └── FileChangedError           the file changed size while it was being sent
+    │   ├── FileChangedError           the file (or source) is not the size it was said to be
+    │   └── NotRewindableError         a one-pass source failed part-way: no retry possible
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
     │   └── ReadyTimeoutError(TimeoutError)  it was not ready within the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
@@ -309,6 +310,12 @@ class FileChangedError(UploadError):
         super().__init__(f"{path}: {message} (expected {expected} bytes)")
         self.path = path
         self.expected = expected
+
+
+class NotRewindableError(UploadError):
+    """A one-pass source (a pipe, a socket, an async iterable) failed part-way: its bytes
+    cannot be read again, so the upload cannot be retried. Give a seekable file, or no
+    ``size`` (the source is then copied to a temporary file first)."""
 
 
 # --- batch journals --------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ._aio import Connection, FileRegion, Transport
 from ._config import ProgressCallback, Timeouts
 from ._files import LocalFile
 from ._retry import RetryPolicy, retrying
+from ._sources import Stream
 
 __all__ = ["UploadPlan", "send_chunked", "send_single_shot"]
 
@@ -40,6 +41,8 @@ class UploadPlan:
     range_size: int
     workers: int
     progress: ProgressCallback | None = None
+    stream: Stream | None = None
+    """A source read through instead of ``local.path`` (single-shot only)."""
 
 
 async def send_single_shot(
@@ -54,6 +57,7 @@ async def send_single_shot(
         length=plan.local.size,
         head=head,
         tail=tail,
+        stream=plan.stream,
     )
     resp = await transport.upload(
         url,

@@ -34,6 +34,7 @@ import attrs
 from .. import _errors as e
 from .._config import ProgressCallback
 from .._protocol import Proxy, url_for_humans
+from .._sources import Stream
 from ._response import RawResponse
 from ._threads import ThreadPool
 
@@ -55,6 +56,9 @@ class FileRegion:
     length: int = 0
     head: bytes = b""
     tail: bytes = b""
+    stream: Stream | None = None
+    """A source other than a file (``path`` is then its name): read through, once per
+    attempt, ``length`` bytes exactly."""
 
     @property
     def size(self) -> int:
@@ -138,6 +142,9 @@ class _Job:
 
     def abort(self) -> None:
         self._aborted.set()
+        stop = getattr(self.region.stream, "abort", None)
+        if stop is not None:  # a thread waiting for the loop's next chunk
+            stop()
         with self._lock:
             sock = self._sock
         if sock is not None:
@@ -248,6 +255,13 @@ class _Job:
         lines += [f"{k}: {v}" for k, v in self.headers.items()]
         persist = "keep-alive" if self.connection is not None else "close"
         lines += [f"Content-Length: {region.size}", f"Connection: {persist}", "", ""]
+        if region.stream is not None:
+            region.stream.rewind()  # before the first byte: a one-pass source says so here
+            sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
+            self._copy_stream(sock, region.stream)
+            self._wait_for_progress()
+            sock.sendall(region.tail)
+            return
         sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
         if region.length:
             with open(region.path, "rb") as f:
@@ -296,6 +310,23 @@ class _Job:
                 sock.sendall(view[:got])
                 sent += got
                 self._progress(sent)
+
+    def _copy_stream(self, sock: socket.socket, stream: Stream) -> None:
+        """Exactly ``length`` bytes from a stream. Fewer: the body is abandoned. More: the
+        extra byte is found by reading ahead before the body's last bytes (the multipart
+        tail) go out, so the server never completes a body that is not the source."""
+        region = self.region
+        sent = 0
+        with self.buffers.lend(self.read_size) as view:
+            while sent < region.length:
+                got = stream.readinto(view[: min(len(view), region.length - sent)])
+                if not got:
+                    raise _changed(region, f"the source ended after {sent} bytes")
+                sock.sendall(view[:got])
+                sent += got
+                self._progress(sent)
+            if stream.readinto(view[:1]):
+                raise _changed(region, f"the source has more than {region.length} bytes")
 
     def _sendfile(self, sock: socket.socket, f: io.BufferedReader) -> None:
         """The kernel copies file to socket, ``read_size`` bytes per step (progress)."""

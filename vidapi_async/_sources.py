@@ -1,0 +1,245 @@
+"""Upload sources other than a path: bytes, a binary file object, an async iterable of
+bytes. Each becomes a ``Stream`` that the upload pump reads from its worker thread
+(``readinto``, blocking there, never on the loop); a stream whose size is not known, or
+that must go chunked, is first spooled to a temporary file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import io
+import os
+import tempfile
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import IO, Any, Protocol, TypeAlias
+
+import attrs
+
+from ._errors import InvalidArgumentError, NotRewindableError
+from ._files import LocalFile
+
+UploadSource: TypeAlias = (
+    "str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | AsyncIterable[bytes]"
+)
+"""What ``upload_file`` takes: a path, bytes, a binary file object, or async chunks."""
+
+__all__ = [
+    "DEFAULT_NAME",
+    "AsyncIterStream",
+    "BytesStream",
+    "FileObjectStream",
+    "Opened",
+    "Stream",
+    "UploadSource",
+    "open_source",
+    "spool",
+]
+
+DEFAULT_NAME = "upload"
+"""The file name the server sees for a source that has none."""
+
+SPOOL_PIECE = 1024 * 1024
+
+
+class Stream(Protocol):
+    """What the pump reads a source through (in its thread)."""
+
+    name: str
+
+    def rewind(self) -> None:
+        """Back to the first byte, for a new attempt; ``NotRewindableError`` if the
+        source is one-pass and bytes were taken already."""
+
+    def readinto(self, view: memoryview) -> int:
+        """Up to ``len(view)`` bytes; 0 at the end."""
+
+
+class BytesStream:
+    def __init__(self, data: bytes | bytearray | memoryview, name: str) -> None:
+        self._data = memoryview(data).cast("B")
+        self._pos = 0
+        self.name = name
+
+    def rewind(self) -> None:
+        self._pos = 0
+
+    def readinto(self, view: memoryview) -> int:
+        n = min(len(view), len(self._data) - self._pos)
+        view[:n] = self._data[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+class FileObjectStream:
+    """A binary file object: seekable ones are re-read from where they stood at first;
+    others are one-pass."""
+
+    def __init__(self, fileobj: Any, name: str, start: int | None) -> None:
+        self._f = fileobj
+        self._start = start  # None: not seekable
+        self._taken = 0
+        self.name = name
+
+    def rewind(self) -> None:
+        if self._start is not None:
+            self._f.seek(self._start)
+        elif self._taken:
+            raise NotRewindableError(
+                f"{self.name}: the source was read once ({self._taken} bytes) and cannot "
+                "be read again, so the failed upload cannot be retried"
+            )
+
+    def readinto(self, view: memoryview) -> int:
+        reader = getattr(self._f, "readinto", None)
+        if reader is not None:
+            got = reader(view)
+        else:
+            data = self._f.read(len(view))
+            got = len(data)
+            view[:got] = data
+        if got is None:  # a non-blocking raw stream with nothing yet
+            raise InvalidArgumentError("source", "a non-blocking file object is not readable")
+        if not isinstance(got, int):
+            raise InvalidArgumentError("source", "read() must return bytes")
+        self._taken += got
+        return got
+
+
+class AsyncIterStream:
+    """An async iterable of bytes, drawn on the loop while the pump's thread waits."""
+
+    def __init__(
+        self, chunks: AsyncIterable[bytes], name: str, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self._iter: AsyncIterator[bytes] = aiter(chunks)
+        self._loop = loop
+        self._left = memoryview(b"")
+        self._taken = 0
+        self._done = False
+        self._pending: concurrent.futures.Future[bytes] | None = None
+        self.name = name
+
+    def abort(self) -> None:
+        """From the loop: stop waiting for the next chunk (the upload is cancelled)."""
+        pending = self._pending
+        if pending is not None:
+            pending.cancel()
+
+    def rewind(self) -> None:
+        if self._taken:
+            raise NotRewindableError(
+                f"{self.name}: the async iterable was consumed ({self._taken} bytes) and "
+                "cannot be read again, so the failed upload cannot be retried"
+            )
+
+    async def _next(self) -> bytes:
+        return await anext(self._iter)
+
+    def readinto(self, view: memoryview) -> int:
+        while not self._left and not self._done:
+            self._pending = asyncio.run_coroutine_threadsafe(self._next(), self._loop)
+            try:
+                chunk = self._pending.result()
+            except StopAsyncIteration:
+                self._done = True
+                break
+            except concurrent.futures.CancelledError:
+                raise ConnectionAbortedError("the upload was cancelled") from None
+            finally:
+                self._pending = None
+            if not isinstance(chunk, bytes | bytearray | memoryview):
+                raise InvalidArgumentError(
+                    "source", f"an async iterable of bytes yielded {type(chunk).__name__}"
+                )
+            self._left = memoryview(chunk).cast("B")
+        n = min(len(view), len(self._left))
+        view[:n] = self._left[:n]
+        self._left = self._left[n:]
+        self._taken += n
+        return n
+
+
+def spool(stream: Stream, folder: str | None = None) -> tuple[str, int]:
+    """Copy a stream to a new temporary file (blocking: call in a thread); its path and
+    size. Memory: one piece. The caller deletes the file."""
+    fd, path = tempfile.mkstemp(prefix="vidapi-spool-", dir=folder)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            buffer = memoryview(bytearray(SPOOL_PIECE))
+            while got := stream.readinto(buffer):
+                out.write(buffer[:got])
+                size += got
+    except BaseException:
+        os.unlink(path)
+        raise
+    return path, size
+
+
+def size_of(fileobj: Any) -> tuple[int | None, int | None]:
+    """``(start, size from start)`` of a seekable file object, ``(None, None)``
+    otherwise (blocking: call in a thread)."""
+    try:
+        if not fileobj.seekable():
+            return None, None
+        start = fileobj.tell()
+        end = fileobj.seek(0, io.SEEK_END)
+        fileobj.seek(start)
+    except (AttributeError, OSError, ValueError):
+        return None, None
+    return start, end - start
+
+
+@attrs.frozen
+class Opened:
+    """A source ready to send: a ``stream`` of ``size`` bytes, or (its size was not
+    known) ``spooled``, a temporary file holding it that the caller deletes."""
+
+    name: str
+    size: int
+    stream: Stream | None = None
+    spooled: LocalFile | None = None
+
+
+async def open_source(source: object, size: int | None, loop: asyncio.AbstractEventLoop) -> Opened:
+    """A stream of known size, or (size unknown) the source spooled to a temporary file
+    that the caller deletes. Nothing here blocks the loop."""
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+        raise InvalidArgumentError(
+            "size", f"expected a whole number of bytes above 0, got {size!r}"
+        )
+    stream: Stream
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = memoryview(source).cast("B")
+        if not len(data):
+            raise InvalidArgumentError("source", "is empty: nothing to upload")
+        if size is not None and size != len(data):
+            raise InvalidArgumentError("size", f"the bytes given are {len(data)}, not {size}")
+        return Opened(DEFAULT_NAME, len(data), stream=BytesStream(data, DEFAULT_NAME))
+    if hasattr(source, "read"):
+        if isinstance(source, io.TextIOBase):
+            raise InvalidArgumentError("source", "a text file: open it in binary mode ('rb')")
+        name = getattr(source, "name", None)
+        name = os.path.basename(name) if isinstance(name, str) and name else DEFAULT_NAME
+        start, known = await asyncio.to_thread(size_of, source)
+        stream = FileObjectStream(source, name, start)
+        if size is None:
+            size = known
+    elif hasattr(source, "__aiter__"):
+        stream = AsyncIterStream(source, DEFAULT_NAME, loop)
+    else:
+        raise InvalidArgumentError(
+            "source",
+            f"expected a path, bytes, a binary file object or an async iterable of bytes, "
+            f"got {type(source).__name__}",
+        )
+    if size is not None:
+        if size == 0:
+            raise InvalidArgumentError("source", "is empty: nothing to upload")
+        return Opened(stream.name, size, stream=stream)
+    path, spooled = await asyncio.to_thread(spool, stream)
+    if not spooled:
+        await asyncio.to_thread(os.unlink, path)
+        raise InvalidArgumentError("source", "is empty: nothing to upload")
+    return Opened(stream.name, spooled, spooled=LocalFile(path, spooled))
