@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import ssl as ssl_module
+import urllib.parse
 import urllib.request
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -39,7 +40,7 @@ from ._errors import (
 from ._files import LocalFile, check_srt_file, inspect_file
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._retry import RetryPolicy, create_checked, retrying
-from ._sources import Stream, UploadSource, open_source, spool
+from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
 from ._uploads import UploadPlan, send_chunked, send_single_shot
 
 if TYPE_CHECKING:
@@ -420,6 +421,70 @@ class Client:
         return await self._send_file(
             LocalFile(opened.name, opened.size), stream=opened.stream, **options
         )
+
+    async def upload_from_url(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        filename: str | None = None,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        read_size: int | None = None,
+    ) -> UploadedFile:
+        """Stream a remote http(s) file through to an upload address, without a disk.
+
+        The source's body goes straight into the upload, ``read_size`` bytes at a time
+        (memory stays flat whatever its size); its Content-Length is the upload's.
+        ``headers`` (a source's credentials) go to the source only; the API's token is
+        never sent there. A source that gives no Content-Length is first copied to a
+        temporary file. A failed attempt asks the source again, from its first byte.
+        ``filename`` defaults to the last segment of the url's path.
+        """
+        self._check_open()
+        source = check.http_url(url, "url")
+        given = dict(headers or {})
+        for key, value in given.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("headers", "keys and values must be strings")
+        name = filename or _url_name(source)
+        piece = self.read_size if read_size is None else check.positive_int(read_size, "read_size")
+        loop = asyncio.get_running_loop()
+
+        async def attempt(n: int) -> UploadedFile:
+            async with self._transport.download(source, given, self.timeouts, piece) as (
+                length,
+                chunks,
+            ):
+                stream = AsyncIterStream(chunks, name, loop)
+                if length is None:  # unknown size: the chunked protocol needs it
+                    spooled, size = await asyncio.to_thread(spool, stream)
+                    try:
+                        return await self._send_file(
+                            LocalFile(spooled, size),
+                            filename=name,
+                            progress=progress,
+                            read_size=piece,
+                            chunked=None,
+                        )
+                    finally:
+                        await asyncio.to_thread(_unlink, spooled)
+                session = upload_session if n == 1 and upload_session else None
+                session = session or await self.get_upload_session()
+                plan = UploadPlan(
+                    local=LocalFile(name, length),
+                    filename=name,
+                    read_size=piece,
+                    range_size=self.range_size,
+                    workers=1,
+                    progress=progress,
+                    stream=stream,
+                )
+                target = self._server_url(session.upload_url, "upload_url")
+                data = await send_single_shot(self._transport, self.timeouts, target, plan)
+                return structure(data, UploadedFile, what="upload response", status=200)
+
+        return await retrying(self.retry, attempt, idempotent=True, what=f"upload of {name}")
 
     def chunks(self, size: int) -> bool:
         """Whether a file of ``size`` bytes goes chunked when no mode is asked for."""
@@ -882,6 +947,12 @@ class Client:
 
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
+def _url_name(url: str) -> str:
+    """The last segment of a url's path, unescaped, or the default name."""
+    tail = urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1])
+    return tail.strip() or DEFAULT_NAME
 
 
 def _check_spooled(name: str, expected: int, got: int) -> None:

@@ -31,7 +31,8 @@ The tree::
     │   ├── UploadRejectedError        the server's error, from ``{"error": "..."}`` or
     │   │                              ``{"error": {"message": ..., "code": ...}}``
     │   ├── FileChangedError           the file (or source) is not the size it was said to be
-    │   └── NotRewindableError         a one-pass source failed part-way: no retry possible
+    │   ├── NotRewindableError         a one-pass source failed part-way: no retry possible
+    │   └── SourceError                ``upload_from_url``: the source answered an error
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
     │   └── ReadyTimeoutError(TimeoutError)  it was not ready within the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
@@ -316,6 +317,15 @@ class NotRewindableError(UploadError):
     """A one-pass source (a pipe, a socket, an async iterable) failed part-way: its bytes
     cannot be read again, so the upload cannot be retried. Give a seekable file, or no
     ``size`` (the source is then copied to a temporary file first)."""
+
+
+class SourceError(UploadError):
+    """``upload_from_url``: the source server answered with an error status (or
+    redirected a request that carried credentials). ``status`` is its HTTP status."""
+
+    def __init__(self, message: str, *, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 # --- batch journals --------------------------------------------------------------------

@@ -8,10 +8,11 @@ imports aiohttp at run time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from importlib import metadata
 
 import aiohttp
@@ -167,6 +168,53 @@ class Transport:
                 )
             return self._pump
 
+    @contextlib.asynccontextmanager
+    async def download(
+        self, url: str, headers: Mapping[str, str], timeouts: Timeouts, piece: int
+    ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
+        """GET a source: its Content-Length (if it said) and its body in pieces of at
+        most ``piece`` bytes, read as they are asked for (aiohttp's flow control keeps
+        the rest on the wire). Only ``headers`` (and the User-Agent) go to the source:
+        never the API's token. With ``headers``, a redirect is refused (it could carry
+        them to another host); without, it is followed."""
+        session = self._get_session()
+        agent = {"User-Agent": USER_AGENT} if "User-Agent" not in session.headers else {}
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeouts.connect, sock_read=timeouts.upload_read
+        )
+        extra: dict[str, str] = {}
+        via = self._proxy(url) if self._owns_session else None
+        if via is not None:
+            extra["proxy"] = via.url
+        failure: BaseException | None = None
+        shown = url_for_humans(url)
+        try:
+            resp = await session.get(
+                url,
+                headers={**agent, **headers},
+                timeout=timeout,
+                allow_redirects=not headers,
+                **extra,  # type: ignore[arg-type]
+            )
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            failure = translate(exc, "GET", url)
+        if failure is not None:
+            raise failure
+        try:
+            if 300 <= resp.status < 400:
+                raise e.SourceError(
+                    f"GET {shown}: the source redirected (HTTP {resp.status}); with "
+                    "headers= give the final address (they are not sent on to another)",
+                    status=resp.status,
+                )
+            if resp.status >= 400:
+                raise e.SourceError(
+                    f"GET {shown}: the source answered HTTP {resp.status}", status=resp.status
+                )
+            yield resp.content_length, _translated(resp.content.iter_chunked(piece), url)
+        finally:
+            resp.release()
+
     async def send(
         self,
         method: str,
@@ -209,6 +257,18 @@ class Transport:
             # Translated outside this block: neither __cause__ nor __context__ may hold
             # aiohttp's exception, whose request_info carries the Authorization header.
             failure = translate(exc, method, url)
+        raise failure
+
+
+async def _translated(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[bytes]:
+    """The source's body; aiohttp's errors on the way become ours (no chain kept)."""
+    failure: BaseException | None = None
+    try:
+        async for piece in chunks:
+            yield piece
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        failure = translate(exc, "GET", url)
+    if failure is not None:
         raise failure
 
 

@@ -12,6 +12,7 @@ import attrs
 
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
+from .._protocol import url_for_humans
 from ._journal import Stage
 
 __all__ = [
@@ -52,9 +53,13 @@ def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
 class UploadJob:
     """One file to upload and turn into a video. Checked when built."""
 
-    path: str = attrs.field(converter=os.fspath)
+    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
+    """A local file; or give ``url``."""
     title: str
     channel: str
+    url: str | None = attrs.field(default=None, repr=False)
+    """An http(s) file streamed through to the platform (``Client.upload_from_url``)
+    instead of a local ``path``. It may hold a signature: hidden from repr."""
     published: bool = True
     subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
     password: str | None = attrs.field(default=None, repr=False)
@@ -62,9 +67,19 @@ class UploadJob:
     """Turn the new video into a live stream (``mode=live``) once created."""
     key: str | None = None
     """Identifies the job across runs. Default: derived from the file's absolute path,
-    size and modification time (stable while the file is unchanged; no need to read it)."""
+    size and modification time (stable while the file is unchanged; no need to read it),
+    or from the url."""
+
+    @property
+    def where(self) -> str:
+        """The path, or the url without its query (which may hold a signature)."""
+        return self.path if self.path is not None else url_for_humans(self.url or "")
 
     def __attrs_post_init__(self) -> None:
+        if (self.path is None) == (self.url is None):
+            raise InvalidArgumentError("path", "give exactly one of path= and url=")
+        if self.url is not None:
+            check.http_url(self.url, "url")
         check.title(self.title)
         check.channel(self.channel)
         check.password(self.password)
@@ -73,6 +88,11 @@ class UploadJob:
         for name in ("published", "live"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")
+
+
+def url_key(url: str) -> str:
+    """The default key of a url job: a digest of the url (a re-run skips it once done)."""
+    return hashlib.sha256(f"url\0{url}".encode()).hexdigest()[:24]
 
 
 def file_key(path: str) -> str:

@@ -6,9 +6,10 @@ streams).
 
 CSV columns (a header row is required; only ``path`` is always needed):
 
-``path, title, channel, published, password, live, key, subtitles``
+``path, url, title, channel, published, password, live, key, subtitles``
 
-- ``path`` relative to the manifest's folder, or absolute;
+- ``path`` relative to the manifest's folder, or absolute; or ``url``, an http(s) file
+  streamed through to the platform (one of the two per row);
 - ``title`` defaults to the file name without extension; ``channel`` to ``--channel``;
 - ``published`` and ``live``: true/false/1/0/yes/no (default true and false);
 - ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import os
+import urllib.parse
 from collections.abc import Iterator
 
 from .._errors import InvalidArgumentError, UsageError
@@ -26,7 +28,9 @@ from ._jobs import SubtitleSpec, UploadJob
 __all__ = ["jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
 
 SKIPPED_SUFFIXES = (".srt", ".csv", ".sqlite", ".sqlite-wal", ".sqlite-shm", ".json", ".txt")
-COLUMNS = ("path", "title", "channel", "published", "password", "live", "key", "subtitles")
+COLUMNS = (
+    "path", "url", "title", "channel", "published", "password", "live", "key", "subtitles",
+)  # fmt: skip
 
 
 def _bool(value: str, column: str, default: bool) -> bool:
@@ -59,20 +63,25 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
-        if "path" not in header:
-            raise UsageError(f"{path}: the manifest needs a header row with a 'path' column")
+        if "path" not in header and "url" not in header:
+            raise UsageError(
+                f"{path}: the manifest needs a header row with a 'path' or 'url' column"
+            )
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
             raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
         for row in reader:
             where = f"{path} line {reader.line_num}"
             file = (row.get("path") or "").strip()
-            if not file:
-                raise InvalidArgumentError("path", f"{where}: empty path")
+            url = (row.get("url") or "").strip()
+            if not file and not url:
+                raise InvalidArgumentError("path", f"{where}: neither a path nor a url")
+            name = file or urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/")[-1]
             try:
                 yield UploadJob(
-                    path=os.path.join(base, file),
-                    title=(row.get("title") or "").strip() or os.path.splitext(file)[0],
+                    path=os.path.join(base, file) if file else None,
+                    url=url or None,
+                    title=(row.get("title") or "").strip() or os.path.splitext(name)[0] or "video",
                     channel=(row.get("channel") or "").strip() or (channel or ""),
                     published=_bool(row.get("published") or "", "published", True),
                     password=(row.get("password") or None),

@@ -41,7 +41,7 @@ from .._errors import (
 )
 from .._files import LocalFile, check_srt_file, inspect_file
 from .._models import UploadSession, Video
-from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key
+from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key, url_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._spares import Spares
 
@@ -231,7 +231,7 @@ class BatchUploader:
             key, local, subtitles = await asyncio.to_thread(_prepare, job)  # the job's one hop
         except OSError:
             self._count("failed")
-            missing = FileError(job.path, "no such file")
+            missing = FileError(job.where, "no such file")
             return JobResult(job, "", JobStatus.FAILED, None, Stage.PENDING, missing)
         if key in self._in_flight:
             self._count("failed")
@@ -277,7 +277,7 @@ class BatchUploader:
         self,
         job: UploadJob,
         record: JobRecord,
-        local: LocalFile | FileError,
+        local: LocalFile | FileError | None,
         subtitles: dict[str, LocalFile] | UsageError,
     ) -> None:
         client = self.client
@@ -288,7 +288,7 @@ class BatchUploader:
         if record.stage.rank < Stage.UPLOADED.rank:
             if isinstance(local, FileError):
                 raise local
-            await self._upload(job, record, local)
+            await self._upload(job, record, local)  # None: a url job
         if record.stage.rank < Stage.CREATED.rank:
             video = None
             if record.stage is Stage.CREATING:
@@ -356,20 +356,41 @@ class BatchUploader:
                     raise
                 log.info("job %s: the uploaded file is gone; uploading it again", record.key)
                 await self._advance(record, Stage.PENDING, file_url=None)
-                await self._upload(job, record, await asyncio.to_thread(inspect_file, job.path))
+                local = None
+                if job.path is not None:
+                    local = await asyncio.to_thread(inspect_file, job.path)
+                await self._upload(job, record, local)
         raise AssertionError("unreachable")
 
-    async def _upload(self, job: UploadJob, record: JobRecord, local: LocalFile) -> None:
-        self._bytes_total += local.size
+    async def _upload(self, job: UploadJob, record: JobRecord, local: LocalFile | None) -> None:
+        if local is not None:
+            self._bytes_total += local.size
         sent_before = [0]
+        counted = [local is not None]
 
         def progress(sent: int, total: int) -> None:
+            if not counted[0]:  # a url's size is known once its answer has come
+                self._bytes_total += total
+                counted[0] = True
             if sent < sent_before[0]:
                 sent_before[0] = 0  # a retry starts the file again: its bytes go out again
             self._bytes_sent += sent - sent_before[0]
             sent_before[0] = sent
-            self._files[record.key] = (job.path, sent, total)
+            self._files[record.key] = (job.where, sent, total)
             self._report()
+
+        if local is None:
+            assert job.url is not None
+            uploaded = await self.client.upload_from_url(
+                job.url,
+                upload_session=await self._spares.take(),
+                progress=progress,
+                read_size=self.read_size,
+            )
+            self._files.pop(record.key, None)
+            self._spares.ahead(self._waiting)
+            await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+            return
 
         # The file was checked just above: the client does not check it again.
         kwargs: dict[str, Any] = {
@@ -450,16 +471,20 @@ _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 def _prepare(
     job: UploadJob,
-) -> tuple[str, LocalFile | FileError, dict[str, LocalFile] | UsageError]:
+) -> tuple[str, LocalFile | FileError | None, dict[str, LocalFile] | UsageError]:
     """Everything a job needs from the disk, in one trip to a worker thread (blocking):
     its key (``OSError`` when the key comes from a missing file), its file checked, and
     its subtitle files checked (or the first broken one). The checks' failures are
     returned, not raised: a job the journal says is done needs neither."""
-    key = job.key if job.key is not None else file_key(job.path)
-    try:
-        local: LocalFile | FileError = inspect_file(job.path)
-    except FileError as exc:
-        local = exc
+    local: LocalFile | FileError | None = None
+    if job.path is None:
+        key = job.key if job.key is not None else url_key(job.url or "")
+    else:
+        key = job.key if job.key is not None else file_key(job.path)
+        try:
+            local = inspect_file(job.path)
+        except FileError as exc:
+            local = exc
     subtitles: dict[str, LocalFile] = {}
     for spec in job.subtitles:
         if spec.path is not None:

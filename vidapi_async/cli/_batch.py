@@ -101,7 +101,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
                 [
                     {
                         "key": r.key,
-                        "path": r.job.path,
+                        "path": r.job.where,
                         "status": r.status.value,
                         "video_id": r.video_id,
                         "stage": r.stage.value,
@@ -122,6 +122,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         for r in results:
             if r.status is JobStatus.FAILED:
                 console.print(
-                    f"[red]failed[/red] {r.job.path} at {r.stage.value}: {r.error}", highlight=False
+                    f"[red]failed[/red] {r.job.where} at {r.stage.value}: {r.error}",
+                    highlight=False,
                 )
     return EXIT_OK if counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED
