@@ -21,7 +21,8 @@ The tree::
     │   │   ├── InvalidTokenError          the token is invalid or expired
     │   │   └── OAuthError                 the token endpoint refused a grant
     │   ├── ForbiddenError             403
-    │   │   └── InsufficientScopeError     the token lacks a scope (also raised locally)
+    │   │   ├── InsufficientScopeError     the token lacks a scope (also raised locally)
+    │   │   └── QuotaExceededError         the account's daily quota; ``retry_after`` if said
     │   ├── NotFoundError              404
     │   ├── RateLimitedError           429; ``retry_after`` in seconds when the server said
     │   ├── ServerError                5xx
@@ -255,6 +256,15 @@ class InsufficientScopeError(ForbiddenError):
 
 class NotFoundError(APIError):
     """404: no such object (or not visible to this account)."""
+
+
+class QuotaExceededError(ForbiddenError):
+    """403 for the account's quota (videos per 24 hours): nothing more can be created
+    until it resets. ``retry_after``: seconds until then, when the platform said."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kwargs)
 
 
 class RateLimitedError(APIError):

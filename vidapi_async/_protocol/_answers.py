@@ -112,6 +112,9 @@ def api_error(
     }
     if status == 401 and "invalid_token" in (_www_authenticate_error(headers), error_type):
         return e.InvalidTokenError(message, **kwargs)
+    if status == 403 and (reason == "quota_exceeded" or "quota" in (error_type or "")):
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        return e.QuotaExceededError(message, retry_after=retry_after, **kwargs)
     if status == 403 and request.scope is not None:
         return e.InsufficientScopeError(message, scope=request.scope, **kwargs)
     if status == 429:

@@ -35,6 +35,7 @@ from .._errors import (
     BadRequestError,
     FileError,
     InvalidArgumentError,
+    QuotaExceededError,
     SubtitleFileError,
     UsageError,
     VidapiError,
@@ -121,6 +122,8 @@ class BatchUploader:
         self._in_flight: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._spares = Spares(client.get_upload_session)
+        self._quota: QuotaExceededError | None = None
+        """The first refusal for the account's quota: no new upload starts after it."""
         self._waiting = 0  # jobs queued that no pipeline has taken yet
 
     async def __aenter__(self) -> BatchUploader:
@@ -175,6 +178,7 @@ class BatchUploader:
         self._counts = dict.fromkeys(self._counts, 0)
         self._bytes_sent = self._bytes_total = 0
         self._waiting = 0
+        self._quota = None
         todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
         results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
 
@@ -250,6 +254,9 @@ class BatchUploader:
             try:
                 await self._pipeline(job, record, local, subtitles)
             except VidapiError as exc:
+                if isinstance(exc, QuotaExceededError) and self._quota is None:
+                    self._quota = exc
+                    log.warning("the account's quota is reached: no new upload will start")
                 record.error = f"{type(exc).__name__}: {exc}"
                 await self._journal.save(record)
                 self._count("failed")
@@ -286,6 +293,7 @@ class BatchUploader:
             # subtitle file fails the job here, not after its video exists.
             raise subtitles
         if record.stage.rank < Stage.UPLOADED.rank:
+            self._check_quota()
             if isinstance(local, FileError):
                 raise local
             await self._upload(job, record, local)  # None: a url job
@@ -296,6 +304,7 @@ class BatchUploader:
                 found = await client.find_videos_by_tag(_tag(record.key))
                 video = found[0] if found else None
             if video is None:
+                self._check_quota()
                 video = await self._create(job, record)
             await self._advance(record, Stage.CREATED, video_id=video.id)
         assert record.video_id is not None
@@ -335,6 +344,19 @@ class BatchUploader:
                 await client.make_live(record.video_id)
             await self._advance(record, Stage.LIVE)
         await self._advance(record, Stage.DONE)
+
+    def _check_quota(self) -> None:
+        """After the account's quota was refused, no job uploads or creates: each ends
+        failed with ``QuotaExceededError`` at the stage it reached (resumable)."""
+        hit = self._quota
+        if hit is not None:
+            raise QuotaExceededError(
+                "not sent: the account's quota was reached earlier in this batch",
+                status=hit.status,
+                error_type=hit.error_type,
+                reason=hit.reason,
+                retry_after=hit.retry_after,
+            )
 
     async def _create(self, job: UploadJob, record: JobRecord) -> Video:
         """Create the video from the uploaded file; if the platform no longer knows the

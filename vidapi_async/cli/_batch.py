@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._client import Client
+from .._errors import QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._progress import progress_bar
@@ -125,4 +127,20 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
                     f"[red]failed[/red] {r.job.where} at {r.stage.value}: {r.error}",
                     highlight=False,
                 )
+        quota = [r for r in results if isinstance(r.error, QuotaExceededError)]
+        if quota:
+            console.print(quota_advice(len(quota), quota[0].error), highlight=False)
     return EXIT_OK if counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED
+
+
+def quota_advice(jobs: int, error: BaseException | None) -> str:
+    """What to do after the account's quota stopped a batch."""
+    wait = getattr(error, "retry_after", None)
+    when = "once the quota resets"
+    if isinstance(wait, int | float):
+        at = datetime.datetime.now() + datetime.timedelta(seconds=wait)
+        when = f"after {at:%Y-%m-%d %H:%M} (the quota resets then)"
+    return (
+        f"[yellow]the account's daily quota is reached[/yellow]: {jobs} job(s) not done; "
+        f"run the same command again {when}: the journal resumes them"
+    )

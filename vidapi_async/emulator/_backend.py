@@ -379,9 +379,16 @@ class Backend:
         if mode != "live":  # a live stream has no file
             self.file_for(owner, _require(form, "url"))
         per_day = self.videos_per_day()
-        if per_day is not None and self.store.count("video", owner, time.time() - 86400) >= per_day:
-            raise _forbidden(
-                "Upload quota exceeded for the last 24 hours.", reason="quota_exceeded"
+        since = time.time() - 86400
+        if per_day is not None and self.store.count("video", owner, since) >= per_day:
+            oldest = self.store.oldest("video", owner, since) or since
+            wait = max(1, int(oldest + 86400 - time.time()))
+            raise ApiError(
+                403,
+                "access_forbidden",
+                "Upload quota exceeded for the last 24 hours.",
+                reason="quota_exceeded",
+                headers={"Retry-After": str(wait)},
             )
         now = time.time()
         video: dict[str, Any] = {

@@ -158,6 +158,14 @@ class State:
         row = self._db.execute(sql, args).fetchone()
         return int(row[0])
 
+    def oldest(self, kind: str, owner: str, since: float) -> float | None:
+        """When the oldest ``kind`` of ``owner`` created since ``since`` was created."""
+        row = self._db.execute(
+            "select min(created) from objects where kind = ? and owner = ? and created >= ?",
+            (kind, owner, since),
+        ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def reset(self) -> None:
         """Forget every object; accounts and tokens configured at start are re-added."""
         self._db.execute("delete from objects")
