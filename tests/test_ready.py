@@ -92,3 +92,44 @@ async def test_bad_waits_are_refused_before_any_request(
 ) -> None:
     with pytest.raises(va.InvalidArgumentError, match=name):
         await client.wait_until_ready("x1", **kwargs)
+
+
+async def test_a_batch_can_wait_for_its_videos_to_be_ready(tmp_path: Path) -> None:
+    files = [make_file(tmp_path / f"r{i}.mp4", 3000 + i) for i in range(3)]
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(encoding_delay=0.3) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, concurrency=3, journal=journal, wait_ready=True) as b:
+            results = [
+                r
+                async for r in b.run(
+                    va.UploadJob(path=f, title=f.name, channel="news") for f in files
+                )
+            ]
+        assert all(r.ok for r in results)
+        for r in results:
+            assert r.video_id is not None
+            video = await client.get_video(r.video_id)
+            assert video.is_ready  # done means encoded
+    assert {r.stage for r in va.SQLiteJournal(journal).records_sync()} == {va.Stage.DONE}
+
+
+async def test_the_cli_waits_with_a_bar(tmp_path: Path) -> None:
+    from .test_cli import vidapi
+
+    src = make_file(tmp_path / "clip.mp4", 20_000)
+    async with Emulator(encoding_delay=1.5) as emu:
+        env = {"VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
+        code, out, err = await vidapi(
+            "--json",
+            "upload",
+            str(src),
+            "--title",
+            "t",
+            "--channel",
+            "news",
+            "--wait-ready",
+            env=env,
+        )
+    assert code == 0, err
+    assert '"status": "ready"' in out
+    assert "encoding" in err and "100%" in err

@@ -52,6 +52,8 @@ class Stage(enum.StrEnum):
     SUBTITLES = "subtitles"
     PASSWORD = "password"  # noqa: S105 - a stage name, not a secret
     LIVE = "live"
+    READY = "ready"
+    """The platform has encoded it (only with ``BatchUploader(wait_ready=True)``)."""
     DONE = "done"
 
     @property

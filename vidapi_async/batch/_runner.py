@@ -79,8 +79,14 @@ class BatchUploader:
         range_size: int | None = None,
         chunk_size: int | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
+        wait_ready: bool = False,
+        ready_timeout: float = 3600.0,
     ) -> None:
         self.client = client
+        self.wait_ready = wait_ready
+        """Each job also waits until the platform has encoded its video (stage
+        ``ready``); a failed encoding fails the job with ``EncodingError``."""
+        self.ready_timeout = check.positive_number(ready_timeout, "ready_timeout")
         self.concurrency = check.positive_int(concurrency, "concurrency")
         self._journal_arg = journal
         self._journal: Journal | None = None
@@ -343,6 +349,10 @@ class BatchUploader:
             if job.live:
                 await client.make_live(record.video_id)
             await self._advance(record, Stage.LIVE)
+        if record.stage.rank < Stage.READY.rank:
+            if self.wait_ready and not job.live:
+                await client.wait_until_ready(record.video_id, timeout=self.ready_timeout)
+            await self._advance(record, Stage.READY)
         await self._advance(record, Stage.DONE)
 
     def _check_quota(self) -> None:

@@ -38,8 +38,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="vidapi-journal.sqlite",
         help="progress file; a re-run skips done jobs and resumes the rest",
     )
-    p.add_argument("--chunked", action="store_true", help="the chunked, parallel protocol")
+    p.add_argument(
+        "--chunked",
+        action="store_true",
+        help="every file chunked (default: files of 64 MiB or more, resumably)",
+    )
     p.add_argument("--workers", type=int, default=4, help="ranges in flight per chunked file")
+    p.add_argument(
+        "--wait-ready",
+        action="store_true",
+        help="a job is done once the platform has encoded its video",
+    )
 
 
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
@@ -88,9 +97,10 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             client,
             concurrency=args.concurrency,
             journal=args.journal,
-            chunked=args.chunked,
+            chunked=True if args.chunked else None,  # else: big files chunked, by size
             workers=args.workers,
             progress=on_progress,
+            wait_ready=args.wait_ready,
         ) as batch:
             async for result in batch.run(_read_in_thread(args.source, args.channel)):
                 results.append(result)

@@ -23,7 +23,7 @@ from .._files import check_srt_file, inspect_file
 from .._retry import RetryPolicy
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
-from ._progress import upload_with_bar
+from ._progress import upload_with_bar, wait_with_bar
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="attempts per request, the first included (default 4; 1: never retry)",
     )
+    p.add_argument(
+        "--proxy",
+        default=None,
+        metavar="URL",
+        help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("upload", help="upload a file and create the video")
@@ -67,7 +73,16 @@ def _parser() -> argparse.ArgumentParser:
         "input): never a command-line value, which ps would show",
     )
     up.add_argument("--subtitle", action="append", default=[], metavar="LANG=FILE.srt")
-    up.add_argument("--chunked", action="store_true", help="the chunked, parallel protocol")
+    up.add_argument(
+        "--chunked",
+        action="store_true",
+        help="the chunked, parallel protocol (default: for files of 64 MiB or more)",
+    )
+    up.add_argument(
+        "--wait-ready",
+        action="store_true",
+        help="wait (with a bar) until the platform has encoded the video",
+    )
     up.add_argument("--workers", type=int, default=4, help="ranges in flight with --chunked")
 
     vid = sub.add_parser("video", help="read a video's fields")
@@ -156,6 +171,7 @@ def _client(args: argparse.Namespace) -> Client:
         access_token=args.token,
         base_url=args.base_url,
         retry=RetryPolicy(max_attempts=args.retries),
+        proxy=args.proxy,
     )
 
 
@@ -223,7 +239,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     if args.password:
         check.password(password)
     uploaded = await upload_with_bar(
-        client, args.file, console, chunked=args.chunked, workers=args.workers
+        client, args.file, console, chunked=True if args.chunked else None, workers=args.workers
     )
     # The password travels with the create: the video is never public unprotected.
     video = await client.create_video(
@@ -239,6 +255,9 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         result["subtitles"].append({"id": sub.id, "language": sub.language})
     if password is not None:
         result["password_protected"] = video.password_protected
+    if args.wait_ready:
+        ready = await wait_with_bar(client, video.id, console)
+        result["status"] = ready.status
     _out(args, result, f"created video {video.id}")
     return EXIT_OK
 
