@@ -126,3 +126,23 @@ def test_a_job_has_a_path_or_a_url() -> None:
     job = va.UploadJob(url="https://h/a.mp4?sig=secret", title="t", channel="news")
     assert "secret" not in repr(job)
     assert job.where == "https://h/a.mp4"
+
+
+async def test_only_an_explicit_create_lets_the_platform_fetch_a_public_url(
+    emulator: Emulator,
+) -> None:
+    def source(seen: Seen) -> Reply:
+        return Reply(200, DATA) if seen.path == "/public.mp4" else Reply(404, b"")
+
+    async with WireServer(source) as src, client_for(emulator, retry=va.NO_RETRY) as client:
+        video = await client.create_video(
+            url=f"{src.url}/public.mp4", title="fetched", channel="news"
+        )
+        record = emulator.state.get("file", f"{src.url}/public.mp4")
+        assert record is not None
+        assert Path(record["path"]).read_bytes() == DATA
+        assert video.title == "fetched"
+        with pytest.raises(va.BadRequestError, match="HTTP 404"):
+            await client.create_video(url=f"{src.url}/missing.mp4", title="t", channel="news")
+    assert [s.path for s in src.seen] == ["/public.mp4", "/missing.mp4"]
+    assert "authorization" not in src.seen[0].headers  # the platform fetched it, not us

@@ -6,10 +6,15 @@ Paths take an optional trailing slash, as the platform does (the official SDK as
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import tempfile
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from ._backend import SUBTITLE_FIELDS, Backend, page_of, select
@@ -104,11 +109,70 @@ def _video_answer(request: web.Request, video: dict[str, Any], viewer: str | Non
     return _json(_b(request).video_fields(video, viewer, _fields(request)))
 
 
+FETCH_LIMIT = 4 * 1024**3
+"""The largest file the platform fetches itself for ``create_video(url=<public url>)``
+(the platform's own limit per video for standard accounts)."""
+
+
+async def _fetch_public(request: web.Request, owner: str, url: str) -> None:
+    """``url=`` names a public http(s) file, not one uploaded here: the platform fetches
+    it itself (streamed to disk, at most ``FETCH_LIMIT`` bytes) before the create."""
+    backend = _b(request)
+    if not url.startswith(("http://", "https://")) or url.startswith(backend.upload_base):
+        return
+    key = url.split("#", 1)[0]
+    if backend.store.get("file", key) is not None:
+        return
+    platform = request.app[PLATFORM]
+    loop = asyncio.get_running_loop()
+    fd, path = tempfile.mkstemp(prefix="fetched-", dir=platform.files_dir)
+    size = 0
+    try:
+        async with aiohttp.ClientSession() as session, session.get(key) as resp:
+            if resp.status != 200:
+                raise ApiError(
+                    400,
+                    "invalid_parameter",
+                    f"`url': fetching it answered HTTP {resp.status}",
+                    param="url",
+                )
+            with os.fdopen(fd, "wb") as out:
+                async for piece in resp.content.iter_chunked(1 << 20):
+                    size += len(piece)
+                    if size > FETCH_LIMIT:
+                        raise ApiError(
+                            400,
+                            "invalid_parameter",
+                            "`url': the file is larger than allowed",
+                            param="url",
+                        )
+                    await loop.run_in_executor(None, out.write, piece)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        await loop.run_in_executor(None, _remove, path)
+        raise ApiError(
+            400, "invalid_parameter", f"`url': cannot fetch it ({type(exc).__name__})", param="url"
+        ) from None
+    except ApiError:
+        await loop.run_in_executor(None, _remove, path)
+        raise
+    backend.store.put(
+        "file",
+        key,
+        {"id": key, "path": path, "name": key.rsplit("/", 1)[-1], "owner": owner, "size": size},
+    )
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
 @routes.post(f"/me/videos{_SLASH}")
 @routes.post(f"/videos{_SLASH}")
 async def create_video(request: web.Request) -> web.Response:
     form = await _form(request)
     owner = _auth(request, "manage_videos")["owner"]
+    await _fetch_public(request, owner, form.get("url", ""))
     return _video_answer(request, _b(request).create_video(owner, form), owner)
 
 
@@ -118,6 +182,7 @@ async def create_user_video(request: web.Request) -> web.Response:
     owner = _auth(request, "manage_videos")["owner"]
     if request.match_info["user"] not in (owner, "me"):
         raise ApiError(403, "access_forbidden", "You can only create videos for yourself.")
+    await _fetch_public(request, owner, form.get("url", ""))
     return _video_answer(request, _b(request).create_video(owner, form), owner)
 
 
