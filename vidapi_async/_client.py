@@ -38,6 +38,7 @@ from ._errors import (
     UsageError,
 )
 from ._files import LocalFile, check_srt_file, inspect_file
+from ._limits import Bandwidth, RequestRate
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._retry import RetryPolicy, create_checked, retrying
 from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
@@ -111,6 +112,8 @@ class Client:
         proxy: str | None = None,
         trust_env: bool = True,
         chunked_threshold: int | None = DEFAULT_CHUNKED_THRESHOLD,
+        max_requests_per_second: float | None = None,
+        max_bandwidth: int | None = None,
         chunk_size: int | object = _UNSET,
     ) -> None:
         if (access_token is None) == (auth is None):
@@ -142,6 +145,14 @@ class Client:
             ssl=ssl,
             sendfile=_bool("sendfile", sendfile),
             proxies=_proxies(proxy, _bool("trust_env", trust_env), session),
+            rate=None
+            if max_requests_per_second is None
+            else RequestRate(
+                check.positive_number(max_requests_per_second, "max_requests_per_second")
+            ),
+            bandwidth=None
+            if max_bandwidth is None
+            else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
         )
         self.timeouts = timeouts or Timeouts()
         if chunk_size is not _UNSET:

@@ -33,6 +33,7 @@ import attrs
 
 from .. import _errors as e
 from .._config import ProgressCallback
+from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
 from .._sources import Stream
 from ._response import RawResponse
@@ -121,6 +122,7 @@ class _Job:
         connection: Connection | None = None,
         buffers: BufferPool | None = None,
         proxy: Proxy | None = None,
+        bandwidth: Bandwidth | None = None,
     ) -> None:
         self.method, self.url, self.headers, self.region = method, url, headers, region
         self.use_sendfile = sendfile
@@ -128,8 +130,11 @@ class _Job:
         self.connection = connection
         self.buffers = buffers or BufferPool(keep=0)
         self.proxy = proxy
+        self.bandwidth = bandwidth
         self.context = context
         self.read_size = read_size
+        if bandwidth is not None:  # small pieces: the pace stays even
+            self.read_size = min(read_size, bandwidth.piece)
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
         self.answer_within = answer_within
@@ -307,9 +312,14 @@ class _Job:
                     raise _changed(
                         region, f"the file shrank: it ended after {region.offset + sent} bytes"
                     )
+                self._pace(got)
                 sock.sendall(view[:got])
                 sent += got
                 self._progress(sent)
+
+    def _pace(self, n: int) -> None:
+        if self.bandwidth is not None:
+            self.bandwidth.take(n, self._aborted)
 
     def _copy_stream(self, sock: socket.socket, stream: Stream) -> None:
         """Exactly ``length`` bytes from a stream. Fewer: the body is abandoned. More: the
@@ -322,6 +332,7 @@ class _Job:
                 got = stream.readinto(view[: min(len(view), region.length - sent)])
                 if not got:
                     raise _changed(region, f"the source ended after {sent} bytes")
+                self._pace(got)
                 sock.sendall(view[:got])
                 sent += got
                 self._progress(sent)
@@ -334,6 +345,7 @@ class _Job:
         sent = 0
         while sent < region.length:
             want = min(self.read_size, region.length - sent)
+            self._pace(want)
             got = sock.sendfile(f, region.offset + sent, want)
             if got < want:
                 raise _changed(
@@ -528,6 +540,7 @@ class UploadPump:
         sendfile: bool = True,
         connection: Connection | None = None,
         proxy: Proxy | None = None,
+        bandwidth: Bandwidth | None = None,
     ) -> RawResponse:
         """Send one request whose body is ``region``; the whole answer."""
         if self._closed:
@@ -567,6 +580,7 @@ class UploadPump:
             connection=connection,
             buffers=self._buffers,
             proxy=proxy,
+            bandwidth=bandwidth,
         )
         future = asyncio.wrap_future(self._threads.submit(job.run), loop=loop)
         self._jobs.add(job)

@@ -20,6 +20,7 @@ import yarl
 
 from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
+from .._limits import Bandwidth, RequestRate
 from .._protocol import Proxy, proxy_for, url_for_humans
 from ._compat import connector_ssl
 from ._pump import Connection, FileRegion, UploadPump
@@ -64,8 +65,12 @@ class Transport:
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
         proxies: Mapping[str, str] | None = None,
+        rate: RequestRate | None = None,
+        bandwidth: Bandwidth | None = None,
     ) -> None:
         self._session = session
+        self._rate = rate
+        self._bandwidth = bandwidth
         self._proxies = dict(proxies or {})
         """``{"https": url, "http": url, "no": list}``: the own session's proxies (from
         ``proxy=`` or, with ``trust_env``, read once from the environment)."""
@@ -139,6 +144,8 @@ class Transport:
         loop stays free whatever the transfer costs. With ``connection``, the socket is
         kept for the next request of the same sender."""
         pump = await self._get_pump()
+        if self._rate is not None:
+            await self._rate.wait()
         agent = USER_AGENT
         if not self._owns_session and self._session is not None:
             agent = self._session.headers.get("User-Agent", USER_AGENT)
@@ -155,6 +162,7 @@ class Transport:
             sendfile=self.sendfile,
             connection=connection,
             proxy=self._proxy(url),
+            bandwidth=self._bandwidth,
         )
 
     async def _get_pump(self) -> UploadPump:
@@ -233,6 +241,8 @@ class Transport:
         untouched.
         """
         session = self._get_session()
+        if self._rate is not None:
+            await self._rate.wait()
         target = yarl.URL(url, encoded=True) if exact_url else url
         failure: BaseException
         if "User-Agent" not in session.headers:  # a caller's session without its own
