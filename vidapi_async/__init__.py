@@ -6,7 +6,7 @@ Everything a user needs is importable from here; the ``_``-modules are private.
 
 from importlib import metadata as _metadata
 
-from ._auth import OAuth, StaticToken, TokenProvider
+from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
 from ._errors import (
@@ -139,4 +139,5 @@ __all__ = [
     "VidapiError",
     "Video",
     "__version__",
+    "authorize_url",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -75,6 +76,8 @@ class OAuth:
         refresh_token: str | None = None,
         leeway: float = 60.0,
         clock: Callable[[], float] = time.time,
+        token: AccessToken | None = None,
+        on_token: Callable[[AccessToken], None] | None = None,
     ) -> None:
         for name, value in (("client_id", client_id), ("client_secret", client_secret)):
             if not isinstance(value, str) or not value:
@@ -86,7 +89,10 @@ class OAuth:
         self._refresh_token = refresh_token
         self._leeway = leeway
         self._clock = clock
-        self._token: AccessToken | None = None
+        self._token: AccessToken | None = token
+        """``token=``: one kept from before (a token store), used until it expires."""
+        self._on_token = on_token
+        """Called with every new token (a token store saves it; refresh tokens rotate)."""
         self._token_leeway = leeway
         self._lock = asyncio.Lock()
         self.grant_type = dict(grant).get("grant_type", "refresh_token")
@@ -128,6 +134,31 @@ class OAuth:
         )
 
     @classmethod
+    def authorization_code(
+        cls,
+        client_id: str,
+        client_secret: str,
+        *,
+        code: str,
+        redirect_uri: str,
+        **kw: Any,
+    ) -> OAuth:
+        """Exchange the ``code`` the authorize page sent to ``redirect_uri`` (the same
+        one as in ``authorize_url``); later tokens come from the refresh token."""
+        if not code or not redirect_uri:
+            raise InvalidArgumentError("code/redirect_uri", "both are required for this grant")
+        return cls(
+            (
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", redirect_uri),
+            ),
+            client_id=client_id,
+            client_secret=client_secret,
+            **kw,
+        )
+
+    @classmethod
     def refresh_token(
         cls, client_id: str, client_secret: str, *, refresh_token: str, **kw: Any
     ) -> OAuth:
@@ -142,6 +173,8 @@ class OAuth:
             token = self._token
             if token is None or token.expires_within(self._token_leeway, now=self._clock()):
                 self._token = token = await self._fetch(post_form, self.token_url or token_url)
+                if self._on_token is not None:
+                    self._on_token(token)
             return token
 
     def invalidate(self, token: AccessToken) -> bool:
@@ -161,7 +194,10 @@ class OAuth:
                 if not self._grant:  # nothing to fall back on
                     raise
                 self._refresh_token = None
-        return self._accept(await post_form(token_url, self._grant + self._client + scope))
+        token = self._accept(await post_form(token_url, self._grant + self._client + scope))
+        if self.grant_type == "authorization_code":
+            self._grant = ()  # a code is single-use: from now on, the refresh token
+        return token
 
     def _accept(self, data: Mapping[str, Any]) -> AccessToken:
         access = data.get("access_token")
@@ -186,3 +222,22 @@ class OAuth:
             expires_at=None if lifetime is None else self._clock() + lifetime,
             refresh_token=self._refresh_token,
         )
+
+
+def authorize_url(
+    base_url: str,
+    *,
+    client_id: str,
+    redirect_uri: str,
+    scopes: Iterable[str] = (),
+    state: str | None = None,
+) -> str:
+    """The platform's authorize page for the authorization-code flow (pure): send the
+    user there; it redirects to ``redirect_uri`` with ``code`` (and ``state``)."""
+    query = [("response_type", "code"), ("client_id", client_id), ("redirect_uri", redirect_uri)]
+    names = " ".join(scopes)
+    if names:
+        query.append(("scope", names))
+    if state is not None:
+        query.append(("state", state))
+    return f"{base_url.rstrip('/')}/oauth/authorize?{urllib.parse.urlencode(query)}"

@@ -23,6 +23,7 @@ from .._files import check_srt_file, inspect_file
 from .._retry import RetryPolicy
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
+from ._login import add_login_parsers, run_login, run_logout, stored_client
 from ._progress import upload_with_bar, wait_with_bar
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
     )
     sub = p.add_subparsers(dest="command", required=True)
+    add_login_parsers(sub)
 
     up = sub.add_parser("upload", help="upload a file and create the video")
     up.add_argument("file")
@@ -164,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _client(args: argparse.Namespace) -> Client:
     if not args.token:
-        raise e.UsageError("no token: pass --token or set VIDAPI_TOKEN")
+        raise e.UsageError("no token: pass --token, set VIDAPI_TOKEN or run 'vidapi login'")
     if args.retries < 1:
         raise e.InvalidArgumentError("--retries", "must be 1 or more")
     return Client(
@@ -198,7 +200,12 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return await run_demo(console, serve=not args.no_serve, ports=(args.port, args.upload_port))
     if cmd == "embed":
         return _embed(args)
-    async with _client(args) as client:
+    if cmd == "login":
+        return await run_login(args, console)
+    if cmd == "logout":
+        return await run_logout(console)
+    client = None if args.token else await stored_client(args)
+    async with client or _client(args) as client:
         if cmd == "upload":
             return await _upload(args, client, console)
         if cmd == "batch":

@@ -75,6 +75,26 @@ async def oauth_token(request: web.Request) -> web.Response:
     return _json(body, status)
 
 
+@routes.get(f"/oauth/authorize{_SLASH}")
+async def oauth_authorize(request: web.Request) -> web.StreamResponse:
+    """The authorization server's page, approved at once as ``username`` (default the
+    demo user): a redirect to ``redirect_uri`` with ``code`` and ``state``."""
+    q = request.query
+    status, target, code = _b(request).authorize_code(
+        client_id=q.get("client_id", ""),
+        redirect_uri=q.get("redirect_uri", ""),
+        scopes=q.get("scope", "").split(),
+        username=q.get("username", "demo"),
+        response_type=q.get("response_type", ""),
+    )
+    if status != 302:
+        return _json({"error": "invalid_request", "error_description": target}, status)
+    state = q.get("state")
+    sep = "&" if "?" in target else "?"
+    extra = f"&state={urllib.parse.quote(state, safe='')}" if state is not None else ""
+    raise web.HTTPFound(f"{target}{sep}code={urllib.parse.quote(code)}{extra}")
+
+
 @routes.get(f"/auth{_SLASH}")
 async def auth_info(request: web.Request) -> web.Response:
     token = _auth(request)

@@ -239,6 +239,44 @@ class Backend:
         (a token sent must still be valid)."""
         return self.authorize(header)["owner"] if header else None
 
+    def authorize_code(
+        self,
+        *,
+        client_id: str,
+        redirect_uri: str,
+        scopes: list[str],
+        username: str,
+        response_type: str,
+    ) -> tuple[int, str, str]:
+        """An authorization code for ``username`` (approved at once): ``(302, the
+        redirect_uri, the code)``, or ``(400, why, "")``. The code is single-use."""
+        if response_type != "code":
+            return 400, "response_type must be code", ""
+        if client_id not in self.clients:
+            return 400, "unknown client_id", ""
+        if not redirect_uri.startswith(("http://", "https://")):
+            return 400, "redirect_uri must be an http(s) address", ""
+        account = self.accounts.get(username)
+        if account is None:
+            return 400, "unknown user", ""
+        unknown = [s for s in scopes if s not in ALL_SCOPES]
+        if unknown:
+            return 400, f"unknown scope {unknown[0][:40]!r}", ""
+        code = secrets.token_urlsafe(18)
+        self.store.put(
+            "auth_code",
+            code,
+            {
+                "id": code,
+                "owner": account.id,
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "scopes": sorted(set(scopes)),
+                "expires_at": time.time() + 600,
+            },
+        )
+        return 302, redirect_uri, code
+
     def grant(self, form: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
         """The token endpoint: ``(status, body)`` in the OAuth shapes."""
         client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
@@ -254,6 +292,18 @@ class Backend:
             ):
                 return 400, _oauth("invalid_grant", "Invalid username or password")
             owner = account.id
+        elif grant == "authorization_code":
+            record = self.store.get("auth_code", form.get("code", ""))
+            if record is not None:
+                self.store.delete("auth_code", record["id"])  # single-use, whatever comes
+            if (
+                record is None
+                or record["client_id"] != client_id
+                or record["redirect_uri"] != form.get("redirect_uri", "")
+                or record["expires_at"] < time.time()
+            ):
+                return 400, _oauth("invalid_grant", "Invalid or expired authorization code")
+            owner, scopes = record["owner"], record["scopes"]
         elif grant == "refresh_token":
             record = self.store.get("refresh_token", form.get("refresh_token", ""))
             if record is None:

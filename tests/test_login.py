@@ -1,0 +1,145 @@
+"""The authorization-code flow: the authorize page, the code exchange, and ``vidapi
+login`` keeping a token in a file only its owner can read."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+import urllib.parse
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+import vidapi_async as va
+from vidapi_async._auth import authorize_url
+from vidapi_async.emulator import Emulator
+
+CLIENT, SECRET = "demo-client", "demo-secret"
+
+
+async def code_for(emu: Emulator, redirect_uri: str, state: str) -> tuple[str, str]:
+    """What a browser does on the authorize page: follow it to the redirect."""
+    url = authorize_url(
+        emu.base_url,
+        client_id=CLIENT,
+        redirect_uri=redirect_uri,
+        scopes=["manage_videos"],
+        state=state,
+    )
+    async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as resp:
+        assert resp.status == 302
+        location = resp.headers["Location"]
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
+    assert location.startswith(redirect_uri)
+    return query["code"], query["state"]
+
+
+def test_the_authorize_url_escapes_what_it_carries() -> None:
+    url = authorize_url(
+        "https://api.example.com/",
+        client_id="id&x",
+        redirect_uri="http://127.0.0.1:9/cb?a=1",
+        scopes=["manage_videos", "email"],
+        state="s t",
+    )
+    parts = urllib.parse.urlsplit(url)
+    assert parts.path == "/oauth/authorize"
+    assert dict(urllib.parse.parse_qsl(parts.query)) == {
+        "response_type": "code",
+        "client_id": "id&x",
+        "redirect_uri": "http://127.0.0.1:9/cb?a=1",
+        "scope": "manage_videos email",
+        "state": "s t",
+    }
+
+
+async def test_a_code_is_exchanged_once_and_only_with_its_redirect() -> None:
+    redirect = "http://127.0.0.1:9/callback"
+    async with Emulator() as emu:
+        code, state = await code_for(emu, redirect, "xyz")
+        assert state == "xyz"
+        kept: list[va.AccessToken] = []
+        auth = va.OAuth.authorization_code(
+            CLIENT, SECRET, code=code, redirect_uri=redirect, on_token=kept.append
+        )
+        async with va.Client(auth=auth, base_url=emu.base_url) as client:
+            session = await client.get_upload_session()  # manage_videos granted
+            assert session.upload_url
+        assert len(kept) == 1 and kept[0].refresh_token
+        again = va.OAuth.authorization_code(CLIENT, SECRET, code=code, redirect_uri=redirect)
+        async with va.Client(auth=again, base_url=emu.base_url) as client:
+            with pytest.raises(va.OAuthError, match=r"invalid_grant|Invalid"):
+                await client.access_token()  # single-use
+        other, _ = await code_for(emu, redirect, "s")
+        wrong = va.OAuth.authorization_code(
+            CLIENT, SECRET, code=other, redirect_uri="http://127.0.0.1:9/elsewhere"
+        )
+        async with va.Client(auth=wrong, base_url=emu.base_url) as client:
+            with pytest.raises(va.OAuthError):
+                await client.access_token()
+
+
+async def test_vidapi_login_keeps_a_private_token_the_other_commands_use(
+    tmp_path: Path,
+) -> None:
+    login_file = tmp_path / "cfg" / "login.json"
+    async with Emulator() as emu:
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "VIDAPI_TOKEN"},
+            "VIDAPI_BASE_URL": emu.base_url,
+            "VIDAPI_CLIENT_SECRET": SECRET,
+            "VIDAPI_LOGIN_FILE": str(login_file),
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "vidapi_async.cli",
+            "login",
+            "--no-browser",
+            "--client-id",
+            CLIENT,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        assert (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Open this")
+        url = (await proc.stdout.readline()).decode().strip()
+        async with aiohttp.ClientSession() as http:
+            async with http.get(url, allow_redirects=False) as resp:  # the authorize page
+                callback = resp.headers["Location"]
+            async with http.get(callback) as resp:  # the browser lands on the CLI
+                assert resp.status == 200
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()
+        assert stat.S_IMODE(login_file.stat().st_mode) == 0o600
+        assert SECRET not in err.decode()
+
+        async def cli(*args: str) -> tuple[int, str, str]:
+            p = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "vidapi_async.cli",
+                *args,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, e = await asyncio.wait_for(p.communicate(), 60)
+            assert p.returncode is not None
+            return p.returncode, out.decode(), e.decode()
+
+        src = tmp_path / "c.mp4"
+        src.write_bytes(os.urandom(4000))
+        code, _, e = await cli("--json", "upload", str(src), "--title", "t", "--channel", "news")
+        assert code == 0, e  # no --token, no VIDAPI_TOKEN: the kept login
+        login_file.chmod(0o644)
+        code, _, e = await cli("--json", "upload", str(src), "--title", "t", "--channel", "news")
+        assert code == 2
+        assert "can be read by others" in e
+        code, _, e = await cli("logout")
+        assert code == 0
+        assert not login_file.exists()

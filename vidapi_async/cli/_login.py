@@ -1,0 +1,164 @@
+"""``vidapi login`` / ``vidapi logout``: the authorization-code flow, and a token kept for
+the other commands in a file only its owner can read."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import secrets
+import sys
+import urllib.parse
+import webbrowser
+from typing import TYPE_CHECKING
+
+from .. import _errors as e
+from .._auth import OAuth, authorize_url
+from .._client import Client
+from .._tokens import StoredLogin, TokenStore
+from ._exit import EXIT_OK
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["add_login_parsers", "run_login", "run_logout", "stored_client"]
+
+PAGE = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n\r\n"
+    b"<!doctype html><title>vidapi</title><p>Logged in: you can close this tab.</p>"
+)
+
+
+def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "login", help="log in on the platform's page; keep a token for the other commands"
+    )
+    p.add_argument(
+        "--client-id",
+        default=os.environ.get("VIDAPI_CLIENT_ID"),
+        help="your API key (default: $VIDAPI_CLIENT_ID); the secret is read from "
+        "$VIDAPI_CLIENT_SECRET or asked for, never taken from the command line",
+    )
+    p.add_argument("--scope", default="manage_videos", help="space-separated scopes")
+    p.add_argument("--port", type=int, default=0, help="local port for the redirect")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the page")
+    p.add_argument("--no-browser", action="store_true", help="only print the address")
+    sub.add_parser("logout", help="forget the kept login")
+
+
+def _secret() -> str:
+    given = os.environ.get("VIDAPI_CLIENT_SECRET")
+    if given:
+        return given
+    if sys.stdin.isatty():
+        return getpass.getpass("API secret: ")
+    return sys.stdin.readline().rstrip("\n")
+
+
+async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str]) -> tuple[str, str]:
+    """Listen on 127.0.0.1 for the authorize page's redirect: ``(code, state)``."""
+    got: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
+            target = line.split(" ")[1] if line.count(" ") >= 2 else ""
+            query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(target).query))
+            if "code" in query and not got.done():
+                got.set_result((query["code"], query.get("state", "")))
+                writer.write(PAGE)
+            else:
+                writer.write(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+        except (OSError, TimeoutError, IndexError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    try:
+        ready.set_result(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/callback")
+        return await asyncio.wait_for(got, timeout)
+    except TimeoutError:
+        raise e.UsageError(f"no answer from the login page within {timeout:g} s") from None
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def run_login(args: argparse.Namespace, console: Console) -> int:
+    if not args.client_id:
+        raise e.UsageError("no client id: pass --client-id or set VIDAPI_CLIENT_ID")
+    secret = await asyncio.to_thread(_secret)
+    if not secret:
+        raise e.UsageError("no API secret: set VIDAPI_CLIENT_SECRET or type it when asked")
+    scopes = tuple(args.scope.split())
+    state = secrets.token_urlsafe(16)
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.create_task(_wait_for_code(args.port, args.timeout, ready))
+    try:
+        redirect_uri = await asyncio.wait_for(asyncio.shield(ready), 10)
+    except BaseException:
+        waiting.cancel()
+        raise
+    url = authorize_url(
+        args.base_url,
+        client_id=args.client_id,
+        redirect_uri=redirect_uri,
+        scopes=scopes,
+        state=state,
+    )
+    print(f"Open this address to log in:\n{url}", flush=True)
+    if not args.no_browser:
+        await asyncio.to_thread(webbrowser.open, url)
+    code, came_back = await waiting
+    if came_back != state:
+        raise e.UsageError("the login page answered with another state: ignored (try again)")
+    provider = OAuth.authorization_code(
+        args.client_id, secret, code=code, redirect_uri=redirect_uri, scopes=scopes
+    )
+    async with Client(auth=provider, base_url=args.base_url, proxy=args.proxy) as client:
+        token = await client.access_token()
+    store = TokenStore()
+    login = StoredLogin(
+        base_url=args.base_url,
+        client_id=args.client_id,
+        client_secret=secret,
+        access_token=token.token,
+        refresh_token=token.refresh_token,
+        expires_at=token.expires_at,
+        scopes=tuple(sorted(token.scopes)) if token.scopes is not None else scopes,
+    )
+    await asyncio.to_thread(store.save, login)
+    console.print(f"logged in; the token is kept in {store.path} (readable only by you)")
+    return EXIT_OK
+
+
+async def run_logout(console: Console) -> int:
+    store = TokenStore()
+    gone = await asyncio.to_thread(store.delete)
+    console.print(f"forgot the login in {store.path}" if gone else "no login was kept")
+    return EXIT_OK
+
+
+async def stored_client(args: argparse.Namespace) -> Client | None:
+    """A client for the kept login, or ``None``; refreshed tokens are kept again."""
+    store = TokenStore()
+    login = await asyncio.to_thread(store.load)
+    if login is None:
+        return None
+    kept = [login]
+
+    def keep(token: object) -> None:  # on the loop, after a refresh: a small write
+        from .._models import AccessToken
+
+        assert isinstance(token, AccessToken)
+        kept[0] = kept[0].with_token(token)
+        store.save(kept[0])
+
+    return Client(
+        auth=login.provider(on_token=keep),
+        base_url=login.base_url,
+        proxy=args.proxy,
+    )
