@@ -5,6 +5,7 @@ The public names are also in ``vidapi_async``."""
 from ._jobs import BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
+from ._postgres import PostgresJournal
 from ._runner import BatchUploader
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "JobStatus",
     "Journal",
     "MemoryJournal",
+    "PostgresJournal",
     "SQLiteJournal",
     "Stage",
     "SubtitleSpec",

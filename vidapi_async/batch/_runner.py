@@ -44,6 +44,7 @@ from .._files import LocalFile, check_srt_file, inspect_file
 from .._models import UploadSession, Video
 from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key, url_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._postgres import PostgresJournal
 from ._spares import Spares
 
 __all__ = ["BatchUploader"]
@@ -136,6 +137,8 @@ class BatchUploader:
         arg = self._journal_arg
         if arg is None:
             self._journal, self._owns_journal = MemoryJournal(), True
+        elif isinstance(arg, str) and arg.startswith(("postgresql://", "postgres://")):
+            self._journal, self._owns_journal = PostgresJournal(arg), True
         elif isinstance(arg, str | os.PathLike):
             self._journal, self._owns_journal = SQLiteJournal(arg), True
         elif isinstance(arg, Journal):

@@ -1,0 +1,127 @@
+"""The batch journal in PostgreSQL, against a real server.
+
+DSN: ``$VIDAPI_TEST_POSTGRES_DSN`` (default ``postgresql://postgres@127.0.0.1:5432/test``);
+each test uses a schema of its own, dropped after. ``scripts/install-test-system-deps``
+installs and starts PostgreSQL where none answers (as root); the tests skip, saying
+so, where there is still none."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+from .conftest import make_file
+
+psycopg = pytest.importorskip("psycopg")
+pytest.importorskip("psycopg.sql")
+
+DSN = os.environ.get("VIDAPI_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def q(text: str, schema: str) -> object:
+    return psycopg.sql.SQL(text).format(s=psycopg.sql.Identifier(schema))
+
+
+async def connect_or_install() -> psycopg.AsyncConnection[object]:
+    """A connection to the test server; where none answers, the project's script
+    installs and starts PostgreSQL (as root), as the browser test does Chromium."""
+    for attempt in (1, 2):
+        try:
+            return await psycopg.AsyncConnection.connect(DSN, autocommit=True, connect_timeout=5)
+        except psycopg.OperationalError as exc:
+            if attempt == 2:
+                pytest.skip(
+                    f"no PostgreSQL at {DSN} ({type(exc).__name__}); "
+                    "scripts/install-test-system-deps could not start one"
+                )
+        script = Path(__file__).resolve().parent.parent / "scripts" / "install-test-system-deps"
+        proc = await asyncio.create_subprocess_exec(
+            str(script), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+        await proc.wait()
+    raise AssertionError("unreachable")
+
+
+@pytest.fixture
+async def schema() -> AsyncIterator[str]:
+    conn = await connect_or_install()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        yield name
+    finally:
+        await conn.execute(q("drop schema if exists {s} cascade", name))
+        await conn.close()
+
+
+async def test_a_batch_records_its_stages_and_a_rerun_skips_done_jobs(
+    emulator: Emulator, tmp_path: Path, schema: str
+) -> None:
+    files = [make_file(tmp_path / f"p{i}.mp4", 3000 + i) for i in range(5)]
+    jobs = [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+    async with client_for(emulator) as client:
+        for run in (1, 2):
+            journal = va.PostgresJournal(DSN, schema=schema)
+            try:
+                async with va.BatchUploader(client, concurrency=2, journal=journal) as batch:
+                    results = [r async for r in batch.run(jobs)]
+            finally:
+                await journal.close()  # a journal given is the caller's to close
+            expected = va.JobStatus.DONE if run == 1 else va.JobStatus.SKIPPED
+            assert [r.status for r in results] == [expected] * 5
+    journal = va.PostgresJournal(DSN, schema=schema)
+    await journal.open()
+    try:
+        records = await journal.records()
+    finally:
+        await journal.close()
+    assert sorted(r.stage for r in records) == [va.Stage.DONE] * 5
+    assert all(r.video_id for r in records)
+    assert {r.runs for r in records} == {1}
+    assert len(emulator.videos()) == 5
+
+
+async def test_an_unreachable_database_is_refused_before_any_upload(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    journal = va.PostgresJournal("postgresql://u:s3cretpw@127.0.0.1:1/nodb")
+    assert "s3cretpw" not in repr(journal)
+    async with client_for(emulator) as client:
+        with pytest.raises(va.JournalError, match=r"127\.0\.0\.1:1/nodb") as info:
+            async with va.BatchUploader(client, journal=journal):
+                pass
+    assert "s3cretpw" not in str(info.value)
+    assert emulator.requests == []
+
+
+async def test_a_foreign_or_newer_journal_is_refused(schema: str) -> None:
+    journal = va.PostgresJournal(DSN, schema=schema)
+    await journal.open()
+    await journal.save(va.JobRecord("k"))
+    await journal.close()
+    conn = await psycopg.AsyncConnection.connect(DSN, autocommit=True)
+    try:
+        await conn.execute(q("update {s}.jobs set stage = 'teleported'", schema))
+        with pytest.raises(va.JournalError, match="unknown stage 'teleported'"):
+            await va.PostgresJournal(DSN, schema=schema).open()
+        await conn.execute(q("update {s}.jobs set stage = 'done'", schema))
+        await conn.execute(q("update {s}.meta set value = '99' where name = 'version'", schema))
+        with pytest.raises(va.JournalError, match="newer"):
+            await va.PostgresJournal(DSN, schema=schema).open()
+    finally:
+        await conn.close()
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(va.UsageError, match="schema"):
+        va.PostgresJournal(DSN, schema="x; drop table")
+    with pytest.raises(va.UsageError, match="DSN"):
+        va.PostgresJournal("")
