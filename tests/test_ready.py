@@ -57,6 +57,8 @@ async def test_running_out_of_time_is_a_timeout_error_that_says_how_far_it_got(
     err = info.value
     assert isinstance(err, va.ReadyTimeoutError)
     assert isinstance(err, va.VidapiError)
+    assert not isinstance(err, va.EncodingError)  # nothing failed: it may still be ready
+    assert err.video_id == video.id
     assert err.status == "processing"
     assert err.encoding_progress is not None
     assert 0 <= err.encoding_progress < 100

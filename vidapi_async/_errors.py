@@ -35,7 +35,7 @@ The tree::
     │   ├── NotRewindableError         a one-pass source failed part-way: no retry possible
     │   └── SourceError                ``upload_from_url``: the source answered an error
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
-    │   └── ReadyTimeoutError(TimeoutError)  it was not ready within the time given
+    ├── ReadyTimeoutError(TimeoutError)  ``wait_until_ready``: not ready in the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
 
 aiohttp's exceptions never escape: ``vidapi_async._aio`` translates every one of them
@@ -351,19 +351,20 @@ class EncodingError(VidapiError):
         self.status = status
 
 
-class ReadyTimeoutError(EncodingError, TimeoutError):
-    """``wait_until_ready`` ran out of time; the video may still become ready.
-    ``status`` and ``encoding_progress`` are the last ones seen."""
+class ReadyTimeoutError(VidapiError, TimeoutError):
+    """``wait_until_ready`` ran out of time; the video may still become ready (not an
+    ``EncodingError``: nothing failed). ``status`` and ``encoding_progress`` are the
+    last ones seen."""
 
     def __init__(
         self, video_id: str, status: str | None, encoding_progress: int | None, timeout: float
     ) -> None:
         progress = "" if encoding_progress is None else f", encoding at {encoding_progress}%"
         super().__init__(
-            video_id,
-            status,
-            f"video {video_id} not ready after {timeout:g} s (status {status!r}{progress})",
+            f"video {video_id} not ready after {timeout:g} s (status {status!r}{progress})"
         )
+        self.video_id = video_id
+        self.status = status
         self.encoding_progress = encoding_progress
         self.timeout = timeout
 
