@@ -186,6 +186,8 @@ class Transport:
         never the API's token. With ``headers``, a redirect is refused (it could carry
         them to another host); without, it is followed."""
         session = self._get_session()
+        if self._rate is not None:
+            await self._rate.wait()
         agent = {"User-Agent": USER_AGENT} if "User-Agent" not in session.headers else {}
         timeout = aiohttp.ClientTimeout(
             total=None, connect=timeouts.connect, sock_read=timeouts.upload_read
