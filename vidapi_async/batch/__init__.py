@@ -7,10 +7,12 @@ from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
 from ._runner import BatchUploader
+from ._shared import Enqueued, SharedBatch
 
 __all__ = [
     "BatchProgress",
     "BatchUploader",
+    "Enqueued",
     "JobRecord",
     "JobResult",
     "JobStatus",
@@ -18,6 +20,7 @@ __all__ = [
     "MemoryJournal",
     "PostgresJournal",
     "SQLiteJournal",
+    "SharedBatch",
     "Stage",
     "SubtitleSpec",
     "UploadJob",

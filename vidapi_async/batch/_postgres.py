@@ -72,6 +72,8 @@ class PostgresJournal:
         return sql.SQL(text).format(s=sql.Identifier(self.schema))
 
     async def open(self) -> None:
+        if self._conn is not None:
+            return  # open already (a batch given an open journal)
         try:
             import psycopg
         except ImportError:

@@ -238,6 +238,12 @@ class BatchUploader:
         finally:
             await self._stop_tasks()
 
+    async def run_one(self, job: UploadJob) -> JobResult:
+        """One job through the pipeline, outside ``run`` (a queue worker's task)."""
+        if self._journal is None:
+            raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        return await self._run_job(job)
+
     async def _run_job(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         try:

@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--journal",
         default="vidapi-journal.sqlite",
-        help="progress file; a re-run skips done jobs and resumes the rest",
+        help="progress file; a re-run skips done jobs and resumes the rest; or "
+        "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share",
     )
     p.add_argument(
         "--chunked",
@@ -44,6 +45,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="every file chunked (default: files of 64 MiB or more, resumably)",
     )
     p.add_argument("--workers", type=int, default=4, help="ranges in flight per chunked file")
+    p.add_argument(
+        "--enqueue-only",
+        action="store_true",
+        help="with a postgresql:// journal: enqueue the jobs and exit (workers run them)",
+    )
     p.add_argument(
         "--wait-ready",
         action="store_true",

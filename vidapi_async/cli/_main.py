@@ -25,6 +25,7 @@ from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
 from ._progress import upload_with_bar, wait_with_bar
+from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status, run_worker
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
+    add_shared_parsers(sub)
 
     up = sub.add_parser("upload", help="upload a file and create the video")
     up.add_argument("file")
@@ -200,6 +202,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return await run_demo(console, serve=not args.no_serve, ports=(args.port, args.upload_port))
     if cmd == "embed":
         return _embed(args)
+    if cmd == "status":
+        return await run_status(args, console)
     if cmd == "login":
         return await run_login(args, console)
     if cmd == "logout":
@@ -208,6 +212,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     async with client or _client(args) as client:
         if cmd == "upload":
             return await _upload(args, client, console)
+        if cmd == "batch" and is_shared(args.journal):
+            return await run_shared_batch(args, client, console)
+        if cmd == "worker":
+            return await run_worker(args, client, console)
         if cmd == "batch":
             from ._batch import run_batch
 

@@ -1,0 +1,189 @@
+"""One batch on a shared procrastinate queue in PostgreSQL, against a real server.
+
+Each test gets a database of its own (created, then dropped), so procrastinate's tables
+start empty. The DSN's server is ``$VIDAPI_TEST_POSTGRES_DSN``'s (see
+test_postgres_journal)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sys
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.batch import SharedBatch
+from vidapi_async.emulator import Emulator, Faults
+from vidapi_async.testing import client_for
+
+from .conftest import make_file
+from .test_postgres_journal import DSN, connect_or_install
+
+psycopg = pytest.importorskip("psycopg")
+pytest.importorskip("procrastinate")
+
+
+@pytest.fixture
+async def dsn() -> AsyncIterator[str]:
+    admin = await connect_or_install()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    await admin.execute(psycopg.sql.SQL("create database {}").format(psycopg.sql.Identifier(name)))
+    try:
+        yield DSN.rsplit("/", 1)[0] + "/" + name
+    finally:
+        await admin.execute(
+            psycopg.sql.SQL("drop database if exists {} with (force)").format(
+                psycopg.sql.Identifier(name)
+            )
+        )
+        await admin.close()
+
+
+def jobs_for(files: list[Path]) -> list[va.UploadJob]:
+    return [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+
+
+def uploads_per_title(emu: Emulator) -> Counter[str]:
+    return Counter(v["title"] for v in emu.videos())
+
+
+async def test_enqueue_twice_adds_nothing_and_one_worker_finishes(
+    emulator: Emulator, tmp_path: Path, dsn: str
+) -> None:
+    files = [make_file(tmp_path / f"q{i}.mp4", 3000 + i) for i in range(6)]
+    async with SharedBatch(dsn) as shared:
+        first = await shared.enqueue(jobs_for(files))
+        again = await shared.enqueue(jobs_for(files))
+        assert (first.added, first.already) == (6, 0)
+        assert (again.added, again.already) == (0, 6)
+        status = await shared.status()
+        assert set(status) >= {"queued", "running", "done", "failed", "stages"}
+        assert status["queued"] == 6
+        async with client_for(emulator) as client:
+            await asyncio.wait_for(shared.work(client, concurrency=3, until_empty=True), 60)
+        status = await shared.status()
+        assert (status["queued"], status["running"], status["done"]) == (0, 0, 6)
+        assert status["stages"] == {"done": 6}
+        done_again = await shared.enqueue(jobs_for(files))
+        assert (done_again.added, done_again.already) == (0, 6)
+    assert uploads_per_title(emulator) == Counter(f.name for f in files)
+
+
+def worker_cmd(emu: Emulator, dsn: str, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "--token",
+        emu.token,
+        "--base-url",
+        emu.base_url,
+        "worker",
+        "--journal",
+        dsn,
+        "--concurrency",
+        "2",
+        *extra,
+    ]
+
+
+async def spawn(cmd: list[str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *cmd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+
+
+def assert_one_video_per_file(emu: Emulator, files: list[Path]) -> None:
+    assert uploads_per_title(emu) == Counter(f.name for f in files)
+    for video in emu.videos():
+        record = emu.state.get("file", video["url"].split("#", 1)[0])
+        assert record is not None
+        assert Path(record["path"]).read_bytes() == (files[0].parent / video["title"]).read_bytes()
+
+
+async def test_two_workers_share_the_queue_each_file_once(tmp_path: Path, dsn: str) -> None:
+    files = [make_file(tmp_path / f"w{i:02d}.mp4", 5000 + i) for i in range(24)]
+    async with Emulator(faults=Faults(latency=0.02)) as emu:
+        async with SharedBatch(dsn) as shared:
+            assert (await shared.enqueue(jobs_for(files))).added == 24
+        procs = [await spawn(worker_cmd(emu, dsn, "--until-empty")) for _ in range(2)]
+        for proc in procs:
+            _, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        uploads = [r for r in emu.requests if r.host == "upload" and r.method == "POST"]
+        assert len(uploads) == 24  # each file uploaded once, across both workers
+        assert_one_video_per_file(emu, files)
+        async with SharedBatch(dsn) as shared:
+            status = await shared.status()
+    assert (status["done"], status["queued"], status["running"]) == (24, 0, 0)
+
+
+async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
+    tmp_path: Path, dsn: str
+) -> None:
+    rng = random.Random(7)
+    files = [make_file(tmp_path / f"k{i:02d}.mp4", 40_000 + i) for i in range(30)]
+    async with Emulator(faults=Faults(latency=0.03)) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        cmd = worker_cmd(emu, dsn, "--stalled-after", "2")
+        workers = [await spawn(cmd) for _ in range(3)]
+        kills = 0
+        try:
+            while kills < 6:
+                # a kill once work is flowing (workers take a while to start)
+                seen = len(emu.requests)
+                while len(emu.requests) < seen + 3:  # noqa: ASYNC110 - waiting for traffic
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(rng.uniform(0.0, 0.2))
+                victim = rng.randrange(len(workers))
+                workers[victim].send_signal(signal.SIGKILL)
+                await workers[victim].wait()
+                kills += 1
+                workers[victim] = await spawn(cmd)
+        finally:
+            for proc in workers:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGTERM)
+            for proc in workers:
+                await asyncio.wait_for(proc.communicate(), 60)
+        last = await spawn(worker_cmd(emu, dsn, "--stalled-after", "2", "--until-empty"))
+        _, err = await asyncio.wait_for(last.communicate(), 180)
+        assert last.returncode == 0, err.decode()[-2000:]
+        assert_one_video_per_file(emu, files)
+        async with SharedBatch(dsn) as shared:
+            records = await shared.journal.records()
+            status = await shared.status()
+        started = len([r for r in emu.requests if r.host == "upload" and r.method == "POST"])
+    assert status["done"] == 30
+    # the kills fell mid-job: some jobs were begun again by another worker (an upload
+    # sent twice, or a job run twice), and still no video was made twice
+    assert started > 30 or any(r.runs > 1 for r in records), (started, [r.runs for r in records])
+
+
+async def test_a_quota_refusal_seen_by_one_worker_stops_them_all(tmp_path: Path, dsn: str) -> None:
+    files = [make_file(tmp_path / f"z{i:02d}.mp4", 6000 + i) for i in range(16)]
+    async with Emulator(faults=Faults(videos_per_day=4, latency=0.01)) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        procs = [await spawn(worker_cmd(emu, dsn, "--until-empty")) for _ in range(2)]
+        for proc in procs:
+            _, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        uploads = len([r for r in emu.requests if r.host == "upload" and r.method == "POST"])
+        async with SharedBatch(dsn) as shared:
+            status = await shared.status()
+            until = await shared.quota_until()
+        videos = len(emu.videos())
+    assert videos == 4
+    assert (status["done"], status["failed"]) == (4, 12)
+    assert until is not None  # kept for every worker until the reset
+    # 4 created, the refused one, and at most the other pipelines already under way
+    # (2 workers x 2): never the whole queue
+    assert uploads <= 4 + 1 + 4

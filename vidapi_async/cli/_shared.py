@@ -1,0 +1,145 @@
+"""``vidapi batch --journal postgresql://...``, ``vidapi worker``, ``vidapi status``: one
+batch worked on from many hosts through a shared queue in PostgreSQL."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from typing import TYPE_CHECKING
+
+from .._client import Client
+from ..batch import SharedBatch
+from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["add_shared_parsers", "is_shared", "run_shared_batch", "run_status", "run_worker"]
+
+
+def is_shared(journal: str | None) -> bool:
+    return bool(journal) and str(journal).startswith(("postgresql://", "postgres://"))
+
+
+def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    w = sub.add_parser("worker", help="run jobs from a shared queue (any host)")
+    w.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    w.add_argument("--concurrency", type=int, default=8)
+    w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
+    w.add_argument(
+        "--stalled-after",
+        type=float,
+        default=60.0,
+        help="seconds without a heartbeat before a worker's jobs are taken over",
+    )
+    s = sub.add_parser("status", help="counts of a shared queue's jobs, per status and stage")
+    s.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
+
+
+async def _until_signalled(work: asyncio.Task[None]) -> None:
+    """SIGTERM or SIGINT: stop taking jobs; the worker finishes or hands back its own."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, work.cancel)
+    try:
+        await work
+    except asyncio.CancelledError:
+        if not work.cancelled():
+            raise
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
+    async with SharedBatch(args.journal) as shared:
+        work = asyncio.create_task(
+            shared.work(
+                client,
+                concurrency=args.concurrency,
+                until_empty=args.until_empty,
+                stalled_after=args.stalled_after,
+            )
+        )
+        await _until_signalled(work)
+        status = await shared.status()
+    console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
+    return EXIT_OK
+
+
+async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ._batch import _read_in_thread
+
+    async with SharedBatch(args.journal) as shared:
+        # read lazily, a row at a time off the loop: memory does not grow with the count
+        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
+        console.print(
+            f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
+            "running already",
+            highlight=False,
+        )
+        for path in enqueued.unreadable:
+            console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
+        if args.enqueue_only:
+            return EXIT_OK
+        work = asyncio.create_task(
+            shared.work(client, concurrency=args.concurrency, until_empty=True)
+        )
+        await _until_signalled(work)
+        status = await shared.status()
+    _print_status(args, console, status)
+    return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
+
+
+def _print_status(args: argparse.Namespace, console: Console, status: dict[str, object]) -> None:
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title="shared batch")
+    table.add_column("jobs")
+    table.add_column("count")
+    for name in ("queued", "running", "done", "failed"):
+        table.add_row(name, str(status[name]))
+    stages = status["stages"]
+    assert isinstance(stages, dict)
+    for stage, n in sorted(stages.items()):
+        table.add_row(f"stage {stage}", str(n))
+    console.print(table)
+
+
+async def run_status(args: argparse.Namespace, console: Console) -> int:
+    async with SharedBatch(args.journal) as shared:
+        if not args.watch:
+            _print_status(args, console, await shared.status())
+            return EXIT_OK
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        ) as bar:
+            task = bar.add_task("jobs done", total=None)
+            while True:
+                status = await shared.status()
+                done, failed = int(status["done"]), int(status["failed"])
+                left = int(status["queued"]) + int(status["running"])
+                bar.update(task, completed=done + failed, total=done + failed + left)
+                if left == 0:
+                    break
+                await asyncio.sleep(1.0)
+        _print_status(args, console, status)
+    return EXIT_OK
