@@ -7,6 +7,7 @@ test_postgres_journal)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import signal
 import sys
@@ -187,3 +188,35 @@ async def test_a_quota_refusal_seen_by_one_worker_stops_them_all(tmp_path: Path,
     # 4 created, the refused one, and at most the other pipelines already under way
     # (2 workers x 2): never the whole queue
     assert uploads <= 4 + 1 + 4
+
+
+async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    files = [make_file(folder / f"c{i}.mp4", 4000 + i) for i in range(5)]
+    async with Emulator() as emu:
+        base = [sys.executable, "-m", "vidapi_async.cli", "--token", emu.token]
+        base += ["--base-url", emu.base_url]
+
+        async def cli(*args: str) -> tuple[int, str, str]:
+            proc = await asyncio.create_subprocess_exec(
+                *base, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode is not None
+            return proc.returncode, out.decode(), err.decode()
+
+        batch = ["batch", str(folder), "--channel", "news", "--journal", dsn]
+        code, out, err = await cli(*batch, "--enqueue-only")
+        assert code == 0, err
+        assert "enqueued 5 job(s)" in out + err
+        code, out, err = await cli(*batch, "--enqueue-only")
+        assert "enqueued 0 job(s); 5 were done, queued or running already" in out + err
+        code, out, err = await cli("--json", "status", "--journal", dsn)
+        assert code == 0, err
+        assert json.loads(out) == {"queued": 5, "running": 0, "done": 0, "failed": 0, "stages": {}}
+        code, out, err = await cli("--json", *batch)  # enqueues nothing more, works them
+        assert code == 0, err
+        status = json.loads(out)
+        assert (status["done"], status["queued"], status["stages"]) == (5, 0, {"done": 5})
+        assert uploads_per_title(emu) == Counter(f.stem for f in files)
