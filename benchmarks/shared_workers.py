@@ -2,11 +2,12 @@
 processes, and the time and memory of enqueuing many jobs.
 
     python benchmarks/shared_workers.py [--jobs 240] [--workers 1,2,4,8] [--latency 0.05]
+        [--concurrency 8]
         [--enqueue 100000] [--dsn postgresql://postgres@127.0.0.1:5432/test]
 
 The emulator runs in its own process with ``--latency`` seconds added to every request;
 each round gets a fresh database; the jobs (files of 64 KiB) are enqueued first, then N
-``vidapi worker --until-empty --concurrency 8`` processes start together and the time
+``vidapi worker --until-empty --concurrency C`` processes start together and the time
 until the last exits is measured. The enqueue measure runs in a fresh child that enqueues
 url jobs (no files needed) and reports its time and peak RSS, with a 1,000-job run as
 the baseline of memory.
@@ -98,13 +99,13 @@ def run_enqueue(dsn: str, count: int) -> dict[str, float]:
         drop_db(dsn, db)
 
 
-def run_workers(dsn: str, base: str, folder: str, workers: int) -> float:
+def run_workers(dsn: str, base: str, folder: str, workers: int, concurrency: int) -> float:
     db = fresh_db(dsn)
     try:
         enqueue_files(db, folder)
         cmd = [
             sys.executable, "-m", "vidapi_async.cli", "--token", "demo-token", "--base-url",
-            base, "worker", "--journal", db, "--concurrency", "8", "--until-empty",
+            base, "worker", "--journal", db, "--concurrency", str(concurrency), "--until-empty",
         ]  # fmt: skip
         start = time.perf_counter()
         procs = [
@@ -124,6 +125,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=240)
     parser.add_argument("--workers", default="1,2,4,8")
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=8, help="of each worker")
     parser.add_argument("--enqueue", type=int, default=100_000)
     parser.add_argument("--dsn", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
@@ -134,11 +136,11 @@ def main() -> None:
         try:
             print(
                 f"{args.jobs} jobs of 64 KiB, {args.latency * 1000:.0f} ms per request, "
-                "workers at concurrency 8"
+                f"workers at concurrency {args.concurrency}"
             )
             one = None
             for n in (int(w) for w in args.workers.split(",")):
-                seconds = run_workers(args.dsn, base, folder, n)
+                seconds = run_workers(args.dsn, base, folder, n, args.concurrency)
                 rate = args.jobs / seconds
                 one = one or rate
                 print(
