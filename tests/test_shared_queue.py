@@ -220,3 +220,23 @@ async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str)
         status = json.loads(out)
         assert (status["done"], status["queued"], status["stages"]) == (5, 0, {"done": 5})
         assert uploads_per_title(emu) == Counter(f.stem for f in files)
+
+
+async def test_a_request_rate_shared_by_two_workers(tmp_path: Path, dsn: str) -> None:
+    """Two workers each allowed 'the shared 8 per second': together they start no more
+    than 8 requests a second (each alone would allow 8, together 16)."""
+    files = [make_file(tmp_path / f"r{i}.mp4", 3000 + i) for i in range(6)]
+    async with Emulator() as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        cmd = worker_cmd(emu, dsn, "--until-empty", "--max-requests-per-second", "8")
+        procs = [await spawn(cmd) for _ in range(2)]
+        for proc in procs:
+            _, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        arrivals = sorted(r.at for r in emu.requests)
+        assert_one_video_per_file(emu, files)
+    # n requests at 8/s in all span at least (n - 1) / 8 s at the server, less jitter;
+    # two unshared limiters would have let them through in half that
+    assert len(arrivals) >= 18
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 8 * 0.8

@@ -6,8 +6,16 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Protocol
 
-__all__ = ["Bandwidth", "RequestRate"]
+__all__ = ["Bandwidth", "Pacer", "RequestRate"]
+
+
+class Pacer(Protocol):
+    """Anything that makes a request wait for its slot (``RequestRate``, or one shared
+    by many processes)."""
+
+    async def wait(self) -> None: ...
 
 
 class RequestRate:

@@ -20,7 +20,7 @@ import yarl
 
 from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
-from .._limits import Bandwidth, RequestRate
+from .._limits import Bandwidth, Pacer, RequestRate
 from .._protocol import Proxy, proxy_for, url_for_humans
 from ._compat import connector_ssl
 from ._pump import Connection, FileRegion, UploadPump
@@ -65,7 +65,7 @@ class Transport:
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
         proxies: Mapping[str, str] | None = None,
-        rate: RequestRate | None = None,
+        rate: RequestRate | Pacer | None = None,
         bandwidth: Bandwidth | None = None,
     ) -> None:
         self._session = session

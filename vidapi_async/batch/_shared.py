@@ -41,7 +41,7 @@ from ._runner import BatchUploader, _each
 if TYPE_CHECKING:
     import procrastinate
 
-__all__ = ["SharedBatch"]
+__all__ = ["SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
@@ -208,10 +208,15 @@ class SharedBatch:
         until_empty: bool = False,
         stalled_after: float = 60.0,
         poll: float = 1.0,
+        max_requests_per_second: float | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
-        queued and none is held by a worker with a fresh heartbeat."""
+        queued and none is held by a worker with a fresh heartbeat.
+        ``max_requests_per_second``: a rate shared by every worker that gives one (the
+        client's requests wait for slots handed out by PostgreSQL)."""
         app = self._ready()
+        if max_requests_per_second is not None:
+            client._transport._rate = self.shared_rate(max_requests_per_second)
         runner = BatchUploader(client, concurrency=concurrency, journal=self.journal)
         async with runner:
             context = {"shared": self, "runner": runner}
@@ -288,6 +293,13 @@ class SharedBatch:
                 (wait,),
             )
 
+    # --- a request rate shared by every worker ---------------------------------------------
+
+    def shared_rate(self, per_second: float) -> SharedRate:
+        """A limiter whose slots are handed out by PostgreSQL: every worker's client
+        that uses it starts at most ``per_second`` requests per second in all."""
+        return SharedRate(self, per_second)
+
     # --- status --------------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
@@ -360,3 +372,33 @@ async def _pipeline_task(context: Any, key: str) -> None:
         isinstance(error, APIError) and error.status is None
     ):
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+
+
+class SharedRate:
+    """``RequestRate`` across processes: the next free slot lives in the ``flags`` table
+    (row ``rate``); each request takes one in a single statement, then waits for it."""
+
+    def __init__(self, shared: SharedBatch, per_second: float) -> None:
+        if not per_second > 0:
+            raise UsageError("per_second must be above 0")
+        self._shared = shared
+        self.per_second = per_second
+
+    async def wait(self) -> None:
+        journal = self._shared.journal
+        step = 1.0 / self.per_second
+        async with journal._lock:
+            row = await (
+                await journal._connected().execute(
+                    journal._q(
+                        "insert into {s}.flags values ('rate', now() + %s * interval '1 second') "
+                        "on conflict (name) do update set until = "
+                        "greatest({s}.flags.until, now()) + %s * interval '1 second' "
+                        "returning extract(epoch from until - now()) - %s"
+                    ),
+                    (step, step, step),
+                )
+            ).fetchone()
+        delay = float(row[0]) if row is not None else 0.0
+        if delay > 0:
+            await asyncio.sleep(delay)

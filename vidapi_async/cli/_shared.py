@@ -34,6 +34,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         default=60.0,
         help="seconds without a heartbeat before a worker's jobs are taken over",
     )
+    w.add_argument(
+        "--max-requests-per-second",
+        type=float,
+        default=None,
+        metavar="R",
+        help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
+    )
     s = sub.add_parser("status", help="counts of a shared queue's jobs, per status and stage")
     s.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
     s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
@@ -62,6 +69,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                 concurrency=args.concurrency,
                 until_empty=args.until_empty,
                 stalled_after=args.stalled_after,
+                max_requests_per_second=args.max_requests_per_second,
             )
         )
         await _until_signalled(work)
