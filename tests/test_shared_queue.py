@@ -240,3 +240,24 @@ async def test_a_request_rate_shared_by_two_workers(tmp_path: Path, dsn: str) ->
     # two unshared limiters would have let them through in half that
     assert len(arrivals) >= 18
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 8 * 0.8
+
+
+async def test_sigterm_finishes_or_hands_back_the_jobs_in_flight(tmp_path: Path, dsn: str) -> None:
+    files = [make_file(tmp_path / f"t{i:02d}.mp4", 30_000 + i) for i in range(12)]
+    async with Emulator(faults=Faults(latency=0.05)) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        worker = await spawn(worker_cmd(emu, dsn))
+        while len(emu.requests) < 4:  # noqa: ASYNC110 - waiting for jobs to be in flight
+            await asyncio.sleep(0.02)
+        worker.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(worker.communicate(), 60)
+        assert worker.returncode == 0, err.decode()[-2000:]
+        async with SharedBatch(dsn) as shared:
+            after_stop = await shared.status()
+        assert after_stop["running"] == 0  # nothing left held by the stopped worker
+        assert after_stop["done"] < 12  # it stopped part-way
+        last = await spawn(worker_cmd(emu, dsn, "--until-empty"))
+        _, err = await asyncio.wait_for(last.communicate(), 120)
+        assert last.returncode == 0, err.decode()[-2000:]
+        assert_one_video_per_file(emu, files)
