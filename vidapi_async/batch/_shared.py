@@ -34,7 +34,6 @@ from .._errors import (
     UsageError,
 )
 from ._jobs import JobResult, JobStatus, SubtitleSpec, UploadJob, file_key, url_key
-from ._journal import Stage
 from ._postgres import PostgresJournal
 from ._runner import BatchUploader, _each
 
@@ -166,25 +165,22 @@ class SharedBatch:
             except OSError:
                 unreadable.append(job.where)
                 continue
-            record = await self.journal.load(key)
-            if record is not None and record.stage is Stage.DONE:
-                already += 1
-                continue
+            # One round trip: keep the spec, and learn whether the job is done already
+            # or queued or running (then nothing is added).
             async with self.journal._lock:
-                await conn.execute(
-                    q(
-                        "insert into {s}.specs values (%s, %s) "
-                        "on conflict (key) do update set spec = excluded.spec"
-                    ),
-                    (key, json.dumps(_spec(job))),
-                )
-                live = await (
+                row = await (
                     await conn.execute(
-                        "select 1 from procrastinate_jobs where lock = %s "
-                        "and status in ('todo', 'doing') limit 1",
-                        (key,),
+                        q(
+                            "with kept as (insert into {s}.specs values (%s, %s) "
+                            "on conflict (key) do update set spec = excluded.spec) "
+                            "select exists(select 1 from {s}.jobs where key = %s "
+                            "and stage = 'done') or exists(select 1 from procrastinate_jobs "
+                            "where lock = %s and status in ('todo', 'doing'))"
+                        ),
+                        (key, json.dumps(_spec(job)), key, key),
                     )
                 ).fetchone()
+            live = True if row is not None and row[0] else None
             if live is not None:
                 already += 1
                 continue
