@@ -180,3 +180,21 @@ async def test_path_keyword_still_works_and_size_goes_with_streams(
         with pytest.raises(va.UsageError, match="once"):
             await client.upload_file(path, path=path)
     assert stored(emulator, uploaded) == DATA
+
+
+async def test_an_abort_between_two_chunks_is_not_missed() -> None:
+    """The upload thread asks the loop for chunk after chunk; a cancellation that lands
+    between two asks must stop the next one (it waited for ever on a stalled source)."""
+    from vidapi_async._sources import AsyncIterStream
+
+    async def stalling() -> AsyncIterator[bytes]:
+        yield b"a" * 10
+        await asyncio.Event().wait()
+        yield b""
+
+    stream = AsyncIterStream(stalling(), "s", asyncio.get_running_loop())
+    view = memoryview(bytearray(10))
+    assert await asyncio.to_thread(stream.readinto, view) == 10
+    stream.abort()  # nothing is pending now: the next ask must not be made
+    with pytest.raises(ConnectionAbortedError):
+        await asyncio.wait_for(asyncio.to_thread(stream.readinto, view), 5)

@@ -11,6 +11,7 @@ import concurrent.futures
 import io
 import os
 import tempfile
+import threading
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import IO, Any, Protocol, TypeAlias
 
@@ -118,11 +119,16 @@ class AsyncIterStream:
         self._taken = 0
         self._done = False
         self._pending: concurrent.futures.Future[bytes] | None = None
+        self._stopped = False
+        self._lock = threading.Lock()
         self.name = name
 
     def abort(self) -> None:
-        """From the loop: stop waiting for the next chunk (the upload is cancelled)."""
-        pending = self._pending
+        """From the loop: stop waiting for the next chunk (the upload is cancelled),
+        and never ask for another (an abort between two chunks is not missed)."""
+        with self._lock:
+            self._stopped = True
+            pending = self._pending
         if pending is not None:
             pending.cancel()
 
@@ -138,9 +144,12 @@ class AsyncIterStream:
 
     def readinto(self, view: memoryview) -> int:
         while not self._left and not self._done:
-            self._pending = asyncio.run_coroutine_threadsafe(self._next(), self._loop)
+            with self._lock:
+                if self._stopped:
+                    raise ConnectionAbortedError("the upload was cancelled")
+                self._pending = pending = asyncio.run_coroutine_threadsafe(self._next(), self._loop)
             try:
-                chunk = self._pending.result()
+                chunk = pending.result()
             except StopAsyncIteration:
                 self._done = True
                 break
