@@ -42,6 +42,13 @@ def fast_retry(attempts: int = 8) -> va.RetryPolicy:
     )
 
 
+def stored_bytes(emulator: Emulator, url: str) -> bytes:
+    """The bytes the emulator stored for an uploaded file's url (descriptor or video)."""
+    record = emulator.state.get("file", url.split("#", 1)[0])
+    assert record is not None, url
+    return Path(record["path"]).read_bytes()
+
+
 def make_file(path: Path, size: int) -> Path:
     """A file of ``size`` random bytes."""
     with open(path, "wb") as f:

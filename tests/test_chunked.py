@@ -12,15 +12,9 @@ from vidapi_async._protocol import ChunkedUpload, regions
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
-from .conftest import fast_retry, make_file
+from .conftest import fast_retry, make_file, stored_bytes
 
 CHUNK = 256 * 1024
-
-
-def stored_bytes(emulator: Emulator, uploaded: va.UploadedFile) -> bytes:
-    record = emulator.state.get("file", uploaded.url.split("#")[0])
-    assert record is not None
-    return Path(record["path"]).read_bytes()
 
 
 def data_posts(emulator: Emulator, since: int = 0) -> list[tuple[int, int]]:
@@ -61,7 +55,7 @@ async def test_parallel_ranges_arrive_out_of_order_and_assemble_exactly(
             range_size=CHUNK,
             progress=lambda done, total: seen.append(done),
         )
-    assert stored_bytes(emulator, uploaded) == src.read_bytes()
+    assert stored_bytes(emulator, uploaded.url) == src.read_bytes()
     posts = data_posts(emulator)
     assert len(posts) == 21
     assert posts != sorted(posts)  # the workers interleave: not in file order
@@ -80,7 +74,7 @@ async def test_a_failed_chunk_is_resent_alone(emulator: Emulator, tmp_path: Path
     )
     async with client_for(emulator, retry=fast_retry(10)) as client:
         uploaded = await client.upload_file(src, chunked=True, workers=3, range_size=CHUNK)
-    assert stored_bytes(emulator, uploaded) == src.read_bytes()
+    assert stored_bytes(emulator, uploaded.url) == src.read_bytes()
     posts = data_posts(emulator)
     resent = {p for p in posts if posts.count(p) > 1}
     assert resent, "the fault injection should have failed some chunks"
@@ -94,7 +88,7 @@ async def test_a_dropped_connection_resumes_from_the_servers_ranges(
     emulator.faults.update({"reset_rate": 0.25, "paths": ["/upload"], "seed": 11})
     async with client_for(emulator, retry=fast_retry(10)) as client:
         uploaded = await client.upload_file(src, chunked=True, workers=2, range_size=CHUNK)
-    assert stored_bytes(emulator, uploaded) == src.read_bytes()
+    assert stored_bytes(emulator, uploaded.url) == src.read_bytes()
     asks = [
         r for r in emulator.requests if r.headers.get("Content-Range", "").startswith("bytes */")
     ]
@@ -133,7 +127,7 @@ async def test_a_new_client_resumes_an_interrupted_upload(
         uploaded = await fresh.upload_file(
             src, upload_session=session, chunked=True, workers=3, range_size=CHUNK, resume=True
         )
-    assert stored_bytes(emulator, uploaded) == src.read_bytes()
+    assert stored_bytes(emulator, uploaded.url) == src.read_bytes()
     sent_after = set(data_posts(emulator, since=before))
     assert sent_after == {(i, i + CHUNK - 1) for i in range(6 * CHUNK, 10 * CHUNK, CHUNK)}
     assert not (sent_after & held_before), "ranges the server held were sent again"

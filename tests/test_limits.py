@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from pathlib import Path
 
 import pytest
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
+
+from .conftest import stored_bytes
 
 
 async def test_requests_start_no_faster_than_the_rate(emulator: Emulator) -> None:
@@ -42,9 +43,7 @@ async def test_uploads_share_the_bandwidth(emulator: Emulator) -> None:
     # 1.2 MB at 1 MB/s: at least 1.2 s less the first piece (1/20 s), whatever the load
     assert elapsed >= 1.2 - 0.05 - 0.02
     for blob, up in zip(data, uploaded, strict=True):
-        record = emulator.state.get("file", up.url.split("#", 1)[0])
-        assert record is not None
-        assert Path(record["path"]).read_bytes() == blob
+        assert stored_bytes(emulator, up.url) == blob
 
 
 async def test_cancelling_a_paced_upload_returns_at_once(emulator: Emulator) -> None:

@@ -23,7 +23,7 @@ from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
-from .conftest import make_file
+from .conftest import make_file, stored_bytes
 from .test_postgres_journal import DSN, connect_or_install
 
 psycopg = pytest.importorskip("psycopg")
@@ -103,9 +103,7 @@ async def spawn(cmd: list[str]) -> asyncio.subprocess.Process:
 def assert_one_video_per_file(emu: Emulator, files: list[Path]) -> None:
     assert uploads_per_title(emu) == Counter(f.name for f in files)
     for video in emu.videos():
-        record = emu.state.get("file", video["url"].split("#", 1)[0])
-        assert record is not None
-        assert Path(record["path"]).read_bytes() == (files[0].parent / video["title"]).read_bytes()
+        assert stored_bytes(emu, video["url"]) == (files[0].parent / video["title"]).read_bytes()
 
 
 async def test_two_workers_share_the_queue_each_file_once(tmp_path: Path, dsn: str) -> None:

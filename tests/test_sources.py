@@ -19,13 +19,9 @@ import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
+from .conftest import stored_bytes
+
 DATA = os.urandom(300_000)
-
-
-def stored(emu: Emulator, uploaded: va.UploadedFile) -> bytes:
-    record = emu.state.get("file", uploaded.url.split("#", 1)[0])
-    assert record is not None
-    return Path(record["path"]).read_bytes()
 
 
 def names(emu: Emulator) -> list[str]:
@@ -56,7 +52,7 @@ async def test_bytes_like_sources(emulator: Emulator, kind: str) -> None:
     source = {"bytes": DATA, "bytearray": bytearray(DATA), "memoryview": memoryview(DATA)}[kind]
     async with client_for(emulator) as client:
         uploaded = await client.upload_file(source)
-    assert stored(emulator, uploaded) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
     assert names(emulator) == ["upload"]
 
 
@@ -70,8 +66,8 @@ async def test_a_seekable_file_object_from_where_it_stands(
             f.seek(6)
             uploaded = await client.upload_file(f)
         from_memory = await client.upload_file(io.BytesIO(DATA), filename="mem.mp4")
-    assert stored(emulator, uploaded) == DATA
-    assert stored(emulator, from_memory) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert stored_bytes(emulator, from_memory.url) == DATA
     assert sorted(names(emulator)) == ["clip.mp4", "mem.mp4"]
 
 
@@ -85,7 +81,7 @@ async def test_a_seekable_source_is_read_again_on_a_retry(tmp_path: Path) -> Non
                 await asyncio.sleep(0.01)
             emu.faults.reset_rate = 0.0  # the first attempt was cut; the next ones pass
             uploaded = await task
-        assert stored(emu, uploaded) == DATA
+        assert stored_bytes(emu, uploaded.url) == DATA
         assert len([r for r in emu.requests if r.host == "upload"]) >= 2
 
 
@@ -101,8 +97,8 @@ async def test_a_pipe_streams_through_with_size_and_is_spooled_without(
         with f:
             spooled = await client.upload_file(f)
         await asyncio.to_thread(writer.join)
-    assert stored(emulator, streamed) == DATA
-    assert stored(emulator, spooled) == DATA
+    assert stored_bytes(emulator, streamed.url) == DATA
+    assert stored_bytes(emulator, spooled.url) == DATA
 
 
 async def test_async_iterables_with_and_without_a_size(emulator: Emulator) -> None:
@@ -112,9 +108,9 @@ async def test_async_iterables_with_and_without_a_size(emulator: Emulator) -> No
         forced = await client.upload_file(
             chunks(DATA), size=len(DATA), chunked=True, range_size=65536
         )
-    assert stored(emulator, streamed) == DATA
-    assert stored(emulator, spooled) == DATA
-    assert stored(emulator, forced) == DATA
+    assert stored_bytes(emulator, streamed.url) == DATA
+    assert stored_bytes(emulator, spooled.url) == DATA
+    assert stored_bytes(emulator, forced.url) == DATA
 
 
 @pytest.mark.parametrize("delta", [-1000, 1])
@@ -179,7 +175,7 @@ async def test_path_keyword_still_works_and_size_goes_with_streams(
             await client.upload_file(path, size=10)
         with pytest.raises(va.UsageError, match="once"):
             await client.upload_file(path, path=path)
-    assert stored(emulator, uploaded) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
 
 
 async def test_an_abort_between_two_chunks_is_not_missed() -> None:

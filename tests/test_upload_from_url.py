@@ -16,15 +16,10 @@ import vidapi_async as va
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
+from .conftest import stored_bytes
 from .wire import Reply, Seen, WireServer
 
 DATA = os.urandom(700_000)
-
-
-def stored(emu: Emulator, uploaded: va.UploadedFile) -> bytes:
-    record = emu.state.get("file", uploaded.url.split("#", 1)[0])
-    assert record is not None
-    return Path(record["path"]).read_bytes()
 
 
 async def test_streams_a_source_through_with_its_credentials_kept_apart(
@@ -37,7 +32,7 @@ async def test_streams_a_source_through_with_its_credentials_kept_apart(
         uploaded = await client.upload_from_url(
             f"{src.url}/media/clip%20one.mp4?sig=abc", headers={"X-Source-Key": "s3cr3t"}
         )
-    assert stored(emulator, uploaded) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
     [get] = src.seen
     assert get.headers.get("x-source-key") == "s3cr3t"
     assert "authorization" not in get.headers  # the API's token stays with the API
@@ -52,7 +47,7 @@ async def test_a_source_without_a_length_is_spooled(emulator: Emulator) -> None:
 
     async with WireServer(lambda seen: Reply(raw=raw)) as src, client_for(emulator) as client:
         uploaded = await client.upload_from_url(f"{src.url}/x.mp4", filename="named.mp4")
-    assert stored(emulator, uploaded) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
     assert [f["name"] for f in emulator.state.all("file")] == ["named.mp4"]
 
 
@@ -67,7 +62,7 @@ async def test_a_source_cut_mid_body_is_asked_again_from_the_start(emulator: Emu
         client_for(emulator, retry=va.RetryPolicy(max_attempts=3, base_delay=0.01)) as client,
     ):
         uploaded = await client.upload_from_url(f"{src.url}/x.mp4")
-    assert stored(emulator, uploaded) == DATA
+    assert stored_bytes(emulator, uploaded.url) == DATA
     assert len(src.seen) == 2
 
 
@@ -112,9 +107,7 @@ async def test_a_batch_of_url_jobs_streams_each_and_a_rerun_skips_them(
     videos = emulator.videos()
     assert sorted(v["title"] for v in videos) == sorted(p[1:] for p in bodies)
     for video in videos:
-        record = emulator.state.get("file", video["url"].split("#", 1)[0])
-        assert record is not None
-        assert Path(record["path"]).read_bytes() == bodies["/" + video["title"]]
+        assert stored_bytes(emulator, video["url"]) == bodies["/" + video["title"]]
     assert len(src.seen) == 4  # the re-run asked no source again
 
 
@@ -138,9 +131,7 @@ async def test_only_an_explicit_create_lets_the_platform_fetch_a_public_url(
         video = await client.create_video(
             url=f"{src.url}/public.mp4", title="fetched", channel="news"
         )
-        record = emulator.state.get("file", f"{src.url}/public.mp4")
-        assert record is not None
-        assert Path(record["path"]).read_bytes() == DATA
+        assert stored_bytes(emulator, f"{src.url}/public.mp4") == DATA
         assert video.title == "fetched"
         with pytest.raises(va.BadRequestError, match="HTTP 404"):
             await client.create_video(url=f"{src.url}/missing.mp4", title="t", channel="news")

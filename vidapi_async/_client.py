@@ -9,7 +9,6 @@ import logging
 import os
 import re
 import ssl as ssl_module
-import urllib.parse
 import urllib.request
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -458,7 +457,7 @@ class Client:
         for key, value in given.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise InvalidArgumentError("headers", "keys and values must be strings")
-        name = filename or _url_name(source)
+        name = filename or wire.url_file_name(source) or DEFAULT_NAME
         piece = self.read_size if read_size is None else check.positive_int(read_size, "read_size")
         loop = asyncio.get_running_loop()
 
@@ -958,12 +957,6 @@ class Client:
 
 def _deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
-
-
-def _url_name(url: str) -> str:
-    """The last segment of a url's path, unescaped, or the default name."""
-    tail = urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1])
-    return tail.strip() or DEFAULT_NAME
 
 
 def _check_spooled(name: str, expected: int, got: int) -> None:

@@ -22,6 +22,7 @@ from ._requests import (
     origin,
     redact,
     redact_data,
+    url_file_name,
     url_for_humans,
 )
 
@@ -49,5 +50,6 @@ __all__ = [
     "redact",
     "redact_data",
     "regions",
+    "url_file_name",
     "url_for_humans",
 ]

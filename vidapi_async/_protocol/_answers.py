@@ -110,18 +110,16 @@ def api_error(
         "headers": dict(headers),
         "request_id": _request_id(headers),
     }
+    retry_after = parse_retry_after(headers.get("Retry-After"))
     if status == 401 and "invalid_token" in (_www_authenticate_error(headers), error_type):
         return e.InvalidTokenError(message, **kwargs)
     if status == 403 and (reason == "quota_exceeded" or "quota" in (error_type or "")):
-        retry_after = parse_retry_after(headers.get("Retry-After"))
         return e.QuotaExceededError(message, retry_after=retry_after, **kwargs)
     if status == 403 and request.scope is not None:
         return e.InsufficientScopeError(message, scope=request.scope, **kwargs)
     if status == 429:
-        retry_after = parse_retry_after(headers.get("Retry-After"))
         return e.RateLimitedError(message, retry_after=retry_after, **kwargs)
     if status >= 500:
-        retry_after = parse_retry_after(headers.get("Retry-After"))
         return e.ServerError(message, retry_after=retry_after, **kwargs)
     cls = _TYPE_ERRORS.get(error_type or "") if status in (400, 401) else None
     return (cls or _STATUS_ERRORS.get(status, e.APIError))(message, **kwargs)

@@ -3,6 +3,7 @@ go with it. No I/O, no asyncio, no aiohttp."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -120,3 +121,8 @@ def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
     if isinstance(data, list):
         return [redact_data(v, secrets) for v in data]
     return data
+
+
+def url_file_name(url: str) -> str:
+    """The last segment of a url's path, unescaped and stripped ("" when none)."""
+    return urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1]).strip()

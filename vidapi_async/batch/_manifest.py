@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import csv
 import os
-import urllib.parse
 from collections.abc import Iterator
 
 from .._errors import InvalidArgumentError, UsageError
+from .._protocol import url_file_name
 from ._jobs import SubtitleSpec, UploadJob
 
 __all__ = ["jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
@@ -76,7 +76,7 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
             url = (row.get("url") or "").strip()
             if not file and not url:
                 raise InvalidArgumentError("path", f"{where}: neither a path nor a url")
-            name = file or urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/")[-1]
+            name = file or url_file_name(url)
             try:
                 yield UploadJob(
                     path=os.path.join(base, file) if file else None,

@@ -180,8 +180,7 @@ class SharedBatch:
                         (key, json.dumps(_spec(job)), key, key),
                     )
                 ).fetchone()
-            live = True if row is not None and row[0] else None
-            if live is not None:
+            if row is not None and row[0]:  # done, queued or running already
                 already += 1
                 continue
             try:
@@ -210,9 +209,24 @@ class SharedBatch:
         queued and none is held by a worker with a fresh heartbeat.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL)."""
+        self._ready()
+        transport, kept = client._transport, client._transport._rate
+        if max_requests_per_second is not None:  # for this work only: the client's own after
+            transport._rate = self.shared_rate(max_requests_per_second)
+        try:
+            await self._work(client, concurrency, until_empty, stalled_after, poll)
+        finally:
+            transport._rate = kept
+
+    async def _work(
+        self,
+        client: Client,
+        concurrency: int,
+        until_empty: bool,
+        stalled_after: float,
+        poll: float,
+    ) -> None:
         app = self._ready()
-        if max_requests_per_second is not None:
-            client._transport._rate = self.shared_rate(max_requests_per_second)
         runner = BatchUploader(client, concurrency=concurrency, journal=self.journal)
         async with runner:
             context = {"shared": self, "runner": runner}

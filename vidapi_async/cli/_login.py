@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .. import _errors as e
 from .._auth import OAuth, authorize_url
 from .._client import Client
+from .._models import AccessToken
 from .._tokens import StoredLogin, TokenStore
 from ._exit import EXIT_OK
 
@@ -150,12 +151,11 @@ async def stored_client(args: argparse.Namespace) -> Client | None:
         return None
     kept = [login]
 
-    def keep(token: object) -> None:  # on the loop, after a refresh: a small write
-        from .._models import AccessToken
+    loop = asyncio.get_running_loop()
 
-        assert isinstance(token, AccessToken)
+    def keep(token: AccessToken) -> None:  # after a refresh: written off the loop
         kept[0] = kept[0].with_token(token)
-        store.save(kept[0])
+        loop.run_in_executor(None, store.save, kept[0])
 
     return Client(
         auth=login.provider(on_token=keep),
