@@ -82,6 +82,8 @@ async def test_source_errors_are_typed_and_credentials_never_follow_a_redirect(
             await client.upload_from_url(f"{src.url}/moved", headers={"Authorization": "k"})
         with pytest.raises(va.InvalidArgumentError, match="url"):
             await client.upload_from_url("ftp://example.com/x")
+        with pytest.raises(va.InvalidArgumentError, match="headers"):
+            await client.upload_from_url(f"{src.url}/x", headers=[("a", "b")])  # type: ignore[arg-type]
     assert list(emulator.state.all("file")) == []
 
 

@@ -453,6 +453,8 @@ class Client:
         """
         self._check_open()
         source = check.http_url(url, "url")
+        if headers is not None and not isinstance(headers, Mapping):
+            raise InvalidArgumentError("headers", "expected a mapping of strings")
         given = dict(headers or {})
         for key, value in given.items():
             if not isinstance(key, str) or not isinstance(value, str):
