@@ -129,3 +129,27 @@ async def test_no_spare_is_left_running_after_a_batch(
     assert all(r.ok for r in results)
     fetched = [r for r in emulator.requests if r.path.rstrip("/") == "/file/upload"]
     assert len(fetched) == len(files)
+
+
+async def test_a_job_waits_for_the_spare_under_way_rather_than_fetching_its_own() -> None:
+    """The spare fetched for a waiting job is that job's, even when the job asks before
+    it has arrived (it fetched its own, and the spare was wasted: one address too many)."""
+    gate = asyncio.Event()
+    calls = 0
+
+    async def fetch() -> va.UploadSession:
+        nonlocal calls
+        calls += 1
+        n = calls
+        await gate.wait()
+        return session(n)
+
+    spares = Spares(fetch)
+    spares.ahead(waiting=1)
+    await asyncio.sleep(0)  # the fetch ahead is under way
+    taking = asyncio.create_task(spares.take())
+    await asyncio.sleep(0)
+    gate.set()
+    assert await taking == session(1)
+    assert calls == 1
+    await spares.close()

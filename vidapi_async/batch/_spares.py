@@ -27,37 +27,45 @@ class Spares:
     ) -> None:
         self._fetch = fetch
         self._max_age = max_age
-        self._ready: collections.deque[tuple[float, UploadSession]] = collections.deque()
-        self._fetching: set[asyncio.Task[None]] = set()
+        self._ahead: collections.deque[asyncio.Task[tuple[float, UploadSession] | None]] = (
+            collections.deque()
+        )
+        """Fetches ahead, ready or under way, oldest first; a taker claims one by popping
+        it, so a job never fetches its own while a spare meant for it is coming."""
 
     async def take(self) -> UploadSession:
-        """A spare address if one is fresh, else one fetched now."""
-        now = time.monotonic()
-        while self._ready:
-            fetched, session = self._ready.popleft()
-            if now - fetched < self._max_age:
-                return session
+        """A spare address (waiting for one under way) if a fresh one comes, else one
+        fetched now."""
+        while self._ahead:
+            got = await self._ahead.popleft()  # ours alone now
+            if got is not None and time.monotonic() - got[0] < self._max_age:
+                return got[1]
         return await self._fetch()
 
     def ahead(self, waiting: int) -> None:
         """Fetch one more address if fewer are ready or coming than jobs ``waiting``."""
-        if len(self._ready) + len(self._fetching) >= waiting:
+        self._ahead = collections.deque(t for t in self._ahead if not _failed(t))
+        if len(self._ahead) >= waiting:
             return
-        task = asyncio.create_task(self._one(), name="vidapi-batch-address")
-        self._fetching.add(task)
-        task.add_done_callback(self._fetching.discard)
+        self._ahead.append(asyncio.create_task(self._one(), name="vidapi-batch-address"))
 
-    async def _one(self) -> None:
+    async def _one(self) -> tuple[float, UploadSession] | None:
         try:
             session = await self._fetch()
         except VidapiError:
-            return  # only ahead of time: the job will ask for its own
-        self._ready.append((time.monotonic(), session))
+            return None  # only ahead of time: the job will ask for its own
+        return time.monotonic(), session
 
     async def close(self) -> None:
         """Stop the fetches under way and forget the spares."""
-        tasks = list(self._fetching)
+        tasks = list(self._ahead)
+        self._ahead.clear()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._ready.clear()
+
+
+def _failed(task: asyncio.Task[tuple[float, UploadSession] | None]) -> bool:
+    return task.done() and (
+        task.cancelled() or task.exception() is not None or task.result() is None
+    )
