@@ -1,0 +1,187 @@
+"""CPU per API call: ``Client.get_video`` beside bare aiohttp doing the same GET and ``json()``.
+
+    python benchmarks/call_cpu.py [--calls 5000] [--concurrency 16] [--rounds 6]
+
+A small aiohttp server in its own process answers ``GET /video/<id>`` with a video of seven
+fields (the same bytes for every call). Each round runs, in fresh child processes and in
+alternating order, the reference (one ``aiohttp.ClientSession``, ``session.get`` with the
+``fields`` query, ``raise_for_status``, ``await resp.json()``) and vidapi
+(``Client.get_video(id, fields=[...7...])``), each making ``--calls`` calls at
+``--concurrency``. A child measures its own CPU time (user + system, ``os.times``) over the
+calls only, after 200 warm-up calls; the figure is CPU microseconds per call. The ratio of
+the two in the same round is what counts on this noisy 2-core machine: read the median of
+the per-round ratios (issue #21's target: <= 1.2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+FIELDS = ["id", "title", "channel", "owner", "status", "duration", "password_protected"]
+WARMUP = 200
+
+
+def child_server(port_file: str) -> None:
+    from aiohttp import web
+
+    body = json.dumps(
+        {
+            "id": "x8abc12",
+            "title": "A title with some length to it",
+            "channel": "news",
+            "owner": "x1fz4ii",
+            "status": "published",
+            "duration": 3692,
+            "password_protected": False,
+        }
+    ).encode()
+
+    async def video(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_get("/video/{id}", video)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        write_port(port_file, runner.addresses[0][1])
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def write_port(path: str, port: int) -> None:
+    with open(path + ".tmp", "w") as f:
+        f.write(str(port))
+    os.replace(path + ".tmp", path)
+
+
+async def _run(calls: int, concurrency: int, one: object) -> float:
+    call = one  # an async callable taking no argument
+    sem = asyncio.Semaphore(concurrency)
+
+    async def guarded() -> None:
+        async with sem:
+            await call()  # type: ignore[operator]
+
+    await asyncio.gather(*(guarded() for _ in range(WARMUP)))
+    start = os.times()
+    await asyncio.gather(*(guarded() for _ in range(calls)))
+    end = os.times()
+    return (end.user - start.user) + (end.system - start.system)
+
+
+def child_bare(base_url: str, calls: int, concurrency: int) -> None:
+    import aiohttp
+
+    async def main() -> float:
+        conn = aiohttp.TCPConnector(limit=100)
+        async with aiohttp.ClientSession(
+            connector=conn, headers={"Authorization": "Bearer demo-token"}
+        ) as session:
+            url = f"{base_url}/video/x8abc12"
+            params = {"fields": ",".join(FIELDS)}
+
+            async def one() -> None:
+                async with session.get(url, params=params) as resp:
+                    resp.raise_for_status()
+                    data = await resp.json()
+                    assert data["id"] == "x8abc12"
+
+            return await _run(calls, concurrency, one)
+
+    print(json.dumps({"cpu": asyncio.run(main())}))
+
+
+def child_vidapi(base_url: str, calls: int, concurrency: int) -> None:
+    import vidapi_async as va
+
+    async def main() -> float:
+        async with va.Client(access_token="demo-token", base_url=base_url) as client:
+
+            async def one() -> None:
+                video = await client.get_video("x8abc12", fields=FIELDS)
+                assert video.id == "x8abc12"
+
+            return await _run(calls, concurrency, one)
+
+    print(json.dumps({"cpu": asyncio.run(main())}))
+
+
+def run_child(kind: str, base_url: str, calls: int, concurrency: int) -> float:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, base_url, str(calls), str(concurrency)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["cpu"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=6)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        port_file = os.path.join(tmp, "port")
+        server = subprocess.Popen([sys.executable, __file__, "--child", "server", port_file])
+        try:
+            for _ in range(200):
+                if os.path.exists(port_file):
+                    break
+                subprocess.run(["sleep", "0.05"], check=True)
+            with open(port_file) as f:
+                base_url = f"http://127.0.0.1:{f.read().strip()}"
+            ratios, bare_us, vid_us = [], [], []
+            for r in range(args.rounds):
+                order = ["bare", "vidapi"] if r % 2 == 0 else ["vidapi", "bare"]
+                got = {k: run_child(k, base_url, args.calls, args.concurrency) for k in order}
+                b = got["bare"] / args.calls * 1e6
+                v = got["vidapi"] / args.calls * 1e6
+                bare_us.append(b)
+                vid_us.append(v)
+                ratios.append(v / b)
+                print(
+                    f"round {r + 1}: bare aiohttp {b:6.1f} us/call  vidapi {v:6.1f} us/call"
+                    f"  ratio {v / b:.2f}",
+                    flush=True,
+                )
+        finally:
+            server.terminate()
+            server.wait()
+    print()
+    print(
+        "command: python benchmarks/call_cpu.py "
+        f"--calls {args.calls} --concurrency {args.concurrency} --rounds {args.rounds}"
+    )
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"median bare aiohttp {statistics.median(bare_us):.1f} us/call, "
+        f"vidapi {statistics.median(vid_us):.1f} us/call; "
+        f"median of the per-round ratios {statistics.median(ratios):.2f} (target <= 1.2)"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        kind = sys.argv[2]
+        if kind == "server":
+            child_server(sys.argv[3])
+        else:
+            fn = child_bare if kind == "bare" else child_vidapi
+            fn(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    else:
+        main()
