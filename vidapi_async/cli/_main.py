@@ -33,32 +33,47 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
+def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The options every subcommand takes, before or after its name. On a subcommand
+    their default is "not given" (``SUPPRESS``), so the top level's value stands."""
+
+    def default(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
     p.add_argument(
         "--token",
-        default=os.environ.get("VIDAPI_TOKEN"),
-        help="access token (default: $VIDAPI_TOKEN)",
+        default=default(os.environ.get("VIDAPI_TOKEN")),
+        help="access token (default: $VIDAPI_TOKEN, else the kept login)",
     )
     p.add_argument(
         "--base-url",
-        default=os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL),
+        default=default(os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL)),
         help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
     )
-    p.add_argument("--json", action="store_true", help="print results as JSON for scripts")
+    p.add_argument(
+        "--json", action="store_true", default=default(False), help="print results as JSON"
+    )
     p.add_argument(
         "--retries",
         type=int,
-        default=4,
+        default=default(4),
         metavar="N",
         help="attempts per request, the first included (default 4; 1: never retry)",
     )
     p.add_argument(
         "--proxy",
-        default=None,
+        default=default(None),
         metavar="URL",
         help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
+    p.add_argument(
+        "--version", action="version", version=f"vidapi-async {_version()}", help="print it"
+    )
+    _global_options(p, defaults=True)
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
     add_shared_parsers(sub)
@@ -115,7 +130,18 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-serve", action="store_true", help="exit when done")
     demo.add_argument("--port", type=int, default=0)
     demo.add_argument("--upload-port", type=int, default=0)
+    for command in sub.choices.values():
+        _global_options(command, defaults=False)
     return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vidapi-async")
+    except PackageNotFoundError:  # pragma: no cover - run from a tree never installed
+        return "unknown"
 
 
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
@@ -141,6 +167,10 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # needs no extra
+        print(f"vidapi-async {_version()}")
+        return EXIT_OK
     try:
         import rich  # noqa: F401
     except ImportError:

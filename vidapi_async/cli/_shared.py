@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
+import os
 import signal
 from typing import TYPE_CHECKING
 
 from .._client import Client
-from ..batch import SharedBatch
+from .._errors import InvalidArgumentError
+from ..batch import SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -41,8 +44,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
-    s = sub.add_parser("status", help="counts of a shared queue's jobs, per status and stage")
-    s.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
+    s.add_argument(
+        "--journal",
+        required=True,
+        help="postgresql://USER@HOST:PORT/DB, or a batch's SQLite file (such as "
+        "vidapi-journal.sqlite)",
+    )
     s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
 
 
@@ -111,8 +119,9 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
     table = Table(title="shared batch")
     table.add_column("jobs")
     table.add_column("count")
-    for name in ("queued", "running", "done", "failed"):
-        table.add_row(name, str(status[name]))
+    for name, count in status.items():
+        if name != "stages":
+            table.add_row(name, str(count))
     stages = status["stages"]
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
@@ -120,7 +129,28 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
     console.print(table)
 
 
+def sqlite_status(path: str) -> dict[str, object]:
+    """A SQLite journal's jobs ``done``, ``failed`` (an error recorded), ``unfinished``,
+    and counts per ``stages`` (blocking: run it off the loop). Reads without the lock,
+    so a running batch can be watched."""
+    if not os.path.isfile(path):
+        raise InvalidArgumentError("--journal", f"no journal at {path!r}")
+    records = SQLiteJournal(path).records_sync()
+    done = sum(r.stage is Stage.DONE for r in records)
+    failed = sum(r.stage is not Stage.DONE and r.error is not None for r in records)
+    stages = collections.Counter(str(r.stage) for r in records)
+    return {
+        "done": done,
+        "failed": failed,
+        "unfinished": len(records) - done - failed,
+        "stages": dict(sorted(stages.items())),
+    }
+
+
 async def run_status(args: argparse.Namespace, console: Console) -> int:
+    if not is_shared(args.journal):
+        _print_status(args, console, await asyncio.to_thread(sqlite_status, args.journal))
+        return EXIT_OK
     async with SharedBatch(args.journal) as shared:
         if not args.watch:
             _print_status(args, console, await shared.status())
