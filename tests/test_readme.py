@@ -48,7 +48,7 @@ async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) ->
 
 
 def test_readme_states_exactly_two_setup_commands() -> None:
-    text = README.read_text(encoding="utf-8").split("## Quickstart", 1)[0]
+    text = README.read_text(encoding="utf-8").split("## Two commands", 1)[1].split("\n## ")[0]
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     assert len(blocks) == 2
     assert "vidapi demo" in blocks[0]
