@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+import vidapi_async as va
+from vidapi_async import _validate as check
+from vidapi_async._convert import structure
+from vidapi_async._models import Video
 from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
 from vidapi_async.cli._exit import EXIT_OK
 from vidapi_async.emulator import Emulator
@@ -259,3 +263,50 @@ def test_ci_checks_every_public_module_and_the_wheel() -> None:
     for step in ("-m build", "twine check", "vidapi --version", "vidapi demo --no-serve"):
         assert step in ci, step
     assert '".[release]"' in ci
+
+
+# -- defect 6: errors that say what happened --------------------------------------------
+
+
+async def test_iter_videos_with_a_few_fields_asks_for_the_id_too(
+    client: va.Client, emulator: Emulator, video_file: Path
+) -> None:
+    made = await client.upload_video(video_file, title="Listed", channel="news")
+    listed = [v async for v in client.iter_videos(fields=["title"])]
+    assert [(v.id, v.title) for v in listed] == [(made.id, "Listed")]
+    [request] = [
+        r for r in emulator.requests if r.method == "GET" and r.path.rstrip("/") == "/me/videos"
+    ]
+    assert "id" in request.query["fields"].split(",")
+
+
+def test_an_unusable_answer_is_not_said_to_be_before_sending() -> None:
+    with pytest.raises(va.UnexpectedResponseError) as caught:
+        structure({"title": "no id"}, Video, what="GET /me/videos")
+    assert "before sending" not in str(caught.value)
+    assert "answer" in str(caught.value)
+    scope = va.InsufficientScopeError("needs manage_videos", scope="manage_videos", status=None)
+    assert "before sending" in str(scope)
+
+
+async def test_password_from_an_empty_input_speaks_cli(emulator: Emulator) -> None:
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, _, err = await vidapi("password", "x1", env=env, stdin=b"\n")
+    assert code == 2, err
+    assert "--remove" in err
+    assert "None" not in err
+    assert not [r for r in emulator.requests if r.path.startswith("/video/")]
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [("not_a_channel!", None), ("News", "news"), (" Tech ", "tech"), ("Nouvelles", None)],
+)
+def test_a_channel_suggestion_is_a_listed_category_or_absent(value: str, hint: str | None) -> None:
+    with pytest.raises(va.InvalidArgumentError) as caught:
+        check.channel(value)
+    message = str(caught.value)
+    if hint is None:
+        assert "did you mean" not in message
+    else:
+        assert f"did you mean {hint!r}" in message

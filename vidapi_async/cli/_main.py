@@ -256,6 +256,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             return EXIT_OK
         if cmd == "password":
             value = None if args.remove else await asyncio.to_thread(_read_password)
+            if value == "":
+                raise e.InvalidArgumentError(
+                    "password", "the input was empty: type one, or pass --remove to remove it"
+                )
             video = await client.set_password(args.id, value)
             _out(
                 args,
