@@ -622,8 +622,8 @@ class Client:
         """The caller's videos (``GET /me/videos``), oldest first, fetched a page at a
         time as the iteration goes (the platform's ``total`` is approximate: this pages
         on ``has_more``)."""
-        names = check.field_names(fields)
-        names = ",".join(names if "id" in names else ["id", *names])  # as get_video has it
+        asked = check.field_names(fields)
+        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get_video has it
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
         page = 1
