@@ -26,7 +26,12 @@ def quickstart() -> str:
 async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) -> None:
     (tmp_path / "quickstart.py").write_text(quickstart(), encoding="utf-8")
     make_file(tmp_path / "movie.mp4", 200_000)
-    env = {**os.environ, "VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    env = {
+        **os.environ,
+        "VIDAPI_TOKEN": emulator.token,
+        "VIDAPI_BASE_URL": emulator.base_url,
+        "VIDAPI_EMBED_URL": emulator.embed_url,  # as `vidapi serve` prints them
+    }
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "quickstart.py",
@@ -42,6 +47,7 @@ async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) ->
     assert "password protected: True" in text
     assert "live stream" in text and " live" in text
     assert '<iframe frameborder="0"' in text
+    assert f'src="{emulator.embed_url}/embed/video/' in text  # the emulator's player
     [video] = [v for v in emulator.videos() if v["mode"] == "vod"]
     assert video["password"] is None
     assert emulator.state.count("subtitle") == 1

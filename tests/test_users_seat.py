@@ -14,6 +14,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 import vidapi_async as va
@@ -310,3 +311,50 @@ def test_a_channel_suggestion_is_a_listed_category_or_absent(value: str, hint: s
         assert "did you mean" not in message
     else:
         assert f"did you mean {hint!r}" in message
+
+
+# -- defect 8: the emulator for other clients -------------------------------------------
+
+
+async def test_serve_prints_the_environment_and_takes_plain_seals(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--upload-port",
+        "0",
+        "--plain-seals",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = ""
+        while "Ctrl-C" not in banner:
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            assert line, f"vidapi serve exited early: {banner}"
+            banner += line.decode()
+        env = dict(re.findall(r"^export (VIDAPI_\w+)=(\S+)$", banner, re.M))
+        assert env.keys() == {"VIDAPI_BASE_URL", "VIDAPI_TOKEN", "VIDAPI_EMBED_URL"}, banner
+        assert env["VIDAPI_BASE_URL"] == f"http://127.0.0.1:{port}"
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(
+                f"{env['VIDAPI_BASE_URL']}/file/upload",
+                headers={"Authorization": f"Bearer {env['VIDAPI_TOKEN']}"},
+            ) as answer,
+        ):
+            upload_url = (await answer.json())["upload_url"]
+        assert "%" not in upload_url  # plain seals: nothing a client could re-encode
+        code, out, err = await vidapi("embed", "x7tgad0", env=env)
+        assert code == 0, err
+        assert f'src="{env["VIDAPI_EMBED_URL"]}/embed/video/x7tgad0"' in out
+    finally:
+        proc.terminate()
+        await proc.communicate()

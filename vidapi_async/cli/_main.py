@@ -119,7 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     kind = em.add_mutually_exclusive_group()
     kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet")
     kind.add_argument("--player-id", help="a Player ID embed (current players)")
-    em.add_argument("--embed-url", default=None)
+    em.add_argument(
+        "--embed-url",
+        default=os.environ.get("VIDAPI_EMBED_URL"),
+        help="the embed host, such as the emulator's (default: $VIDAPI_EMBED_URL, else "
+        "the platform's)",
+    )
 
     add_batch_parser(sub)
 
@@ -163,6 +168,12 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-key", default=None, help="the key of --tls-cert")
     p.add_argument(
         "--control-secret", default=None, help="for /_emulator/* (default: random, printed)"
+    )
+    p.add_argument(
+        "--plain-seals",
+        action="store_true",
+        help="upload addresses without escaped characters, for clients that re-encode "
+        "them (such as the official SDK's chunked mode)",
     )
 
 
