@@ -34,6 +34,26 @@ async def vidapi(
     return proc.returncode, out.decode(), err.decode()
 
 
+async def start_serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+    """``vidapi serve ARGS`` in a subprocess, and its banner once it is listening."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "serve",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    banner = ""
+    while "Ctrl-C" not in banner:
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert line, f"vidapi serve exited early: {banner}"
+        banner += line.decode()
+    return proc, banner
+
+
 async def test_demo_runs_every_step_and_exits() -> None:
     code, out, err = await vidapi("demo", "--no-serve")
     assert code == 0, err
@@ -193,27 +213,10 @@ async def test_serve_runs_standalone_and_keeps_state_in_the_data_dir(tmp_path: P
     src = make_file(tmp_path / "kept.mp4", 30_000)
     video_id = None
     for _ in range(2):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vidapi_async.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--upload-port",
-            "0",
-            "--data-dir",
-            str(data),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        proc, banner = await start_serve(
+            "--port", str(port), "--upload-port", "0", "--data-dir", str(data)
         )
-        assert proc.stderr is not None
-        banner = b""
-        while b"Ctrl-C" not in banner:
-            line = await asyncio.wait_for(proc.stderr.readline(), 60)
-            assert line, "vidapi serve exited early"
-            banner += line
-        assert f"127.0.0.1:{port}".encode() in banner
+        assert f"127.0.0.1:{port}" in banner
         async with va.Client(
             access_token="demo-token", base_url=f"http://127.0.0.1:{port}", retry=va.NO_RETRY
         ) as client:

@@ -25,7 +25,7 @@ from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
 from vidapi_async.cli._exit import EXIT_OK
 from vidapi_async.emulator import Emulator
 
-from .test_cli import vidapi
+from .test_cli import start_serve, vidapi
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -320,26 +320,8 @@ async def test_serve_prints_the_environment_and_takes_plain_seals(tmp_path: Path
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--upload-port",
-        "0",
-        "--plain-seals",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    proc, banner = await start_serve("--port", str(port), "--upload-port", "0", "--plain-seals")
     try:
-        assert proc.stdout is not None
-        banner = ""
-        while "Ctrl-C" not in banner:
-            line = await asyncio.wait_for(proc.stdout.readline(), 60)
-            assert line, f"vidapi serve exited early: {banner}"
-            banner += line.decode()
         env = dict(re.findall(r"^export (VIDAPI_\w+)=(\S+)$", banner, re.M))
         assert env.keys() == {"VIDAPI_BASE_URL", "VIDAPI_TOKEN", "VIDAPI_EMBED_URL"}, banner
         assert env["VIDAPI_BASE_URL"] == f"http://127.0.0.1:{port}"
