@@ -9,11 +9,11 @@ import collections
 import json
 import os
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._client import Client
 from .._errors import InvalidArgumentError
-from ..batch import SharedBatch, SQLiteJournal, Stage
+from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -69,20 +69,74 @@ async def _until_signalled(work: asyncio.Task[None]) -> None:
             loop.remove_signal_handler(sig)
 
 
+class WorkerView:
+    """This worker's own jobs as they finish: one line kept current on a terminal, a
+    log line per finished job otherwise."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.last: BatchProgress | None = None
+        self._shown = (0, 0)
+        self._live: Any = None
+
+    def line(self) -> str:
+        p = self.last
+        if p is None:
+            return "worker: waiting for jobs"
+        running = max(0, p.started - p.done - p.failed)
+        per_minute = (p.done + p.failed) / p.elapsed * 60 if p.elapsed > 0 else 0.0
+        return (
+            f"worker: {p.done} done, {p.failed} failed, {running} running, "
+            f"{per_minute:.1f} jobs/min"
+        )
+
+    def __call__(self, progress: BatchProgress) -> None:
+        self.last = progress
+        if self._live is not None:
+            self._live.update(self.line())
+        elif (progress.done, progress.failed) != self._shown:
+            self._shown = (progress.done, progress.failed)
+            self.console.print(self.line(), highlight=False)
+
+    def __enter__(self) -> WorkerView:
+        if self.console.is_terminal:
+            from rich.live import Live
+
+            self._live = Live(self.line(), console=self.console, refresh_per_second=4)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    def totals(self, queue: dict[str, Any]) -> str:
+        p = self.last
+        done, failed = (p.done, p.failed) if p is not None else (0, 0)
+        elapsed = f" in {p.elapsed:.0f} s" if p is not None else ""
+        return (
+            f"this worker: {done} done, {failed} failed{elapsed}; the queue: "
+            f"{queue['done']} done, {queue['failed']} failed, {queue['queued']} queued in all"
+        )
+
+
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(args.journal) as shared:
-        work = asyncio.create_task(
-            shared.work(
-                client,
-                concurrency=args.concurrency,
-                until_empty=args.until_empty,
-                stalled_after=args.stalled_after,
-                max_requests_per_second=args.max_requests_per_second,
+        with WorkerView(console) as view:
+            work = asyncio.create_task(
+                shared.work(
+                    client,
+                    concurrency=args.concurrency,
+                    until_empty=args.until_empty,
+                    stalled_after=args.stalled_after,
+                    max_requests_per_second=args.max_requests_per_second,
+                    progress=view,
+                )
             )
-        )
-        await _until_signalled(work)
+            await _until_signalled(work)
         status = await shared.status()
-    console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
+    console.print(view.totals(status), highlight=False)
     return EXIT_OK
 
 
