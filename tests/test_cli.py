@@ -70,24 +70,19 @@ async def test_demo_runs_every_step_and_exits() -> None:
         assert words in err + out, words
 
 
+def upload_argv(src: Path, srt: Path) -> list[str]:
+    """``vidapi upload`` of ``src`` titled Clip, with a French subtitle and a password."""
+    args = ["upload", str(src), "--title", "Clip", "--channel", "news"]
+    return [*args, "--subtitle", f"fr={srt}", "--password"]
+
+
 async def test_upload_password_and_read_with_json(emulator: Emulator, tmp_path: Path) -> None:
     src = make_file(tmp_path / "clip.mp4", 100_000)
     srt = tmp_path / "fr.srt"
     srt.write_text("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n", encoding="utf-8")
     env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
     code, out, err = await vidapi(
-        "--json",
-        "upload",
-        str(src),
-        "--title",
-        "Clip",
-        "--channel",
-        "news",
-        "--subtitle",
-        f"fr={srt}",
-        "--password",
-        env=env,
-        stdin=b"pw-from-stdin\n",
+        "--json", *upload_argv(src, srt), env=env, stdin=b"pw-from-stdin\n"
     )
     assert code == 0, err
     result = json.loads(out)
@@ -288,6 +283,9 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
         proc.send_signal(signal.SIGINT)
         _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 130, err.decode()[-1000:]
+        said = " ".join(err.decode().split())
+        assert "to resume, run the same command again" in said, said[-1000:]
+        assert f"batch {folder} --channel news --journal {journal}" in said
         stages = Counter(r.stage for r in va.SQLiteJournal(journal).records_sync())
         assert stages[va.Stage.DONE] < 30
         rerun = await asyncio.create_subprocess_exec(

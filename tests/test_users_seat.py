@@ -25,7 +25,8 @@ from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
 from vidapi_async.cli._exit import EXIT_OK
 from vidapi_async.emulator import Emulator
 
-from .test_cli import start_serve, vidapi
+from .conftest import make_file
+from .test_cli import start_serve, upload_argv, vidapi
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -340,3 +341,52 @@ async def test_serve_prints_the_environment_and_takes_plain_seals(tmp_path: Path
     finally:
         proc.terminate()
         await proc.communicate()
+
+
+# -- defect 9: the CLI says enough -------------------------------------------------------
+
+
+async def test_upload_confirms_subtitles_and_password_with_labelled_progress(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    src = make_file(tmp_path / "clip.mp4", 100_000)
+    srt = tmp_path / "fr.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n", encoding="utf-8")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi(*upload_argv(src, srt), env=env, stdin=b"pw-from-stdin\n")
+    assert code == 0, err
+    [video] = emulator.videos()
+    [subtitle] = emulator.state.all("subtitle")
+    assert f"created video {video['id']}" in out
+    assert f"subtitle fr attached ({subtitle['id']})" in out
+    assert "password set: the video is password protected" in out
+    assert "pw-from-stdin" not in out + err
+    bar = err.splitlines()[-1]
+    assert "elapsed" in bar or "took" in bar, bar
+    assert "rate" in bar and "?" not in bar, bar
+
+
+async def test_a_folder_batch_lists_what_it_skipped_and_help_names_the_journal(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    make_file(folder / "a.mp4", 5000)
+    (folder / "subs").mkdir()
+    (folder / "notes.txt").write_text("not a video", encoding="utf-8")
+    (folder / ".hidden.mp4").write_bytes(b"x")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = tmp_path / "j.sqlite"
+    code, out, err = await vidapi(
+        "batch", str(folder), "--channel", "news", "--journal", str(journal), env=env
+    )
+    assert code == 0, err
+    text = out + err
+    assert re.search(r"skipped subs/?: a folder", text), text
+    assert re.search(r"skipped notes\.txt: not a video", text), text
+    assert re.search(r"skipped \.hidden\.mp4: hidden", text), text
+    assert "skipped a.mp4" not in text
+    code, out, _ = await vidapi("batch", "--help")
+    assert code == 0
+    assert "vidapi-journal.sqlite" in " ".join(out.split())
+    assert "current folder" in " ".join(out.split())

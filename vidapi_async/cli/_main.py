@@ -12,6 +12,7 @@ import asyncio
 import getpass
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -194,7 +195,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(_run(args, console))
     except KeyboardInterrupt:
-        console.print("stopped")
+        if args.command == "batch":
+            again = shlex.join(["vidapi", *argv])
+            console.print(
+                f"stopped; to resume, run the same command again: {again}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            console.print("stopped")
         return 130
     except e.VidapiError as exc:
         from rich.markup import escape
@@ -310,15 +319,23 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         password=password,
     )
     result: dict[str, Any] = {"id": video.id, "title": video.title, "subtitles": []}
+    said = [f"created video {video.id}"]
     for lang, path in subtitles:
         sub = await client.upload_subtitle(video.id, path, language=lang)
         result["subtitles"].append({"id": sub.id, "language": sub.language})
+        said.append(f"subtitle {sub.language} attached ({sub.id})")
     if password is not None:
         result["password_protected"] = video.password_protected
+        said.append(
+            "password set: the video is password protected"
+            if video.password_protected
+            else "password sent, but the platform says the video is not protected"
+        )
     if args.wait_ready:
         ready = await wait_with_bar(client, video.id, console)
         result["status"] = ready.status
-    _out(args, result, f"created video {video.id}")
+        said.append(f"status: {ready.status}")
+    _out(args, result, "\n".join(said))
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from .._client import Client
 from .._errors import InvalidArgumentError
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._progress import time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -141,8 +142,9 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import _read_in_thread
+    from ._batch import _read_in_thread, report_skipped
 
+    await report_skipped(args.source, console)
     async with SharedBatch(args.journal) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
         enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
@@ -214,14 +216,13 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
             MofNCompleteColumn,
             Progress,
             TextColumn,
-            TimeRemainingColumn,
         )
 
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TimeRemainingColumn(),
+            time_column(),
             console=console,
         ) as bar:
             task = bar.add_task("jobs done", total=None)
