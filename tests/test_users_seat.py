@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import io
 import json
 import os
 import re
@@ -390,3 +391,30 @@ async def test_a_folder_batch_lists_what_it_skipped_and_help_names_the_journal(
     assert code == 0
     assert "vidapi-journal.sqlite" in " ".join(out.split())
     assert "current folder" in " ".join(out.split())
+
+
+def test_the_worker_view_keeps_one_live_line_on_a_terminal() -> None:
+    from rich.console import Console
+
+    from vidapi_async.batch import BatchProgress
+    from vidapi_async.cli._shared import WorkerView
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100)
+
+    def progress(done: int) -> BatchProgress:
+        return BatchProgress(
+            started=3, done=done, skipped=0, failed=0, bytes_sent=0, bytes_total=0,
+            elapsed=60.0, files={},
+        )  # fmt: skip
+
+    with WorkerView(console) as view:
+        view(progress(1))
+        view(progress(2))
+    text = screen.getvalue()
+    assert "worker: 2 done, 0 failed, 1 running, 2.0 jobs/min" in text
+    # redrawn in place (cursor moves), not one log line per job
+    assert "\x1b[" in text
+    assert "this worker: 2 done, 0 failed in 60 s" in view.totals(
+        {"done": 5, "failed": 0, "queued": 0}
+    )

@@ -94,7 +94,9 @@ class WorkerView:
     def __call__(self, progress: BatchProgress) -> None:
         self.last = progress
         if self._live is not None:
-            self._live.update(self.line())
+            from rich.text import Text
+
+            self._live.update(Text(self.line()))
         elif (progress.done, progress.failed) != self._shown:
             self._shown = (progress.done, progress.failed)
             self.console.print(self.line(), highlight=False)
@@ -102,8 +104,9 @@ class WorkerView:
     def __enter__(self) -> WorkerView:
         if self.console.is_terminal:
             from rich.live import Live
+            from rich.text import Text
 
-            self._live = Live(self.line(), console=self.console, refresh_per_second=4)
+            self._live = Live(Text(self.line()), console=self.console, refresh_per_second=4)
             self._live.__enter__()
         return self
 
