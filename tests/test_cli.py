@@ -34,6 +34,26 @@ async def vidapi(
     return proc.returncode, out.decode(), err.decode()
 
 
+async def start_serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+    """``vidapi serve ARGS`` in a subprocess, and its banner once it is listening."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "serve",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    banner = ""
+    while "Ctrl-C" not in banner:
+        line = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert line, f"vidapi serve exited early: {banner}"
+        banner += line.decode()
+    return proc, banner
+
+
 async def test_demo_runs_every_step_and_exits() -> None:
     code, out, err = await vidapi("demo", "--no-serve")
     assert code == 0, err
@@ -50,24 +70,19 @@ async def test_demo_runs_every_step_and_exits() -> None:
         assert words in err + out, words
 
 
+def upload_argv(src: Path, srt: Path) -> list[str]:
+    """``vidapi upload`` of ``src`` titled Clip, with a French subtitle and a password."""
+    args = ["upload", str(src), "--title", "Clip", "--channel", "news"]
+    return [*args, "--subtitle", f"fr={srt}", "--password"]
+
+
 async def test_upload_password_and_read_with_json(emulator: Emulator, tmp_path: Path) -> None:
     src = make_file(tmp_path / "clip.mp4", 100_000)
     srt = tmp_path / "fr.srt"
     srt.write_text("1\n00:00:01,000 --> 00:00:02,000\nBonjour\n", encoding="utf-8")
     env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
     code, out, err = await vidapi(
-        "--json",
-        "upload",
-        str(src),
-        "--title",
-        "Clip",
-        "--channel",
-        "news",
-        "--subtitle",
-        f"fr={srt}",
-        "--password",
-        env=env,
-        stdin=b"pw-from-stdin\n",
+        "--json", *upload_argv(src, srt), env=env, stdin=b"pw-from-stdin\n"
     )
     assert code == 0, err
     result = json.loads(out)
@@ -193,27 +208,10 @@ async def test_serve_runs_standalone_and_keeps_state_in_the_data_dir(tmp_path: P
     src = make_file(tmp_path / "kept.mp4", 30_000)
     video_id = None
     for _ in range(2):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vidapi_async.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--upload-port",
-            "0",
-            "--data-dir",
-            str(data),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        proc, banner = await start_serve(
+            "--port", str(port), "--upload-port", "0", "--data-dir", str(data)
         )
-        assert proc.stderr is not None
-        banner = b""
-        while b"Ctrl-C" not in banner:
-            line = await asyncio.wait_for(proc.stderr.readline(), 60)
-            assert line, "vidapi serve exited early"
-            banner += line
-        assert f"127.0.0.1:{port}".encode() in banner
+        assert f"127.0.0.1:{port}" in banner
         async with va.Client(
             access_token="demo-token", base_url=f"http://127.0.0.1:{port}", retry=va.NO_RETRY
         ) as client:
@@ -285,6 +283,9 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
         proc.send_signal(signal.SIGINT)
         _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 130, err.decode()[-1000:]
+        said = " ".join(err.decode().split())
+        assert "to resume, run the same command again" in said, said[-1000:]
+        assert f"batch {folder} --channel news --journal {journal}" in said
         stages = Counter(r.stage for r in va.SQLiteJournal(journal).records_sync())
         assert stages[va.Stage.DONE] < 30
         rerun = await asyncio.create_subprocess_exec(

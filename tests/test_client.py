@@ -36,6 +36,7 @@ async def test_upload_video_does_the_three_steps(
 ) -> None:
     video = await client.upload_video(video_file, title="t", channel="sport", published=False)
     assert [(r.method, r.path) for r in emulator.requests] == [
+        ("GET", "/channels"),  # the channel checked before the first byte
         ("GET", "/file/upload"),
         ("POST", "/upload"),
         ("POST", "/me/videos"),

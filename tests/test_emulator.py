@@ -304,7 +304,10 @@ async def test_embed_page_plays_the_file_with_autoplay_and_mute(
             assert r.status == 404
 
 
-@pytest.mark.skipif(shutil.which("ffprobe") is None, reason="ffprobe is not installed")
+@pytest.mark.skipif(
+    shutil.which("ffprobe") is None,
+    reason="ffprobe is not installed: run scripts/install-test-system-deps (as root)",
+)
 async def test_descriptor_facts_come_from_ffprobe(client: va.Client, tmp_path: Path) -> None:
     sample = tmp_path / "sample.webm"
     with resources.as_file(resources.files("vidapi_async.emulator") / "sample.webm") as src:

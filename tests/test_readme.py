@@ -26,7 +26,12 @@ def quickstart() -> str:
 async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) -> None:
     (tmp_path / "quickstart.py").write_text(quickstart(), encoding="utf-8")
     make_file(tmp_path / "movie.mp4", 200_000)
-    env = {**os.environ, "VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    env = {
+        **os.environ,
+        "VIDAPI_TOKEN": emulator.token,
+        "VIDAPI_BASE_URL": emulator.base_url,
+        "VIDAPI_EMBED_URL": emulator.embed_url,  # as `vidapi serve` prints them
+    }
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "quickstart.py",
@@ -42,13 +47,14 @@ async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) ->
     assert "password protected: True" in text
     assert "live stream" in text and " live" in text
     assert '<iframe frameborder="0"' in text
+    assert f'src="{emulator.embed_url}/embed/video/' in text  # the emulator's player
     [video] = [v for v in emulator.videos() if v["mode"] == "vod"]
     assert video["password"] is None
     assert emulator.state.count("subtitle") == 1
 
 
 def test_readme_states_exactly_two_setup_commands() -> None:
-    text = README.read_text(encoding="utf-8").split("## Quickstart", 1)[0]
+    text = README.read_text(encoding="utf-8").split("## Two commands", 1)[1].split("\n## ")[0]
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     assert len(blocks) == 2
     assert "vidapi demo" in blocks[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import signal
 import sys
 import uuid
@@ -259,3 +260,27 @@ async def test_sigterm_finishes_or_hands_back_the_jobs_in_flight(tmp_path: Path,
         _, err = await asyncio.wait_for(last.communicate(), 120)
         assert last.returncode == 0, err.decode()[-2000:]
         assert_one_video_per_file(emu, files)
+
+
+async def test_each_worker_shows_its_own_jobs_and_totals(tmp_path: Path, dsn: str) -> None:
+    files = [make_file(tmp_path / f"o{i}.mp4", 3000 + i) for i in range(8)]
+    async with Emulator(faults=Faults(latency=0.02)) as emu:
+        async with SharedBatch(dsn) as shared:
+            assert (await shared.enqueue(jobs_for(files))).added == 8
+        procs = [await spawn(worker_cmd(emu, dsn, "--until-empty")) for _ in range(2)]
+        outputs = []
+        for proc in procs:
+            _, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+            outputs.append(err.decode())
+    own = []
+    for text in outputs:  # not a terminal: a log line per finished job, then the totals
+        total = re.search(r"this worker: (\d+) done, (\d+) failed", text)
+        assert total is not None, text
+        own.append(int(total.group(1)))
+        assert "the queue: 8 done, 0 failed" in text
+        lines = re.findall(
+            r"^worker: (\d+) done, 0 failed, \d+ running, [\d.]+ jobs/min", text, re.M
+        )
+        assert [int(n) for n in lines] == list(range(1, own[-1] + 1))
+    assert sum(own) == 8  # each counts its own jobs, not the queue's

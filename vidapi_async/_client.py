@@ -25,8 +25,9 @@ from ._config import (
     ProgressCallback,
     Timeouts,
 )
-from ._convert import structure
+from ._convert import category_page, structure
 from ._errors import (
+    APIError,
     ClientClosedError,
     EncodingError,
     FileChangedError,
@@ -34,6 +35,7 @@ from ._errors import (
     InvalidArgumentError,
     InvalidTokenError,
     ReadyTimeoutError,
+    TransportError,
     UsageError,
 )
 from ._files import LocalFile, check_srt_file, inspect_file
@@ -171,6 +173,7 @@ class Client:
         self.retry = RetryPolicy() if retry is None else retry
         """How failed requests are retried (``NO_RETRY`` to never retry)."""
         self._closed = False
+        self._categories = _Categories()
         self._token: AccessToken | None = None
         self._origin = wire.origin(self.base_url)
         self._https = self._origin[0] == "https"
@@ -622,7 +625,8 @@ class Client:
         """The caller's videos (``GET /me/videos``), oldest first, fetched a page at a
         time as the iteration goes (the platform's ``total`` is approximate: this pages
         on ``has_more``)."""
-        names = ",".join(check.field_names(fields))
+        asked = check.field_names(fields)
+        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get_video has it
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
         page = 1
@@ -707,7 +711,7 @@ class Client:
 
     async def upload_video(
         self,
-        path: str | os.PathLike[str],
+        source: UploadSource | None = None,
         *,
         title: str,
         channel: str,
@@ -716,15 +720,33 @@ class Client:
         progress: ProgressCallback | None = None,
         chunked: bool = False,
         workers: int = 4,
+        filename: str | None = None,
+        size: int | None = None,
+        path: str | os.PathLike[str] | None = None,
     ) -> Video:
-        """The three steps: get an upload address, stream the file, create the video.
+        """The three steps: get an upload address, stream the source, create the video.
 
-        The arguments are checked before anything is sent or read. ``chunked`` and
-        ``workers`` as for ``upload_file``.
+        ``source`` (or ``path=``), ``filename``, ``size``, ``chunked`` and ``workers`` as
+        for ``upload_file``. The arguments (and a path's file) are checked before
+        anything is sent; then, before the first byte, ``channel`` against the
+        platform's categories (``categories()``): a miss raises ``InvalidArgumentError``
+        naming every valid one. Where the list cannot be had, the server judges.
         """
         check.title(title)
         check.channel(channel)
-        uploaded = await self.upload_file(path, progress=progress, chunked=chunked, workers=workers)
+        local = path if source is None else source
+        if isinstance(local, str | os.PathLike):
+            await asyncio.to_thread(inspect_file, local)
+        await self._check_category(channel)
+        uploaded = await self.upload_file(
+            source,
+            path=path,
+            size=size,
+            filename=filename,
+            progress=progress,
+            chunked=chunked,
+            workers=workers,
+        )
         return await self.create_video(
             url=uploaded.url,
             title=title,
@@ -732,6 +754,38 @@ class Client:
             published=published,
             is_created_for_kids=is_created_for_kids,
         )
+
+    async def categories(self) -> list[str]:
+        """``GET /channels``: the category slugs a video's ``channel`` takes, in the
+        platform's order. Asked once, then kept by the client for an hour."""
+        async with self._categories.lock:
+            kept = self._categories.fresh(asyncio.get_running_loop().time())
+            if kept is not None:
+                return list(kept)
+            slugs: list[str] = []
+            for page in range(1, 101):  # the platform pages up to 100
+                request = self._api(
+                    "GET", "/channels", query=[("page", str(page)), ("limit", "100")]
+                )
+                items, more = category_page(await self._call(request), what=request.what)
+                slugs += items
+                if not more or not items:
+                    break
+            self._categories.keep(slugs, asyncio.get_running_loop().time())
+            return list(slugs)
+
+    async def _check_category(self, channel: str) -> None:
+        """Refuse a channel that is not one of the platform's categories; where the
+        list cannot be had, say so in the debug log and let the server judge."""
+        try:
+            slugs = await self.categories()
+        except (APIError, TransportError) as exc:
+            log.debug("GET /channels failed (%s): the server will judge the channel", exc)
+            return
+        if slugs and channel not in slugs:
+            raise InvalidArgumentError(
+                "channel", f"{channel!r} is not a category; the platform's: {', '.join(slugs)}"
+            )
 
     async def get_video(self, video_id: str, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
@@ -996,3 +1050,22 @@ def _bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise InvalidArgumentError(name, f"expected True or False, got {value!r}")
     return value
+
+
+class _Categories:
+    """The platform's category slugs as a client keeps them, for ``CATEGORIES_TTL``."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self._slugs: tuple[str, ...] | None = None
+        self._until = 0.0
+
+    def fresh(self, now: float) -> tuple[str, ...] | None:
+        return self._slugs if now < self._until else None
+
+    def keep(self, slugs: list[str], now: float) -> None:
+        self._slugs, self._until = tuple(slugs), now + CATEGORIES_TTL
+
+
+CATEGORIES_TTL: Final = 3600.0
+"""Seconds a client keeps the platform's category list."""

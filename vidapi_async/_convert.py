@@ -19,7 +19,7 @@ from cattrs.v import format_exception
 from ._errors import UnexpectedResponseError
 from ._models import Dimension, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 
-__all__ = ["structure"]
+__all__ = ["category_page", "structure"]
 
 ByteCount = NewType("ByteCount", int)
 """A non-negative integer, sent as digits in a string or as a JSON integer."""
@@ -228,3 +228,16 @@ def structure(data: object, cls: type[T], *, what: str, status: int | None = Non
         raise UnexpectedResponseError(problems, status=status) from exc
     except (ValueError, TypeError, KeyError) as exc:
         raise UnexpectedResponseError(f"{what}: {exc}", status=status) from exc
+
+
+def category_page(data: Mapping[str, Any], *, what: str) -> tuple[list[str], bool]:
+    """One page of ``GET /channels``: the slugs (each item's ``id``) and ``has_more``."""
+    items = data.get("list")
+    if not isinstance(items, list) or not all(
+        isinstance(item, Mapping) and isinstance(item.get("id"), str) and item["id"]
+        for item in items
+    ):
+        raise UnexpectedResponseError(
+            f"{what}: expected a list of categories with ids", status=None
+        )
+    return [item["id"] for item in items], data.get("has_more") is True

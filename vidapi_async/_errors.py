@@ -200,8 +200,11 @@ class APIError(VidapiError):
         self.request_id = request_id
         super().__init__(str(self))
 
+    _UNSENT = "before sending"
+    """What ``status is None`` means for this kind of error."""
+
     def __str__(self) -> str:
-        where = f"HTTP {self.status}" if self.status is not None else "before sending"
+        where = f"HTTP {self.status}" if self.status is not None else self._UNSENT
         kind = f" {self.error_type}" if self.error_type else ""
         rid = f" [request {self.request_id}]" if self.request_id else ""
         return f"{self.message} ({where}{kind}){rid}"
@@ -285,6 +288,8 @@ class ServerError(APIError):
 
 class UnexpectedResponseError(APIError):
     """A response that the API does not send: not JSON, or missing a required field."""
+
+    _UNSENT = "in an answer it could not use"
 
 
 class InsecureURLError(UnexpectedResponseError):

@@ -6,9 +6,11 @@ raises ``InvalidArgumentError`` naming the argument. Messages never echo a passw
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable
+from typing import Final
 from urllib.parse import urlsplit
 
 from ._errors import InsecureURLError, InvalidArgumentError, UnexpectedResponseError
@@ -54,6 +56,14 @@ def title(value: object) -> str:
     return value
 
 
+DOCUMENTED_CHANNELS: Final = (
+    "animals", "auto", "creation", "fun", "kids", "lifestyle", "music", "news", "people",
+    "school", "shortfilms", "sport", "tech", "travel", "tv", "videogames", "webcam",
+)  # fmt: skip
+"""The category slugs the platform documents (``GET /channels`` has the live list): a
+malformed channel's suggestion is one of these, or none."""
+
+
 def channel(value: object) -> str:
     """A category slug: lowercase letters, digits, '-' or '_', starting with a letter."""
     if not isinstance(value, str):
@@ -61,7 +71,8 @@ def channel(value: object) -> str:
     if not value:
         raise InvalidArgumentError("channel", "must not be empty (a category slug such as 'news')")
     if not _CHANNEL.fullmatch(value):
-        hint = f" (did you mean {value.strip().lower()!r}?)" if value.strip().lower() else ""
+        near = difflib.get_close_matches(value.strip().lower(), DOCUMENTED_CHANNELS, 1, 0.75)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise InvalidArgumentError(
             "channel",
             f"{value!r} is not a category slug: lowercase letters, digits, '-' or '_'{hint}",

@@ -25,9 +25,18 @@ from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name
 from ._jobs import SubtitleSpec, UploadJob
 
-__all__ = ["jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
+__all__ = ["folder_entries", "jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
 
-SKIPPED_SUFFIXES = (".srt", ".csv", ".sqlite", ".sqlite-wal", ".sqlite-shm", ".json", ".txt")
+SKIPPED_SUFFIXES = (
+    ".srt",
+    ".csv",
+    ".sqlite",
+    ".sqlite-wal",
+    ".sqlite-shm",
+    ".json",
+    ".txt",
+    ".lock",
+)
 COLUMNS = (
     "path", "url", "title", "channel", "published", "password", "live", "key", "subtitles",
 )  # fmt: skip
@@ -93,15 +102,32 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
                 raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
 
 
+def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """A folder's video files (sorted; not recursive), and what is left out with why
+    (blocking: run it off the loop)."""
+    videos, skipped = [], []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.startswith("."):
+                skipped.append((entry.name, "hidden"))
+            elif entry.is_dir():
+                skipped.append((entry.name + "/", "a folder (a batch does not go into folders)"))
+            elif not entry.is_file():
+                skipped.append((entry.name, "not a regular file"))
+            elif entry.name.lower().endswith(SKIPPED_SUFFIXES):
+                kind = os.path.splitext(entry.name)[1].lower()
+                skipped.append((entry.name, f"not a video (a {kind} file)"))
+            else:
+                videos.append(entry.name)
+    return videos, skipped
+
+
 def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]:
-    """One job per regular file in ``folder`` (sorted; not recursive), titled by name."""
+    """One job per video file in ``folder`` (sorted; not recursive), titled by name:
+    ``folder_entries`` says which files, and why the others are left out."""
     if not channel:
         raise UsageError("a folder source needs --channel (a CSV manifest can name one per row)")
-    with os.scandir(folder) as entries:
-        names = sorted(e.name for e in entries if e.is_file() and not e.name.startswith("."))
-    for name in names:
-        if name.lower().endswith(SKIPPED_SUFFIXES):
-            continue
+    for name in folder_entries(folder)[0]:
         yield UploadJob(
             path=os.path.join(folder, name), title=os.path.splitext(name)[0], channel=channel
         )

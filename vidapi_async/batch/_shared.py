@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -33,7 +33,15 @@ from .._errors import (
     TransportError,
     UsageError,
 )
-from ._jobs import JobResult, JobStatus, SubtitleSpec, UploadJob, file_key, url_key
+from ._jobs import (
+    BatchProgress,
+    JobResult,
+    JobStatus,
+    SubtitleSpec,
+    UploadJob,
+    file_key,
+    url_key,
+)
 from ._postgres import PostgresJournal
 from ._runner import BatchUploader, _each
 
@@ -204,17 +212,19 @@ class SharedBatch:
         stalled_after: float = 60.0,
         poll: float = 1.0,
         max_requests_per_second: float | None = None,
+        progress: Callable[[BatchProgress], Any] | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
         queued and none is held by a worker with a fresh heartbeat.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
-        client's requests wait for slots handed out by PostgreSQL)."""
+        client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
+        this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does."""
         self._ready()
         transport, kept = client._transport, client._transport._rate
         if max_requests_per_second is not None:  # for this work only: the client's own after
             transport._rate = self.shared_rate(max_requests_per_second)
         try:
-            await self._work(client, concurrency, until_empty, stalled_after, poll)
+            await self._work(client, concurrency, until_empty, stalled_after, poll, progress)
         finally:
             transport._rate = kept
 
@@ -225,9 +235,12 @@ class SharedBatch:
         until_empty: bool,
         stalled_after: float,
         poll: float,
+        progress: Callable[[BatchProgress], Any] | None = None,
     ) -> None:
         app = self._ready()
-        runner = BatchUploader(client, concurrency=concurrency, journal=self.journal)
+        runner = BatchUploader(
+            client, concurrency=concurrency, journal=self.journal, progress=progress
+        )
         async with runner:
             context = {"shared": self, "runner": runner}
             worker = asyncio.create_task(

@@ -7,14 +7,16 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._client import Client
 from .._errors import QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
+from ..batch._manifest import folder_entries
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
-from ._progress import progress_bar
+from ._progress import progress_bar, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--journal",
         default="vidapi-journal.sqlite",
-        help="progress file; a re-run skips done jobs and resumes the rest; or "
+        help="progress file (default: vidapi-journal.sqlite in the current folder); a "
+        "re-run of the same command skips done jobs and resumes the rest; or "
         "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share",
     )
     p.add_argument(
@@ -57,6 +60,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
+async def report_skipped(source: str, console: Console) -> None:
+    """Name what a folder batch leaves out, and why."""
+    if not await asyncio.to_thread(os.path.isdir, source):
+        return
+    for name, why in (await asyncio.to_thread(folder_entries, source))[1]:
+        console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+
+
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from rich.progress import (
         BarColumn,
@@ -64,7 +75,6 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         Progress,
         TaskID,
         TextColumn,
-        TimeRemainingColumn,
     )
     from rich.table import Table
 
@@ -74,11 +84,12 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
     # the source is read once to size the bar (and to report a bad row before any upload),
     # then again, lazily, as jobs stream; both off the event loop
     total_jobs = await asyncio.to_thread(count_jobs)
+    await report_skipped(args.source, console)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        time_column(),
         console=console,
     )
     bytes_bar = progress_bar(console)

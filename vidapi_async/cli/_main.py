@@ -12,6 +12,7 @@ import asyncio
 import getpass
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,32 +34,47 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
+def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The options every subcommand takes, before or after its name. On a subcommand
+    their default is "not given" (``SUPPRESS``), so the top level's value stands."""
+
+    def default(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
     p.add_argument(
         "--token",
-        default=os.environ.get("VIDAPI_TOKEN"),
-        help="access token (default: $VIDAPI_TOKEN)",
+        default=default(os.environ.get("VIDAPI_TOKEN")),
+        help="access token (default: $VIDAPI_TOKEN, else the kept login)",
     )
     p.add_argument(
         "--base-url",
-        default=os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL),
+        default=default(os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL)),
         help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
     )
-    p.add_argument("--json", action="store_true", help="print results as JSON for scripts")
+    p.add_argument(
+        "--json", action="store_true", default=default(False), help="print results as JSON"
+    )
     p.add_argument(
         "--retries",
         type=int,
-        default=4,
+        default=default(4),
         metavar="N",
         help="attempts per request, the first included (default 4; 1: never retry)",
     )
     p.add_argument(
         "--proxy",
-        default=None,
+        default=default(None),
         metavar="URL",
         help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
+    p.add_argument(
+        "--version", action="version", version=f"vidapi-async {_version()}", help="print it"
+    )
+    _global_options(p, defaults=True)
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
     add_shared_parsers(sub)
@@ -104,7 +120,12 @@ def _parser() -> argparse.ArgumentParser:
     kind = em.add_mutually_exclusive_group()
     kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet")
     kind.add_argument("--player-id", help="a Player ID embed (current players)")
-    em.add_argument("--embed-url", default=None)
+    em.add_argument(
+        "--embed-url",
+        default=os.environ.get("VIDAPI_EMBED_URL"),
+        help="the embed host, such as the emulator's (default: $VIDAPI_EMBED_URL, else "
+        "the platform's)",
+    )
 
     add_batch_parser(sub)
 
@@ -115,7 +136,18 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-serve", action="store_true", help="exit when done")
     demo.add_argument("--port", type=int, default=0)
     demo.add_argument("--upload-port", type=int, default=0)
+    for command in sub.choices.values():
+        _global_options(command, defaults=False)
     return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vidapi-async")
+    except PackageNotFoundError:  # pragma: no cover - run from a tree never installed
+        return "unknown"
 
 
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
@@ -138,9 +170,19 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--control-secret", default=None, help="for /_emulator/* (default: random, printed)"
     )
+    p.add_argument(
+        "--plain-seals",
+        action="store_true",
+        help="upload addresses without escaped characters, for clients that re-encode "
+        "them (such as the official SDK's chunked mode)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # needs no extra
+        print(f"vidapi-async {_version()}")
+        return EXIT_OK
     try:
         import rich  # noqa: F401
     except ImportError:
@@ -153,7 +195,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(_run(args, console))
     except KeyboardInterrupt:
-        console.print("stopped")
+        if args.command == "batch":
+            again = shlex.join(["vidapi", *argv])
+            console.print(
+                f"stopped; to resume, run the same command again: {again}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            console.print("stopped")
         return 130
     except e.VidapiError as exc:
         from rich.markup import escape
@@ -226,6 +276,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             return EXIT_OK
         if cmd == "password":
             value = None if args.remove else await asyncio.to_thread(_read_password)
+            if value == "":
+                raise e.InvalidArgumentError(
+                    "password", "the input was empty: type one, or pass --remove to remove it"
+                )
             video = await client.set_password(args.id, value)
             _out(
                 args,
@@ -265,15 +319,23 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         password=password,
     )
     result: dict[str, Any] = {"id": video.id, "title": video.title, "subtitles": []}
+    said = [f"created video {video.id}"]
     for lang, path in subtitles:
         sub = await client.upload_subtitle(video.id, path, language=lang)
         result["subtitles"].append({"id": sub.id, "language": sub.language})
+        said.append(f"subtitle {sub.language} attached ({sub.id})")
     if password is not None:
         result["password_protected"] = video.password_protected
+        said.append(
+            "password set: the video is password protected"
+            if video.password_protected
+            else "password sent, but the platform says the video is not protected"
+        )
     if args.wait_ready:
         ready = await wait_with_bar(client, video.id, console)
         result["status"] = ready.status
-    _out(args, result, f"created video {video.id}")
+        said.append(f"status: {ready.status}")
+    _out(args, result, "\n".join(said))
     return EXIT_OK
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -10,31 +12,66 @@ from .._client import Client
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, ProgressColumn
 
-__all__ = ["progress_bar", "upload_with_bar", "wait_with_bar"]
+__all__ = ["progress_bar", "rate_column", "time_column", "upload_with_bar", "wait_with_bar"]
 
 
 def progress_bar(console: Console) -> Progress:
-    """Bytes, rate and time left for every upload."""
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    """Bytes, rate and time (left, elapsed, or taken) for every upload."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
+        rate_column(),
+        time_column(),
         console=console,
         transient=False,
     )
+
+
+@functools.cache
+def _columns() -> tuple[type[ProgressColumn], type[ProgressColumn]]:
+    """Labelled columns (rich is imported only when a bar is drawn)."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    def clock(seconds: float) -> str:
+        return str(datetime.timedelta(seconds=int(seconds)))
+
+    class Rate(ProgressColumn):
+        """``rate 1.2 MB/s``: measured, or (too short to measure) bytes over time."""
+
+        def render(self, task: Task) -> Text:
+            from rich.filesize import decimal
+
+            speed = task.finished_speed or task.speed
+            if speed is None and task.elapsed:
+                speed = task.completed / task.elapsed
+            return Text(f"rate {decimal(int(speed))}/s" if speed else "rate -")
+
+    class Time(ProgressColumn):
+        """``0:01:02 left`` while that is known, else ``elapsed 0:00:03``; ``took ...``
+        once done."""
+
+        def render(self, task: Task) -> Text:
+            if task.finished:
+                return Text(f"took {clock(task.finished_time or task.elapsed or 0)}")
+            if task.time_remaining is not None:
+                return Text(f"{clock(task.time_remaining)} left")
+            return Text(f"elapsed {clock(task.elapsed or 0)}")
+
+    return Rate, Time
+
+
+def rate_column() -> ProgressColumn:
+    return _columns()[0]()
+
+
+def time_column() -> ProgressColumn:
+    return _columns()[1]()
 
 
 async def upload_with_bar(client: Client, path: str, console: Console, **kw: Any) -> Any:
@@ -48,13 +85,13 @@ async def upload_with_bar(client: Client, path: str, console: Console, **kw: Any
 
 async def wait_with_bar(client: Client, video_id: str, console: Console) -> Any:
     """``wait_until_ready`` with a bar of the platform's encoding progress."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn
 
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}%"),
-        TimeElapsedColumn(),
+        time_column(),
         console=console,
     ) as bar:
         task = bar.add_task(f"encoding {video_id}", total=100)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, UsageError
@@ -40,6 +41,7 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
         tls_key=args.tls_key,
         control_secret=args.control_secret,
         encoding_delay=args.encoding_delay,
+        escaped_seals=not args.plain_seals,
     )
     try:
         await emulator.start()
@@ -54,6 +56,13 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
         console.print(f"Control:  X-Emulator-Control: {emu.control_secret}", highlight=False)
         if emu.ca_file:
             console.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
+        console.print("\nFor the vidapi command and the Quickstart, in another shell:")
+        for name, value in (
+            ("VIDAPI_BASE_URL", emu.base_url),
+            ("VIDAPI_TOKEN", emu.token),
+            ("VIDAPI_EMBED_URL", emu.embed_url),
+        ):
+            console.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
         await asyncio.Event().wait()
     finally:

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
+import os
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._client import Client
-from ..batch import SharedBatch
+from .._errors import InvalidArgumentError
+from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._progress import time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,8 +45,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
-    s = sub.add_parser("status", help="counts of a shared queue's jobs, per status and stage")
-    s.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
+    s.add_argument(
+        "--journal",
+        required=True,
+        help="postgresql://USER@HOST:PORT/DB, or a batch's SQLite file (such as "
+        "vidapi-journal.sqlite)",
+    )
     s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
 
 
@@ -61,26 +70,84 @@ async def _until_signalled(work: asyncio.Task[None]) -> None:
             loop.remove_signal_handler(sig)
 
 
+class WorkerView:
+    """This worker's own jobs as they finish: one line kept current on a terminal, a
+    log line per finished job otherwise."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.last: BatchProgress | None = None
+        self._shown = (0, 0)
+        self._live: Any = None
+
+    def line(self) -> str:
+        p = self.last
+        if p is None:
+            return "worker: waiting for jobs"
+        running = max(0, p.started - p.done - p.failed)
+        per_minute = (p.done + p.failed) / p.elapsed * 60 if p.elapsed > 0 else 0.0
+        return (
+            f"worker: {p.done} done, {p.failed} failed, {running} running, "
+            f"{per_minute:.1f} jobs/min"
+        )
+
+    def __call__(self, progress: BatchProgress) -> None:
+        self.last = progress
+        if self._live is not None:
+            from rich.text import Text
+
+            self._live.update(Text(self.line()))
+        elif (progress.done, progress.failed) != self._shown:
+            self._shown = (progress.done, progress.failed)
+            self.console.print(self.line(), highlight=False)
+
+    def __enter__(self) -> WorkerView:
+        if self.console.is_terminal:
+            from rich.live import Live
+            from rich.text import Text
+
+            self._live = Live(Text(self.line()), console=self.console, refresh_per_second=4)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    def totals(self, queue: dict[str, Any]) -> str:
+        p = self.last
+        done, failed = (p.done, p.failed) if p is not None else (0, 0)
+        elapsed = f" in {p.elapsed:.0f} s" if p is not None else ""
+        return (
+            f"this worker: {done} done, {failed} failed{elapsed}; the queue: "
+            f"{queue['done']} done, {queue['failed']} failed, {queue['queued']} queued in all"
+        )
+
+
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(args.journal) as shared:
-        work = asyncio.create_task(
-            shared.work(
-                client,
-                concurrency=args.concurrency,
-                until_empty=args.until_empty,
-                stalled_after=args.stalled_after,
-                max_requests_per_second=args.max_requests_per_second,
+        with WorkerView(console) as view:
+            work = asyncio.create_task(
+                shared.work(
+                    client,
+                    concurrency=args.concurrency,
+                    until_empty=args.until_empty,
+                    stalled_after=args.stalled_after,
+                    max_requests_per_second=args.max_requests_per_second,
+                    progress=view,
+                )
             )
-        )
-        await _until_signalled(work)
+            await _until_signalled(work)
         status = await shared.status()
-    console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
+    console.print(view.totals(status), highlight=False)
     return EXIT_OK
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import _read_in_thread
+    from ._batch import _read_in_thread, report_skipped
 
+    await report_skipped(args.source, console)
     async with SharedBatch(args.journal) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
         enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
@@ -111,8 +178,9 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
     table = Table(title="shared batch")
     table.add_column("jobs")
     table.add_column("count")
-    for name in ("queued", "running", "done", "failed"):
-        table.add_row(name, str(status[name]))
+    for name, count in status.items():
+        if name != "stages":
+            table.add_row(name, str(count))
     stages = status["stages"]
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
@@ -120,7 +188,28 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
     console.print(table)
 
 
+def sqlite_status(path: str) -> dict[str, object]:
+    """A SQLite journal's jobs ``done``, ``failed`` (an error recorded), ``unfinished``,
+    and counts per ``stages`` (blocking: run it off the loop). Reads without the lock,
+    so a running batch can be watched."""
+    if not os.path.isfile(path):
+        raise InvalidArgumentError("--journal", f"no journal at {path!r}")
+    records = SQLiteJournal(path).records_sync()
+    done = sum(r.stage is Stage.DONE for r in records)
+    failed = sum(r.stage is not Stage.DONE and r.error is not None for r in records)
+    stages = collections.Counter(str(r.stage) for r in records)
+    return {
+        "done": done,
+        "failed": failed,
+        "unfinished": len(records) - done - failed,
+        "stages": dict(sorted(stages.items())),
+    }
+
+
 async def run_status(args: argparse.Namespace, console: Console) -> int:
+    if not is_shared(args.journal):
+        _print_status(args, console, await asyncio.to_thread(sqlite_status, args.journal))
+        return EXIT_OK
     async with SharedBatch(args.journal) as shared:
         if not args.watch:
             _print_status(args, console, await shared.status())
@@ -130,14 +219,13 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
             MofNCompleteColumn,
             Progress,
             TextColumn,
-            TimeRemainingColumn,
         )
 
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TimeRemainingColumn(),
+            time_column(),
             console=console,
         ) as bar:
             task = bar.add_task("jobs done", total=None)

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from ._backend import SUBTITLE_FIELDS, Backend, page_of, select
+from ._backend import CHANNELS, SUBTITLE_FIELDS, Backend, page_of, select
 from ._failure import ApiError
 from ._formdata import media_type
 from ._platform import PLATFORM
@@ -204,6 +204,13 @@ async def create_user_video(request: web.Request) -> web.Response:
         raise ApiError(403, "access_forbidden", "You can only create videos for yourself.")
     await _fetch_public(request, owner, form.get("url", ""))
     return _video_answer(request, _b(request).create_video(owner, form), owner)
+
+
+@routes.get(f"/channels{_SLASH}")
+async def list_channels(request: web.Request) -> web.Response:
+    """The categories a video's ``channel`` takes, paged like every list (public)."""
+    items = [{"id": slug, "name": slug.capitalize(), "description": ""} for slug in CHANNELS]
+    return _json(page_of(sorted(items, key=lambda c: c["id"]), request.query, dict))
 
 
 @routes.get(f"/me/videos{_SLASH}")
