@@ -97,3 +97,180 @@ async def test_a_manifest_names_the_variable_holding_a_url_jobs_headers(
     with pytest.raises(va.InvalidArgumentError) as bad:
         list(va.batch.jobs_from_manifest(str(manifest), channel="news"))
     assert PASSWORD not in str(bad.value) and "SRC_HEADERS" in str(bad.value)
+
+
+# --- 2. SSRF: the policy, on the address actually connected -----------------------------
+
+
+def test_the_policy_rules_without_a_socket() -> None:
+    default = va.SourcePolicy()
+    assert default.refusal("127.0.0.1") is None  # a first request to a private address
+    assert default.refusal("10.1.2.3", previous="192.168.0.1") is None  # private to private
+    for inner in ("127.0.0.1", "169.254.169.254", "10.0.0.5", "0.0.0.0", "::1", "fe80::1%2"):
+        why = default.refusal(inner, previous="93.184.216.34")
+        assert why is not None and "allow_private" in why, inner
+    assert default.refusal("::ffff:127.0.0.1", previous="93.184.216.34") is not None
+    assert va.SourcePolicy(allow_private=True).refusal("10.0.0.5", previous="8.8.8.8") is None
+    both = va.SourcePolicy(deny=["127.0.0.2/32"], allow=["127.0.0.0/8"])
+    assert "deny" in (both.refusal("127.0.0.2") or "")  # deny wins over allow
+    assert both.refusal("127.0.0.3") is None
+    assert "SourcePolicy.allow" in (both.refusal("10.9.0.1") or "")
+    only = va.SourcePolicy(allow=("127.0.0.1/32",))
+    assert "SourcePolicy.allow" in (only.refusal("127.0.0.3") or "")
+    assert va.SourcePolicy.redirect_refusal("https", "http") == "a redirect from https to http"
+    assert va.SourcePolicy.redirect_refusal("http", "https") is None
+    assert va.SourcePolicy.redirect_refusal("https", "file") is not None
+    with pytest.raises(va.InvalidArgumentError):
+        va.SourcePolicy(deny="10.0.0.0/8")  # type: ignore[arg-type]
+    with pytest.raises(va.InvalidArgumentError):
+        va.SourcePolicy(deny=["not a network"])
+
+
+async def test_a_redirect_into_a_denied_network_is_refused_before_anything_is_sent(
+    emulator: Emulator,
+) -> None:
+    def internal(seen: Seen) -> Reply:
+        return Reply(200, b'{"AccessKeyId": "internal secret"}')
+
+    async with WireServer(internal, host="127.0.0.2") as inner:
+
+        def public(seen: Seen) -> Reply:
+            return Reply(302, b"", {"Location": f"{inner.url}/latest/meta-data/iam"})
+
+        async with WireServer(public) as src:
+            for policy in (
+                va.SourcePolicy(deny=("127.0.0.2/32",)),
+                va.SourcePolicy(allow=("127.0.0.1/32",)),
+            ):
+                async with client_for(
+                    emulator, retry=va.NO_RETRY, source_policy=policy
+                ) as client:
+                    with pytest.raises(va.SourceError, match=r"SourcePolicy\.(deny|allow)"):
+                        await client.upload_from_url(f"{src.url}/video.mp4")
+    assert inner.seen == []  # not even the request reached the internal address
+    assert len(src.seen) == 2
+    assert list(emulator.state.all("file")) == []
+    assert [r for r in emulator.requests if "upload" in r.path] == []
+
+
+async def test_a_name_is_checked_on_what_it_resolves_to(emulator: Emulator) -> None:
+    async with WireServer(lambda seen: Reply(200, DATA)) as src:
+        port = src.url.rsplit(":", 1)[1]
+        policy = va.SourcePolicy(deny=("127.0.0.0/8", "::1/128"))
+        async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+            with pytest.raises(va.SourceError, match=r"SourcePolicy\.deny"):
+                await client.upload_from_url(f"http://localhost:{port}/x.mp4")
+    assert src.seen == []
+
+
+async def test_redirects_inside_the_policy_are_followed(emulator: Emulator) -> None:
+    async with WireServer(lambda seen: Reply(200, DATA), host="127.0.0.2") as final:
+
+        def first(seen: Seen) -> Reply:
+            return Reply(301, b"", {"Location": f"{final.url}/real.mp4"})
+
+        async with WireServer(first) as src, client_for(emulator) as client:
+            uploaded = await client.upload_from_url(f"{src.url}/x.mp4")
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert [s.path for s in final.seen] == ["/real.mp4"]
+
+
+async def test_endless_redirects_end(emulator: Emulator) -> None:
+    def loop(seen: Seen) -> Reply:
+        return Reply(302, b"", {"Location": "/again"})
+
+    async with WireServer(loop) as src, client_for(emulator, retry=va.NO_RETRY) as client:
+        with pytest.raises(va.SourceError, match="redirects"):
+            await client.upload_from_url(f"{src.url}/x.mp4")
+    assert 2 < len(src.seen) <= 11
+
+
+# --- 3. a source's cookies stay with the source ------------------------------------------
+
+
+async def test_a_source_cookie_never_reaches_the_api(emulator: Emulator) -> None:
+    def source(seen: Seen) -> Reply:
+        return Reply(200, DATA, {"Set-Cookie": "session=stolen; Path=/"})
+
+    async with WireServer(source) as src, client_for(emulator) as client:
+        await client.upload_from_url(f"{src.url}/a.mp4")
+        await client.upload_from_url(f"{src.url}/b.mp4")
+        await client.get_upload_session()
+    for request in emulator.requests:
+        assert "stolen" not in str(request.headers)
+    assert "cookie" not in src.seen[1].headers  # nor the next source
+
+
+# --- 4-5. compressed, endless and trickling sources ---------------------------------------
+
+
+async def test_a_gzip_source_is_stored_decoded(emulator: Emulator) -> None:
+    import gzip
+
+    packed = gzip.compress(DATA)
+
+    async with (
+        WireServer(lambda seen: Reply(200, packed, {"Content-Encoding": "gzip"})) as src,
+        client_for(emulator, retry=va.NO_RETRY) as client,
+    ):
+        uploaded = await client.upload_from_url(f"{src.url}/a.mp4")
+    assert src.seen[0].headers["accept-encoding"] == "identity"
+    assert stored_bytes(emulator, uploaded.url) == DATA
+
+
+@pytest.fixture
+def spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import tempfile
+
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+async def test_a_source_past_the_size_cap_is_refused_and_its_spool_removed(
+    emulator: Emulator, spool_dir: Path
+) -> None:
+    endless = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + DATA
+    async with WireServer(lambda seen: Reply(raw=endless)) as src:
+        async with client_for(emulator, retry=va.NO_RETRY, max_source_size=50_000) as client:
+            with pytest.raises(va.SourceError, match="max_source_size"):
+                await client.upload_from_url(f"{src.url}/a.mp4")
+            with pytest.raises(va.SourceError, match="max_source_size"):  # declared
+                await client.upload_from_url(f"{src.url.replace('raw', '')}/b.mp4")
+        async with client_for(emulator, retry=va.NO_RETRY) as client:
+            with pytest.raises(va.SourceError, match="max_source_size"):  # per call
+                await client.upload_from_url(f"{src.url}/a.mp4", max_source_size=1000)
+    assert list(spool_dir.iterdir()) == []
+    assert list(emulator.state.all("file")) == []
+
+
+async def test_a_declared_length_past_the_cap_is_refused_before_reading(
+    emulator: Emulator,
+) -> None:
+    async with (
+        WireServer(lambda seen: Reply(200, DATA)) as src,
+        client_for(emulator, retry=va.NO_RETRY, max_source_size=1000) as client,
+    ):
+        with pytest.raises(va.SourceError, match=f"holds {len(DATA)} bytes"):
+            await client.upload_from_url(f"{src.url}/a.mp4")
+    assert [r for r in emulator.requests if "upload" in r.path] == []
+
+
+async def test_a_silent_source_and_a_trickling_one_end_in_a_source_error(
+    emulator: Emulator, spool_dir: Path
+) -> None:
+    silent = Reply(200, DATA[:2000], segment=1000, pause=1.5)
+    async with WireServer(lambda seen: silent) as src:
+        quick = va.Timeouts(source_idle=0.3)
+        async with client_for(emulator, retry=va.NO_RETRY, timeouts=quick) as client:
+            with pytest.raises(va.SourceError, match="source_idle"):
+                await client.upload_from_url(f"{src.url}/a.mp4")
+    trickle = Reply(200, DATA[:4000], segment=100, pause=0.05)
+    async with WireServer(lambda seen: trickle) as src:
+        short = va.Timeouts(source_idle=5.0, source_total=0.5)
+        async with client_for(emulator, retry=va.NO_RETRY, timeouts=short) as client:
+            with pytest.raises(va.SourceError, match="source_total"):
+                await client.upload_from_url(f"{src.url}/a.mp4")
+    assert list(spool_dir.iterdir()) == []
+    assert list(emulator.state.all("file")) == []

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import io
+import ipaddress
 import os
 import tempfile
 import threading
-from collections.abc import AsyncIterable, AsyncIterator
-from typing import IO, Any, Protocol, TypeAlias
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import IO, Any, Final, Protocol, TypeAlias
 
 import attrs
 
@@ -27,10 +28,12 @@ UploadSource: TypeAlias = (
 
 __all__ = [
     "DEFAULT_NAME",
+    "MAX_SOURCE_SIZE",
     "AsyncIterStream",
     "BytesStream",
     "FileObjectStream",
     "Opened",
+    "SourcePolicy",
     "Stream",
     "UploadSource",
     "open_source",
@@ -41,6 +44,89 @@ DEFAULT_NAME = "upload"
 """The file name the server sees for a source that has none."""
 
 SPOOL_PIECE = 1024 * 1024
+MAX_SOURCE_SIZE: Final = 64 * 1024**3
+"""The default cap on a url source: the platform's ceiling per video (64 GB)."""
+
+Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _networks(value: Iterable[str]) -> tuple[Network, ...]:
+    if isinstance(value, str):
+        raise InvalidArgumentError("networks", "expected a sequence of CIDR strings, not one")
+    try:
+        return tuple(ipaddress.ip_network(v, strict=False) for v in value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError("networks", f"expected CIDR strings: {exc}") from None
+
+
+def address(text: str) -> Address:
+    """An IP address as a socket reports it (an IPv6 zone dropped, an IPv4-mapped IPv6
+    address as the IPv4 one)."""
+    ip = ipaddress.ip_address(text.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def is_public(ip: Address) -> bool:
+    """Not loopback, link-local, private, unspecified or otherwise reserved."""
+    return ip.is_global and not ip.is_multicast
+
+
+@attrs.frozen
+class SourcePolicy:
+    """Where ``upload_from_url`` may fetch from, checked on the address each request of a
+    source is actually connected to (the first one and every redirect's, so a name that
+    resolves elsewhere the second time cannot slip past).
+
+    ``deny`` and ``allow`` are networks (CIDR strings such as ``"10.0.0.0/8"``); an
+    address in ``deny`` is refused, and with ``allow`` only addresses in it are fetched
+    (``deny`` wins). A redirect may not lead from a public address to a loopback,
+    link-local, private or unspecified one unless ``allow_private``, nor ever from https
+    to http.
+    """
+
+    deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    allow: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    allow_private: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.allow_private, bool):
+            raise InvalidArgumentError("allow_private", "expected True or False")
+
+    def refusal(self, connected: str, previous: str | None = None) -> str | None:
+        """Why a source connected to ``connected`` must not be read (``None``: it may),
+        ``previous`` being the address of the request that redirected there."""
+        try:
+            ip = address(connected)
+        except ValueError:
+            return f"{connected!r} is not an IP address"
+        for net in self.deny:
+            if ip in net:
+                return f"{ip} is in the denied network {net} (SourcePolicy.deny)"
+        if self.allow and not any(ip in net for net in self.allow):
+            return f"{ip} is in no allowed network (SourcePolicy.allow)"
+        if previous is not None and not self.allow_private and not is_public(ip):
+            try:
+                was_public = is_public(address(previous))
+            except ValueError:
+                was_public = True
+            if was_public:
+                return (
+                    f"a redirect from a public address led to {ip}, which is not public "
+                    "(SourcePolicy.allow_private is False)"
+                )
+        return None
+
+    @staticmethod
+    def redirect_refusal(old_scheme: str, new_scheme: str) -> str | None:
+        """Why a redirect between these schemes is refused (``None``: it is not)."""
+        if new_scheme not in ("http", "https"):
+            return f"a redirect to a {new_scheme or 'relative'}: address"
+        if old_scheme == "https" and new_scheme == "http":
+            return "a redirect from https to http"
+        return None
 
 
 class Stream(Protocol):
