@@ -8,9 +8,11 @@ The sources are ``tests/wire.py``'s scripted servers on loopback addresses only
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -272,4 +274,54 @@ async def test_a_silent_source_and_a_trickling_one_end_in_a_source_error(
             with pytest.raises(va.SourceError, match="source_total"):
                 await client.upload_from_url(f"{src.url}/a.mp4")
     assert list(spool_dir.iterdir()) == []
+    assert list(emulator.state.all("file")) == []
+
+
+# --- 6. a stalled pipe --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1000, None])
+async def test_a_stalled_pipe_can_be_cancelled_and_the_client_closed(
+    emulator: Emulator, size: int | None
+) -> None:
+    r, w = os.pipe()
+    os.write(w, b"x" * 10)  # then the writer stops, its end still open
+    sent = asyncio.Event()
+    try:
+        with open(r, "rb") as pipe:
+            client = client_for(emulator, retry=va.NO_RETRY)
+            try:
+                task = asyncio.create_task(
+                    client.upload_file(pipe, size=size, progress=lambda s, t: sent.set())
+                )
+                if size is not None:
+                    await sent.wait()  # the ten bytes went out: the thread waits for more
+                else:
+                    await asyncio.sleep(0.2)  # spooling: nothing to wait on but time
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=10)  # a guard, not a clock
+                assert task in done and task.cancelled()
+            finally:
+                closing = asyncio.ensure_future(client.close())
+                done, _ = await asyncio.wait({closing}, timeout=10)
+                assert closing in done
+    finally:
+        os.close(w)
+
+
+# --- 16. an async iterable that fails -------------------------------------------------------
+
+
+async def test_an_async_iterable_that_raises_oserror_is_a_source_error(
+    emulator: Emulator,
+) -> None:
+    async def broken() -> AsyncIterator[bytes]:
+        yield b"a" * 1000
+        raise OSError(5, "Input/output error")
+
+    async with client_for(emulator, retry=va.RetryPolicy(max_attempts=3)) as client:
+        for size in (5000, None):
+            with pytest.raises(va.SourceError, match="Input/output error") as info:
+                await client.upload_file(broken(), size=size)
+            assert isinstance(info.value.__cause__, OSError)
     assert list(emulator.state.all("file")) == []

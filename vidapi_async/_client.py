@@ -48,7 +48,7 @@ from ._sources import (
     Stream,
     UploadSource,
     open_source,
-    spool,
+    spool_async,
 )
 from ._uploads import UploadPlan, send_chunked, send_single_shot
 
@@ -438,7 +438,7 @@ class Client:
         assert opened.stream is not None
         if chunked or (chunked is None and self.chunks(opened.size)):
             # The chunked protocol sends ranges in parallel: from a file.
-            path_, spooled = await asyncio.to_thread(spool, opened.stream)
+            path_, spooled = await spool_async(opened.stream)
             try:
                 _check_spooled(opened.name, opened.size, spooled)
                 return await self._send_file(LocalFile(path_, opened.size), **options)
@@ -500,7 +500,7 @@ class Client:
             ):
                 stream = AsyncIterStream(chunks, name, loop)
                 if length is None:  # unknown size: the chunked protocol needs it
-                    spooled, size = await asyncio.to_thread(spool, stream)
+                    spooled, size = await spool_async(stream)
                     try:
                         return await self._send_file(
                             LocalFile(spooled, size),
