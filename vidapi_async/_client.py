@@ -257,6 +257,11 @@ class Client:
         self._token = await self._auth.get_token(self._post_token_form, self.token_url)
         return self._token
 
+    async def get_auth_info(self) -> dict[str, Any]:
+        """``GET /auth``: who the token belongs to (``id``, ``username``,
+        ``screenname``, ``scope``), as the platform says it."""
+        return dict(await self._call(self._api("GET", "/auth")))
+
     def _check_scope(self, request: wire.Request, token: AccessToken) -> None:
         if request.scope and token.scopes is not None and request.scope not in token.scopes:
             raise InsufficientScopeError(

@@ -23,7 +23,9 @@ __all__ = [
 
 Form = tuple[tuple[str, str], ...]
 
-SECRET_FORM_FIELDS = frozenset({"password", "client_secret", "refresh_token", "code"})
+SECRET_FORM_FIELDS = frozenset(
+    {"password", "client_secret", "refresh_token", "code", "code_verifier"}
+)
 """Form fields whose values never reach a message, even when a server echoes them."""
 
 

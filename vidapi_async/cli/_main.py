@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--token",
         default=os.environ.get("VIDAPI_TOKEN"),
-        help="access token (default: $VIDAPI_TOKEN)",
+        help="access token, for scripts; prefer $VIDAPI_TOKEN or 'vidapi login' (a command "
+        "line is visible to other local users)",
     )
     p.add_argument(
         "--base-url",
