@@ -87,27 +87,8 @@ async def test_vidapi_login_keeps_a_private_token_the_other_commands_use(
 ) -> None:
     login_file = tmp_path / "cfg" / "login.json"
     async with Emulator() as emu:
-        env = {
-            **{k: v for k, v in os.environ.items() if k != "VIDAPI_TOKEN"},
-            "VIDAPI_BASE_URL": emu.base_url,
-            "VIDAPI_CLIENT_SECRET": SECRET,
-            "VIDAPI_LOGIN_FILE": str(login_file),
-        }
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vidapi_async.cli",
-            "login",
-            "--no-browser",
-            "--client-id",
-            CLIENT,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        assert (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Open this")
-        url = (await proc.stdout.readline()).decode().strip()
+        env = _login_env(emu, login_file)
+        proc, url = await _start_login(emu, login_file)
         async with aiohttp.ClientSession() as http:
             async with http.get(url, allow_redirects=False) as resp:  # the authorize page
                 callback = resp.headers["Location"]
@@ -145,15 +126,20 @@ async def test_vidapi_login_keeps_a_private_token_the_other_commands_use(
         assert not login_file.exists()
 
 
-async def _start_login(
-    emu: Emulator, login_file: Path, *extra: str
-) -> tuple[asyncio.subprocess.Process, str]:
-    env = {
+def _login_env(emu: Emulator, login_file: Path) -> dict[str, str]:
+    return {
         **{k: v for k, v in os.environ.items() if k != "VIDAPI_TOKEN"},
         "VIDAPI_BASE_URL": emu.base_url,
         "VIDAPI_CLIENT_SECRET": SECRET,
         "VIDAPI_LOGIN_FILE": str(login_file),
     }
+
+
+async def _start_login(
+    emu: Emulator, login_file: Path, *extra: str
+) -> tuple[asyncio.subprocess.Process, str]:
+    """``vidapi login --no-browser`` in a child process, and the address it prints."""
+    env = _login_env(emu, login_file)
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
