@@ -23,6 +23,12 @@ def translate(exc: BaseException, method: str, url: str) -> e.VidapiError:
             f"{method} {shown}: the request cannot be sent as given ({exc.__class__.__name__}:"
             " a header or url holds characters HTTP cannot carry)"
         )
+    if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
+        return e.AuthenticationError(
+            f"{method} {shown}: the proxy wants credentials it was not given or refused "
+            "them (HTTP 407); give them in the proxy address (http://user:password@host:port)",
+            status=407,
+        )
     if isinstance(exc, aiohttp.ClientConnectorError):
         return e.ConnectError(
             f"cannot connect: {exc.__class__.__name__}{_os_detail(exc)}", method=method, url=shown
