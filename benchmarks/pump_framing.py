@@ -43,7 +43,8 @@ def with_h11() -> int:
     framer.body_sent(4194304)
     for piece in SEGMENTS:
         answer = framer.feed(piece)
-    assert answer is not None and framer.reusable
+    assert answer is not None
+    assert framer.reusable
     return len(head) + answer.status
 
 
