@@ -325,3 +325,46 @@ async def test_an_async_iterable_that_raises_oserror_is_a_source_error(
                 await client.upload_file(broken(), size=size)
             assert isinstance(info.value.__cause__, OSError)
     assert list(emulator.state.all("file")) == []
+
+
+async def test_a_redirect_from_https_to_http_is_refused(emulator: Emulator, tmp_path: Path) -> None:
+    import ssl
+
+    from .wire import self_signed
+
+    cert, key = self_signed(tmp_path)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    async with WireServer(lambda seen: Reply(200, DATA)) as plain:
+
+        def secure(seen: Seen) -> Reply:
+            return Reply(302, b"", {"Location": f"{plain.url}/clear.mp4"})
+
+        async with WireServer(secure, tls=server_ctx) as src:
+            trust = ssl.create_default_context(cafile=str(cert))
+            async with client_for(emulator, retry=va.NO_RETRY, ssl=trust) as client:
+                with pytest.raises(va.SourceError, match="from https to http"):
+                    await client.upload_from_url(f"{src.url}/x.mp4")
+    assert plain.seen == []
+
+
+def test_a_url_jobs_headers_never_go_into_the_shared_queue() -> None:
+    from vidapi_async.batch._shared import _spec
+
+    job = va.UploadJob(url="https://h/a.mp4", headers={"X-Key": PASSWORD}, title="t", channel="c")
+    with pytest.raises(va.UsageError, match="not stored in the shared queue") as info:
+        _spec(job)
+    assert PASSWORD not in str(info.value)
+
+
+def test_the_cli_needs_no_secret_on_its_command_line() -> None:
+    from vidapi_async.cli._main import _parser
+
+    parser = _parser()
+    top = " ".join(parser.format_help().split())
+    assert "VIDAPI_TOKEN" in top and "vidapi login" in top
+    batch = next(
+        a
+        for a in parser._subparsers._group_actions  # type: ignore[union-attr]
+    ).choices["batch"]
+    assert "PGPASSWORD" in " ".join(batch.format_help().split())
