@@ -260,3 +260,39 @@ def test_a_kept_login_owned_by_another_user_is_refused(
     monkeypatch.setattr(os, "getuid", lambda: real + 1)  # as another user would see it
     with pytest.raises(va.UsageError, match="owned by another user"):
         store.load()
+
+
+async def test_on_a_terminal_the_account_is_confirmed_before_it_is_kept(tmp_path: Path) -> None:
+    import pty
+
+    login_file = tmp_path / "login.json"
+    async with Emulator() as emu:
+        for answer, kept in ((b"n\n", False), (b"y\n", True)):
+            leader, follower = pty.openpty()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "vidapi_async.cli",
+                    "login",
+                    "--no-browser",
+                    "--client-id",
+                    CLIENT,
+                    env=_login_env(emu, login_file),
+                    stdin=follower,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                assert proc.stdout is not None
+                assert (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Open")
+                url = (await proc.stdout.readline()).decode().strip()
+                assert await _browse(url, username="other") == "200"
+                prompt = await asyncio.wait_for(proc.stdout.readuntil(b"[y/N] "), 30)
+                assert b"'other'" in prompt
+                os.write(leader, answer)
+                _, err = await asyncio.wait_for(proc.communicate(), 30)
+            finally:
+                os.close(leader)
+                os.close(follower)
+            assert (proc.returncode == 0) is kept, err.decode()
+            assert login_file.exists() is kept
