@@ -197,3 +197,12 @@ def test_a_kept_connection_holding_unread_bytes_is_not_reused() -> None:
             far.close()  # the server closed it meanwhile
             assert kept.take(key) is None
     kept.close()
+
+
+def test_a_header_http_cannot_carry_is_a_typed_error_that_does_not_echo_it() -> None:
+    from vidapi_async._protocol import UnsendableRequest
+
+    with pytest.raises(UnsendableRequest) as info:
+        AnswerFramer("POST", "/u", [("Host", "h"), ("X-Key", "sec\r\nret")], cap=CAP)
+    assert "sec" not in str(info.value)
+    assert isinstance(info.value, ValueError)

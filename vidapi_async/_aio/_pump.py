@@ -177,6 +177,8 @@ class _Job:
                 answer, reusable = self._receive(sock, framer)
             except (_Aborted, _TooLarge):
                 raise
+            except wire.UnsendableRequest as exc:
+                raise e.InvalidRequestError(f"{self.method} {shown}: {exc}") from None
             except TimeoutError:
                 raise e.RequestTimeoutError("timed out", method=self.method, url=shown) from None
             except (OSError, _Broken) as exc:

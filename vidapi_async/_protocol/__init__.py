@@ -12,7 +12,7 @@ from ._answers import (
     parse_retry_after,
 )
 from ._chunked import ChunkedUpload, ChunkRequest, merge_ranges, parse_held_ranges, regions
-from ._http11 import Answer, AnswerFramer, AnswerTooLarge, BrokenAnswer
+from ._http11 import Answer, AnswerFramer, AnswerTooLarge, BrokenAnswer, UnsendableRequest
 from ._multipart import attachment_disposition, multipart_envelope, new_boundary
 from ._proxy import Proxy, proxy_for
 from ._requests import (
@@ -37,6 +37,7 @@ __all__ = [
     "ChunkedUpload",
     "Proxy",
     "Request",
+    "UnsendableRequest",
     "api_error",
     "api_request",
     "attachment_disposition",

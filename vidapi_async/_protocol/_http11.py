@@ -13,7 +13,12 @@ from collections.abc import Sequence
 import attrs
 import h11
 
-__all__ = ["Answer", "AnswerFramer", "AnswerTooLarge", "BrokenAnswer"]
+__all__ = ["Answer", "AnswerFramer", "AnswerTooLarge", "BrokenAnswer", "UnsendableRequest"]
+
+
+class UnsendableRequest(ValueError):
+    """HTTP/1.1 cannot carry the request as given (a control character in a header or
+    the target)."""
 
 
 class BrokenAnswer(Exception):
@@ -58,7 +63,10 @@ class AnswerFramer:
         head_cap: int = 64 * 1024,
     ) -> None:
         self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=head_cap)
-        self._request = h11.Request(method=method, target=target, headers=list(headers))
+        try:
+            self._request = h11.Request(method=method, target=target, headers=list(headers))
+        except h11.LocalProtocolError:  # its message may quote a header: not kept
+            raise UnsendableRequest("a header or the target holds what HTTP cannot carry") from None
         self._cap = cap
         self._status: int | None = None
         self._headers: dict[str, str] = {}
@@ -66,7 +74,7 @@ class AnswerFramer:
         self.answer: Answer | None = None
 
     def request_head(self) -> bytes:
-        """The request line and headers (``LocalProtocolError`` if HTTP cannot carry them)."""
+        """The request line and headers."""
         head = self._conn.send(self._request)
         assert head is not None
         return head
