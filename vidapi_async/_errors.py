@@ -33,7 +33,8 @@ The tree::
     │   │                              ``{"error": {"message": ..., "code": ...}}``
     │   ├── FileChangedError           the file (or source) is not the size it was said to be
     │   ├── NotRewindableError         a one-pass source failed part-way: no retry possible
-    │   └── SourceError                ``upload_from_url``: the source answered an error
+    │   └── SourceError                a source answered an error, was refused (policy,
+    │                                  size, time) or could not be read
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
     ├── ReadyTimeoutError(TimeoutError)  ``wait_until_ready``: not ready in the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
