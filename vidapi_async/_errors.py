@@ -331,8 +331,11 @@ class NotRewindableError(UploadError):
 
 
 class SourceError(UploadError):
-    """``upload_from_url``: the source server answered with an error status (or
-    redirected a request that carried credentials). ``status`` is its HTTP status."""
+    """A source failed: ``upload_from_url``'s answered with an error status, redirected
+    a request that carried credentials, was refused by the ``SourcePolicy``, was larger
+    than ``max_source_size`` or slower than ``Timeouts.source_idle``/``source_total``;
+    or reading a local source (file object, async iterable) raised ``OSError`` (its
+    ``__cause__``). ``status`` is the source's HTTP status, when it answered one."""
 
     def __init__(self, message: str, *, status: int | None) -> None:
         super().__init__(message)
