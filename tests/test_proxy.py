@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,94 @@ def test_proxy_settings_are_checked_without_echoing_credentials() -> None:
     assert "secret" not in str(info.value)
     with pytest.raises(va.UsageError, match="proxy= goes with the client's own session"):
         va.Client("t", proxy="http://h:3128", session=object())  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def scripted_proxy(answer: bytes, pause: float = 0.0) -> AsyncIterator[tuple[str, list[str]]]:
+    """A proxy that answers every CONNECT with ``answer``, a byte at a time when
+    ``pause``, then closes; records each request line."""
+    seen: list[str] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            seen.append((await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")[0].decode())
+            for i in range(len(answer)) if pause else [None]:
+                writer.write(answer if i is None else answer[i : i + 1])
+                await writer.drain()
+                if pause:
+                    await asyncio.sleep(pause)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", seen
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def direct_session(emu: Emulator) -> va.UploadSession:
+    """An upload address asked for without the proxy."""
+    async with va.Client("demo-token", base_url=emu.base_url, ssl=emu.ssl_context()) as c:
+        return await c.get_upload_session()
+
+
+def via_proxy(emu: Emulator, proxy: str, **options: Any) -> va.Client:
+    options.setdefault("retry", va.NO_RETRY)
+    return va.Client(
+        "demo-token", base_url=emu.base_url, ssl=emu.ssl_context(), proxy=proxy, **options
+    )
+
+
+async def test_a_proxy_asking_for_credentials_is_an_authentication_error_not_retried(
+    tmp_path: Path,
+) -> None:
+    wants = b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
+    async with Emulator(tls=True) as emu, scripted_proxy(wants) as (proxy, seen):
+        session = await direct_session(emu)
+        async with via_proxy(
+            emu, proxy, retry=va.RetryPolicy(max_attempts=3, base_delay=0.01)
+        ) as c:
+            with pytest.raises(va.AuthenticationError, match="407"):
+                await c.upload_file(make_file(tmp_path / "p.mp4", 5000), upload_session=session)
+            with pytest.raises(va.AuthenticationError, match="407"):  # API calls alike
+                await c.get_upload_session()
+    assert len(seen) == 2 and all(line.startswith("CONNECT ") for line in seen)
+
+
+async def test_a_trickling_proxy_gets_one_deadline_for_the_whole_connect(
+    tmp_path: Path,
+) -> None:
+    ok = b"HTTP/1.1 200 OK\r\n\r\n"
+    async with Emulator(tls=True) as emu, scripted_proxy(ok, pause=0.4) as (proxy, _):
+        session = await direct_session(emu)
+        async with via_proxy(emu, proxy, timeouts=va.Timeouts(connect=1.0)) as c:
+            # Each byte comes well within 1 s; the whole answer does not.
+            with pytest.raises(va.RequestTimeoutError, match="proxy"):
+                await c.upload_file(make_file(tmp_path / "p.mp4", 5000), upload_session=session)
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "direct"),
+    [
+        ("127.0.0.0/8", True),
+        ("10.0.0.0/8, 127.0.0.1/32", True),
+        ("127.0.0.1:8443", True),
+        ("127.0.0.1:9999", False),
+        ("10.0.0.0/8", False),
+        ("up.example.com", False),
+        (".example.com", False),
+        ("*", True),
+    ],
+)
+def test_no_proxy_honours_cidr_blocks_and_host_port(no_proxy: str, direct: bool) -> None:
+    from vidapi_async._protocol import proxy_for
+
+    settings = {"https": "http://proxy:3128", "no": no_proxy}
+    chosen = proxy_for("https://127.0.0.1:8443/upload?x=1", settings)
+    assert (chosen is None) is direct
+    named = proxy_for("https://up.example.com/u", settings)
+    assert (named is None) is (no_proxy in ("up.example.com", ".example.com", "*"))

@@ -68,8 +68,12 @@ Handler = Callable[[Seen], Awaitable[Reply] | Reply]
 class WireServer:
     """``async with WireServer(handler) as srv``: ``srv.url``, ``srv.seen``."""
 
-    def __init__(self, handler: Handler, *, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, handler: Handler, *, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.handler = handler
+        self.host = host
+        """A loopback address (any of 127.0.0.0/8 on Linux)."""
         self.seen: list[Seen] = []
         self._tls = tls
         self._server: asyncio.Server | None = None
@@ -79,10 +83,10 @@ class WireServer:
     def url(self) -> str:
         assert self._server is not None
         port = self._server.sockets[0].getsockname()[1]
-        return f"{'https' if self._tls else 'http'}://127.0.0.1:{port}"
+        return f"{'https' if self._tls else 'http'}://{self.host}:{port}"
 
     async def __aenter__(self) -> WireServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls)
+        self._server = await asyncio.start_server(self._serve, self.host, 0, ssl=self._tls)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

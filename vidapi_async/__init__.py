@@ -56,6 +56,7 @@ from ._models import (
     Video,
 )
 from ._retry import NO_RETRY, RetryPolicy
+from ._sources import SourcePolicy
 from .batch import (
     BatchProgress,
     BatchUploader,
@@ -123,6 +124,7 @@ __all__ = [
     "ServerError",
     "SharedBatch",
     "SourceError",
+    "SourcePolicy",
     "Stage",
     "StaticToken",
     "Subtitle",

@@ -8,6 +8,9 @@ aiohttp out of here and lets tests drive a provider with a plain function.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import secrets
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -141,17 +144,21 @@ class OAuth:
         *,
         code: str,
         redirect_uri: str,
+        code_verifier: str | None = None,
         **kw: Any,
     ) -> OAuth:
         """Exchange the ``code`` the authorize page sent to ``redirect_uri`` (the same
-        one as in ``authorize_url``); later tokens come from the refresh token."""
+        one as in ``authorize_url``); later tokens come from the refresh token.
+        ``code_verifier``: the PKCE verifier whose challenge went to ``authorize_url``."""
         if not code or not redirect_uri:
             raise InvalidArgumentError("code/redirect_uri", "both are required for this grant")
+        verifier = () if code_verifier is None else (("code_verifier", code_verifier),)
         return cls(
             (
                 ("grant_type", "authorization_code"),
                 ("code", code),
                 ("redirect_uri", redirect_uri),
+                *verifier,
             ),
             client_id=client_id,
             client_secret=client_secret,
@@ -231,13 +238,30 @@ def authorize_url(
     redirect_uri: str,
     scopes: Iterable[str] = (),
     state: str | None = None,
+    code_challenge: str | None = None,
 ) -> str:
     """The platform's authorize page for the authorization-code flow (pure): send the
-    user there; it redirects to ``redirect_uri`` with ``code`` (and ``state``)."""
+    user there; it redirects to ``redirect_uri`` with ``code`` (and ``state``).
+    ``code_challenge``: PKCE's (S256, from ``pkce_pair``)."""
     query = [("response_type", "code"), ("client_id", client_id), ("redirect_uri", redirect_uri)]
     names = " ".join(scopes)
     if names:
         query.append(("scope", names))
     if state is not None:
         query.append(("state", state))
+    if code_challenge is not None:
+        query += [("code_challenge", code_challenge), ("code_challenge_method", "S256")]
     return f"{base_url.rstrip('/')}/oauth/authorize?{urllib.parse.urlencode(query)}"
+
+
+def pkce_challenge(verifier: str) -> str:
+    """PKCE's S256 challenge of ``verifier`` (RFC 7636): base64url of its SHA-256."""
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def pkce_pair() -> tuple[str, str]:
+    """A new PKCE ``(verifier, challenge)``: the challenge goes to the authorize page,
+    the verifier (kept secret) with the code exchange."""
+    verifier = secrets.token_urlsafe(48)
+    return verifier, pkce_challenge(verifier)

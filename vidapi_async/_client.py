@@ -42,7 +42,16 @@ from ._files import LocalFile, check_srt_file, inspect_file
 from ._limits import Bandwidth, RequestRate
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from ._retry import RetryPolicy, create_checked, retrying
-from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
+from ._sources import (
+    DEFAULT_NAME,
+    MAX_SOURCE_SIZE,
+    AsyncIterStream,
+    SourcePolicy,
+    Stream,
+    UploadSource,
+    open_source,
+    spool_async,
+)
 from ._uploads import UploadPlan, send_chunked, send_single_shot
 
 if TYPE_CHECKING:
@@ -116,6 +125,8 @@ class Client:
         max_requests_per_second: float | None = None,
         max_bandwidth: int | None = None,
         chunk_size: int | object = _UNSET,
+        source_policy: SourcePolicy | None = None,
+        max_source_size: int = MAX_SOURCE_SIZE,
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
@@ -172,6 +183,12 @@ class Client:
         """Bytes per request of the chunked protocol."""
         self.retry = RetryPolicy() if retry is None else retry
         """How failed requests are retried (``NO_RETRY`` to never retry)."""
+        if source_policy is not None and not isinstance(source_policy, SourcePolicy):
+            raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
+        self.source_policy = source_policy or SourcePolicy()
+        """Where ``upload_from_url`` may fetch from (checked on every connected address)."""
+        self.max_source_size = check.positive_int(max_source_size, "max_source_size")
+        """The most bytes ``upload_from_url`` reads from a source (default 64 GiB)."""
         self._closed = False
         self._categories = _Categories()
         self._token: AccessToken | None = None
@@ -242,6 +259,11 @@ class Client:
         self._check_open()
         self._token = await self._auth.get_token(self._post_token_form, self.token_url)
         return self._token
+
+    async def get_auth_info(self) -> dict[str, Any]:
+        """``GET /auth``: who the token belongs to (``id``, ``username``,
+        ``screenname``, ``scope``), as the platform says it."""
+        return dict(await self._call(self._api("GET", "/auth")))
 
     def _check_scope(self, request: wire.Request, token: AccessToken) -> None:
         if request.scope and token.scopes is not None and request.scope not in token.scopes:
@@ -424,7 +446,7 @@ class Client:
         assert opened.stream is not None
         if chunked or (chunked is None and self.chunks(opened.size)):
             # The chunked protocol sends ranges in parallel: from a file.
-            path_, spooled = await asyncio.to_thread(spool, opened.stream)
+            path_, spooled = await spool_async(opened.stream)
             try:
                 _check_spooled(opened.name, opened.size, spooled)
                 return await self._send_file(LocalFile(path_, opened.size), **options)
@@ -444,6 +466,7 @@ class Client:
         upload_session: UploadSession | None = None,
         progress: ProgressCallback | None = None,
         read_size: int | None = None,
+        max_source_size: int | None = None,
     ) -> UploadedFile:
         """Stream a remote http(s) file through to an upload address, without a disk.
 
@@ -453,6 +476,13 @@ class Client:
         never sent there. A source that gives no Content-Length is first copied to a
         temporary file. A failed attempt asks the source again, from its first byte.
         ``filename`` defaults to the last segment of the url's path.
+
+        Every request to the source (each redirect's included) is checked against
+        ``Client.source_policy`` on the address it connects to; the source is read
+        within ``Timeouts.source_idle`` and ``source_total``, and at most
+        ``max_source_size`` bytes (default ``Client.max_source_size``). A refusal or a
+        limit reached is a ``SourceError``; nothing is sent to the platform then (or,
+        streaming, the upload is abandoned unfinished).
         """
         self._check_open()
         source = check.http_url(url, "url")
@@ -464,16 +494,21 @@ class Client:
                 raise InvalidArgumentError("headers", "keys and values must be strings")
         name = filename or wire.url_file_name(source) or DEFAULT_NAME
         piece = self.read_size if read_size is None else check.positive_int(read_size, "read_size")
+        cap = self.max_source_size
+        if max_source_size is not None:
+            cap = check.positive_int(max_source_size, "max_source_size")
         loop = asyncio.get_running_loop()
 
         async def attempt(n: int) -> UploadedFile:
-            async with self._transport.download(source, given, self.timeouts, piece) as (
+            async with self._transport.download(
+                source, given, self.timeouts, piece, policy=self.source_policy, max_size=cap
+            ) as (
                 length,
                 chunks,
             ):
                 stream = AsyncIterStream(chunks, name, loop)
                 if length is None:  # unknown size: the chunked protocol needs it
-                    spooled, size = await asyncio.to_thread(spool, stream)
+                    spooled, size = await spool_async(stream)
                     try:
                         return await self._send_file(
                             LocalFile(spooled, size),

@@ -46,3 +46,9 @@ class Timeouts:
     """The upload server's whole answer, from the last byte sent to the last byte
     received (its processing time included): a server that trickles its answer cannot
     hold the upload longer. Also the longest silence while sending."""
+    source_idle: float | None = 60.0
+    """``upload_from_url``: the longest wait for the next byte of a source (its answer's
+    head included)."""
+    source_total: float | None = 6 * 3600.0
+    """``upload_from_url``: the longest time to read a whole source, from the first
+    request to its last byte (a source that trickles cannot hold an upload longer)."""

@@ -33,7 +33,8 @@ The tree::
     │   │                              ``{"error": {"message": ..., "code": ...}}``
     │   ├── FileChangedError           the file (or source) is not the size it was said to be
     │   ├── NotRewindableError         a one-pass source failed part-way: no retry possible
-    │   └── SourceError                ``upload_from_url``: the source answered an error
+    │   └── SourceError                a source answered an error, was refused (policy,
+    │                                  size, time) or could not be read
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
     ├── ReadyTimeoutError(TimeoutError)  ``wait_until_ready``: not ready in the time given
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
@@ -335,8 +336,11 @@ class NotRewindableError(UploadError):
 
 
 class SourceError(UploadError):
-    """``upload_from_url``: the source server answered with an error status (or
-    redirected a request that carried credentials). ``status`` is its HTTP status."""
+    """A source failed: ``upload_from_url``'s answered with an error status, redirected
+    a request that carried credentials, was refused by the ``SourcePolicy``, was larger
+    than ``max_source_size`` or slower than ``Timeouts.source_idle``/``source_total``;
+    or reading a local source (file object, async iterable) raised ``OSError`` (its
+    ``__cause__``). ``status`` is the source's HTTP status, when it answered one."""
 
     def __init__(self, message: str, *, status: int | None) -> None:
         super().__init__(message)

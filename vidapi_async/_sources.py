@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import io
+import ipaddress
 import os
+import select
+import stat
 import tempfile
 import threading
-from collections.abc import AsyncIterable, AsyncIterator
-from typing import IO, Any, Protocol, TypeAlias
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import IO, Any, Final, Protocol, TypeAlias
 
 import attrs
 
-from ._errors import InvalidArgumentError, NotRewindableError
+from ._errors import InvalidArgumentError, NotRewindableError, SourceError
 from ._files import LocalFile
 
 UploadSource: TypeAlias = (
@@ -27,20 +31,108 @@ UploadSource: TypeAlias = (
 
 __all__ = [
     "DEFAULT_NAME",
+    "MAX_SOURCE_SIZE",
     "AsyncIterStream",
     "BytesStream",
     "FileObjectStream",
     "Opened",
+    "SourcePolicy",
     "Stream",
     "UploadSource",
     "open_source",
     "spool",
+    "spool_async",
 ]
 
 DEFAULT_NAME = "upload"
 """The file name the server sees for a source that has none."""
 
 SPOOL_PIECE = 1024 * 1024
+WAKE_EVERY = 0.1
+"""Seconds a read of a pipe waits before looking whether the upload was cancelled."""
+MAX_SOURCE_SIZE: Final = 64 * 1024**3
+"""The default cap on a url source: the platform's ceiling per video (64 GB)."""
+
+Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _networks(value: Iterable[str]) -> tuple[Network, ...]:
+    if isinstance(value, str):
+        raise InvalidArgumentError("networks", "expected a sequence of CIDR strings, not one")
+    try:
+        return tuple(ipaddress.ip_network(v, strict=False) for v in value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError("networks", f"expected CIDR strings: {exc}") from None
+
+
+def address(text: str) -> Address:
+    """An IP address as a socket reports it (an IPv6 zone dropped, an IPv4-mapped IPv6
+    address as the IPv4 one)."""
+    ip = ipaddress.ip_address(text.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def is_public(ip: Address) -> bool:
+    """Not loopback, link-local, private, unspecified or otherwise reserved."""
+    return ip.is_global and not ip.is_multicast
+
+
+@attrs.frozen
+class SourcePolicy:
+    """Where ``upload_from_url`` may fetch from, checked on the address each request of a
+    source is actually connected to (the first one and every redirect's, so a name that
+    resolves elsewhere the second time cannot slip past).
+
+    ``deny`` and ``allow`` are networks (CIDR strings such as ``"10.0.0.0/8"``); an
+    address in ``deny`` is refused, and with ``allow`` only addresses in it are fetched
+    (``deny`` wins). A redirect may not lead from a public address to a loopback,
+    link-local, private or unspecified one unless ``allow_private``, nor ever from https
+    to http.
+    """
+
+    deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    allow: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    allow_private: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.allow_private, bool):
+            raise InvalidArgumentError("allow_private", "expected True or False")
+
+    def refusal(self, connected: str, previous: str | None = None) -> str | None:
+        """Why a source connected to ``connected`` must not be read (``None``: it may),
+        ``previous`` being the address of the request that redirected there."""
+        try:
+            ip = address(connected)
+        except ValueError:
+            return f"{connected!r} is not an IP address"
+        for net in self.deny:
+            if ip in net:
+                return f"{ip} is in the denied network {net} (SourcePolicy.deny)"
+        if self.allow and not any(ip in net for net in self.allow):
+            return f"{ip} is in no allowed network (SourcePolicy.allow)"
+        if previous is not None and not self.allow_private and not is_public(ip):
+            try:
+                was_public = is_public(address(previous))
+            except ValueError:
+                was_public = True
+            if was_public:
+                return (
+                    f"a redirect from a public address led to {ip}, which is not public "
+                    "(SourcePolicy.allow_private is False)"
+                )
+        return None
+
+    @staticmethod
+    def redirect_refusal(old_scheme: str, new_scheme: str) -> str | None:
+        """Why a redirect between these schemes is refused (``None``: it is not)."""
+        if new_scheme not in ("http", "https"):
+            return f"a redirect to a {new_scheme or 'relative'}: address"
+        if old_scheme == "https" and new_scheme == "http":
+            return "a redirect from https to http"
+        return None
 
 
 class Stream(Protocol):
@@ -55,6 +147,17 @@ class Stream(Protocol):
     def readinto(self, view: memoryview) -> int:
         """Up to ``len(view)`` bytes; 0 at the end."""
 
+    def abort(self) -> None:
+        """From any thread: a read waiting now, or any later one, raises
+        ``ConnectionAbortedError`` (the upload was cancelled)."""
+
+
+def _failed(name: str, exc: OSError) -> SourceError:
+    return SourceError(
+        f"{name}: reading the source failed ({exc.__class__.__name__}: {exc.strerror or exc})",
+        status=None,
+    )
+
 
 class BytesStream:
     def __init__(self, data: bytes | bytearray | memoryview, name: str) -> None:
@@ -64,6 +167,9 @@ class BytesStream:
 
     def rewind(self) -> None:
         self._pos = 0
+
+    def abort(self) -> None:
+        pass  # never waits
 
     def readinto(self, view: memoryview) -> int:
         n = min(len(view), len(self._data) - self._pos)
@@ -80,7 +186,12 @@ class FileObjectStream:
         self._f = fileobj
         self._start = start  # None: not seekable
         self._taken = 0
+        self._stopped = threading.Event()
+        self._fd = _waitable_fd(fileobj)
         self.name = name
+
+    def abort(self) -> None:
+        self._stopped.set()
 
     def rewind(self) -> None:
         if self._start is not None:
@@ -91,14 +202,50 @@ class FileObjectStream:
                 "be read again, so the failed upload cannot be retried"
             )
 
-    def readinto(self, view: memoryview) -> int:
-        reader = getattr(self._f, "readinto", None)
+    def _read(self, view: memoryview, one: bool) -> int | None:
+        reader = getattr(self._f, "readinto1" if one else "readinto", None)
+        if reader is None and one:
+            reader = getattr(self._f, "readinto", None)
         if reader is not None:
-            got = reader(view)
-        else:
-            data = self._f.read(len(view))
-            got = len(data)
-            view[:got] = data
+            got: int | None = reader(view)
+            return got
+        data = self._f.read(len(view))
+        if data is None:
+            return None
+        view[: len(data)] = data
+        return len(data)
+
+    def _read_waiting(self, view: memoryview, fd: int) -> int:
+        """A pipe, socket or terminal: read without blocking, waiting for data in
+        short steps, so that a writer that stopped cannot hold a cancelled upload."""
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            while True:
+                if self._stopped.is_set():
+                    raise ConnectionAbortedError("the upload was cancelled")
+                try:
+                    got = self._read(view, one=True)
+                except BlockingIOError:
+                    got = None
+                if got is not None:
+                    return got
+                select.select([fd], [], [], WAKE_EVERY)
+        finally:
+            os.set_blocking(fd, blocking)
+
+    def readinto(self, view: memoryview) -> int:
+        if self._stopped.is_set():
+            raise ConnectionAbortedError("the upload was cancelled")
+        try:
+            if self._fd is not None:
+                got: int | None = self._read_waiting(view, self._fd)
+            else:
+                got = self._read(view, one=False)
+        except (ConnectionAbortedError, BlockingIOError):
+            raise
+        except OSError as exc:
+            raise _failed(self.name, exc) from exc
         if got is None:  # a non-blocking raw stream with nothing yet
             raise InvalidArgumentError("source", "a non-blocking file object is not readable")
         if not isinstance(got, int):
@@ -155,6 +302,8 @@ class AsyncIterStream:
                 break
             except concurrent.futures.CancelledError:
                 raise ConnectionAbortedError("the upload was cancelled") from None
+            except OSError as exc:
+                raise _failed(self.name, exc) from exc
             finally:
                 self._pending = None
             if not isinstance(chunk, bytes | bytearray | memoryview):
@@ -184,6 +333,33 @@ def spool(stream: Stream, folder: str | None = None) -> tuple[str, int]:
         os.unlink(path)
         raise
     return path, size
+
+
+async def spool_async(stream: Stream, folder: str | None = None) -> tuple[str, int]:
+    """``spool`` in a thread; cancelled, the stream is aborted and the thread waited for
+    (the temporary file is then removed)."""
+    copying = asyncio.ensure_future(asyncio.to_thread(spool, stream, folder))
+    try:
+        return await asyncio.shield(copying)
+    except asyncio.CancelledError:
+        stream.abort()
+        with contextlib.suppress(BaseException):
+            await copying
+        raise
+
+
+def _waitable_fd(fileobj: Any) -> int | None:
+    """The descriptor of a pipe, socket or terminal (reads there can wait for ever);
+    ``None`` for a regular file or an object without one."""
+    try:
+        fd = fileobj.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not isinstance(fd, int):
+        return None
+    waits = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return fd if waits else None
 
 
 def size_of(fileobj: Any) -> tuple[int | None, int | None]:
@@ -247,7 +423,7 @@ async def open_source(source: object, size: int | None, loop: asyncio.AbstractEv
         if size == 0:
             raise InvalidArgumentError("source", "is empty: nothing to upload")
         return Opened(stream.name, size, stream=stream)
-    path, spooled = await asyncio.to_thread(spool, stream)
+    path, spooled = await spool_async(stream)
     if not spooled:
         await asyncio.to_thread(os.unlink, path)
         raise InvalidArgumentError("source", "is empty: nothing to upload")

@@ -92,14 +92,21 @@ class TokenStore:
             raise
 
     def load(self) -> StoredLogin | None:
-        """The kept login, or ``None``. A file others can read is refused (as ssh does
-        with a private key): ``UsageError`` naming it and the fix."""
+        """The kept login, or ``None``. A file others can read, or that another user
+        owns, is refused (as ssh does with a private key): ``UsageError`` naming it and
+        the fix."""
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return None
         with os.fdopen(fd, encoding="utf-8") as f:
-            mode = os.fstat(f.fileno()).st_mode
+            info = os.fstat(f.fileno())
+            mode = info.st_mode
+            if info.st_uid != os.getuid():
+                raise UsageError(
+                    f"{self.path} is owned by another user: refusing to use it "
+                    "(log in again as yourself)"
+                )
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
                 raise UsageError(
                     f"{self.path} can be read by others: refusing to use it "

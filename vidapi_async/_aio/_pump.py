@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import io
 import os
+import select
 import socket
 import ssl
 import threading
@@ -32,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 
 from .. import _errors as e
+from .. import _protocol as wire
 from .._config import ProgressCallback
 from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
@@ -79,8 +81,8 @@ class Connection:
     def take(self, key: tuple[str, str, int]) -> socket.socket | None:
         with self._lock:
             sock, self._sock = self._sock, None
-            if sock is not None and self._key != key:
-                sock.close()
+            if sock is not None and (self._key != key or _holds_bytes(sock)):
+                sock.close()  # a fresh connection is opened instead
                 sock = None
             return sock
 
@@ -171,10 +173,12 @@ class _Job:
                 raise _Aborted
             sock.settimeout(self.idle_timeout)
             try:
-                self._send(sock, host, port, target)
-                answer, reusable = self._receive(sock)
+                framer = self._send(sock, host, port, target)
+                answer, reusable = self._receive(sock, framer)
             except (_Aborted, _TooLarge):
                 raise
+            except wire.UnsendableRequest as exc:
+                raise e.InvalidRequestError(f"{self.method} {shown}: {exc}") from None
             except TimeoutError:
                 raise e.RequestTimeoutError("timed out", method=self.method, url=shown) from None
             except (OSError, _Broken) as exc:
@@ -218,7 +222,7 @@ class _Job:
                 self._tunnel(raw, host, port, via, shown)
             assert self.context is not None
             return self.context.wrap_socket(raw, server_hostname=host)
-        except e.ConnectError:
+        except e.VidapiError:
             raw.close()
             raise
         except (ssl.SSLError, OSError) as exc:
@@ -230,44 +234,68 @@ class _Job:
             ) from None
 
     def _tunnel(self, raw: socket.socket, host: str, port: int, via: Proxy, shown: str) -> None:
-        """``CONNECT host:port`` through the proxy: after its 200, the socket is a pipe
-        to the upload server, and TLS runs end to end through it."""
+        """``CONNECT host:port`` through the proxy, all of it within ``connect_timeout``:
+        after its 2xx, the socket is a pipe to the upload server, and TLS runs end to end
+        through it. A 407 is an authentication error (the proxy's credentials)."""
         authority = _host_header(host, port)
-        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        headers = [("Host", authority)]
         if via.authorization is not None:
-            lines.append(f"Proxy-Authorization: {via.authorization}")
-        raw.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        reader = _Reader(raw, None, self.connect_timeout)
+            headers.append(("Proxy-Authorization", via.authorization))
+        framer = wire.AnswerFramer("CONNECT", authority, headers, cap=MAX_HEAD_BYTES)
+        raw.sendall(framer.request_head())
+        framer.body_sent(0)
+        timeout = self.connect_timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            status = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES).split(b" ", 2)
-        except _Broken:
-            status = []
-        if len(status) < 2 or status[1] != b"200" or not reader.drained:
-            code = status[1].decode("latin-1", "replace") if len(status) > 1 else "none"
+            while (answer := framer.feed(_recv(raw, deadline, None))) is None:
+                pass
+        except TimeoutError:
+            raise e.RequestTimeoutError(
+                "timed out connecting through the proxy", method=self.method, url=shown
+            ) from None
+        except (_Broken, OSError) as exc:
             raise e.ConnectError(
-                f"the proxy refused to connect to the upload server (status {code})",
+                f"the proxy's answer to CONNECT is broken: {exc.__class__.__name__}",
+                method=self.method,
+                url=shown,
+            ) from None
+        if answer.status == 407:
+            raise e.AuthenticationError(
+                "the proxy wants credentials it was not given or refused them (HTTP 407); "
+                "give them in the proxy address (http://user:password@host:port)",
+                status=407,
+            )
+        if not 200 <= answer.status < 300 or not framer.tunnel_clean:
+            raise e.ConnectError(
+                f"the proxy refused to connect to the upload server (status {answer.status})",
                 method=self.method,
                 url=shown,
             )
 
-    def _send(self, sock: socket.socket, host: str, port: int, target: str) -> None:
+    def _send(self, sock: socket.socket, host: str, port: int, target: str) -> wire.AnswerFramer:
+        """The request: its head framed by h11, its body sent here (h11 counts it)."""
         region = self.region
         if self.proxy is not None and not isinstance(sock, ssl.SSLSocket):
             target = f"http://{_host_header(host, port)}{target}"  # absolute form, to a proxy
-        lines = [f"{self.method} {target} HTTP/1.1", f"Host: {_host_header(host, port)}"]
+        headers = [("Host", _host_header(host, port))]
         if self.proxy is not None and self.proxy.authorization and target.startswith("http://"):
-            lines.append(f"Proxy-Authorization: {self.proxy.authorization}")
-        lines += [f"{k}: {v}" for k, v in self.headers.items()]
+            headers.append(("Proxy-Authorization", self.proxy.authorization))
+        headers += list(self.headers.items())
         persist = "keep-alive" if self.connection is not None else "close"
-        lines += [f"Content-Length: {region.size}", f"Connection: {persist}", "", ""]
+        headers += [("Content-Length", str(region.size)), ("Connection", persist)]
+        framer = wire.AnswerFramer(
+            self.method, target, headers, cap=MAX_ANSWER_BYTES, head_cap=MAX_HEAD_BYTES
+        )
+        head = framer.request_head()
         if region.stream is not None:
             region.stream.rewind()  # before the first byte: a one-pass source says so here
-            sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
+            sock.sendall(head + region.head)
             self._copy_stream(sock, region.stream)
             self._wait_for_progress()
             sock.sendall(region.tail)
-            return
-        sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
+            framer.body_sent(region.size)
+            return framer
+        sock.sendall(head + region.head)
         if region.length:
             with open(region.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
@@ -285,6 +313,8 @@ class _Job:
         else:
             self._wait_for_progress()
         sock.sendall(region.tail)
+        framer.body_sent(region.size)
+        return framer
 
     def _wait_for_progress(self) -> None:
         """Before the last bytes: wait until the loop has run every progress callback
@@ -360,42 +390,13 @@ class _Job:
         if self.report is not None:
             self.report(sent)
 
-    def _receive(self, sock: socket.socket) -> tuple[RawResponse, bool]:
+    def _receive(self, sock: socket.socket, framer: wire.AnswerFramer) -> tuple[RawResponse, bool]:
+        """The whole answer (h11 frames it), within ``answer_within`` of the last byte
+        sent; whether the connection may carry the next request."""
         deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
-        reader = _Reader(sock, deadline, self.idle_timeout)
-        head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES)
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            raise _Broken("not an HTTP/1.x status line")
-        status = int(parts[1])
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                name, sep, value = line.partition(":")
-                if not sep:
-                    raise _Broken("a header line without a colon")
-                headers[name.strip()] = value.strip()
-        lowered = {k.lower(): v for k, v in headers.items()}
-        delimited = True
-        if "chunked" in lowered.get("transfer-encoding", "").lower():
-            body = reader.chunked(MAX_ANSWER_BYTES)
-        elif "content-length" in lowered:
-            length = lowered["content-length"]
-            if not length.isdigit():
-                raise _Broken("a Content-Length that is not a number")
-            if int(length) > MAX_ANSWER_BYTES:
-                raise _TooLarge
-            body = reader.exactly(int(length))
-        else:
-            body, delimited = reader.rest(MAX_ANSWER_BYTES), False
-        reusable = (
-            delimited
-            and reader.drained
-            and parts[0] == "HTTP/1.1"
-            and "close" not in lowered.get("connection", "").lower()
-        )
-        return RawResponse(status, headers, body), reusable
+        while (answer := framer.feed(_recv(sock, deadline, self.idle_timeout))) is None:
+            pass
+        return RawResponse(answer.status, answer.headers, answer.body), framer.reusable
 
 
 class BufferPool:
@@ -423,88 +424,33 @@ class BufferPool:
                     self._free.append(buffer)
 
 
-class _Broken(Exception):
-    """The answer is not well-formed HTTP, or ended early."""
+_Broken = wire.BrokenAnswer
+_TooLarge = wire.AnswerTooLarge
 
 
-class _TooLarge(_Broken):
-    pass
+def _recv(sock: socket.socket, deadline: float | None, idle: float | None) -> bytes:
+    """The next bytes from a blocking socket (``b""``: closed), waiting at most
+    ``idle`` and never past ``deadline`` (``TimeoutError``)."""
+    timeout = idle
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        timeout = left if timeout is None else min(timeout, left)
+    sock.settimeout(timeout)
+    return sock.recv(256 * 1024)
 
 
-class _Reader:
-    """Buffered reads from a blocking socket, with a deadline for the whole answer."""
-
-    def __init__(self, sock: socket.socket, deadline: float | None, idle: float | None) -> None:
-        self._sock = sock
-        self._deadline = deadline
-        self._idle = idle
-        self._buf = bytearray()
-        self._eof = False
-
-    def _more(self) -> None:
-        if self._eof:
-            raise _Broken("the connection closed before the answer was complete")
-        timeout = self._idle
-        if self._deadline is not None:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            timeout = left if timeout is None else min(timeout, left)
-        self._sock.settimeout(timeout)
-        chunk = self._sock.recv(256 * 1024)
-        if chunk:
-            self._buf += chunk
-        else:
-            self._eof = True
-
-    def until(self, marker: bytes, cap: int) -> bytes:
-        while (idx := self._buf.find(marker)) < 0:
-            if len(self._buf) > cap:
-                raise _Broken("the answer's head is too long")
-            self._more()
-        out = bytes(self._buf[:idx])
-        del self._buf[: idx + len(marker)]
-        return out
-
-    @property
-    def drained(self) -> bool:
-        """Nothing was read past the answer (a connection can carry the next one)."""
-        return not self._buf and not self._eof
-
-    def exactly(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            self._more()
-        out = bytes(self._buf[:n])
-        del self._buf[:n]
-        return out
-
-    def rest(self, cap: int) -> bytes:
-        while not self._eof:
-            if len(self._buf) > cap:
-                raise _TooLarge
-            try:
-                self._more()
-            except _Broken:
-                break
-        return bytes(self._buf)
-
-    def chunked(self, cap: int) -> bytes:
-        body = bytearray()
-        while True:
-            size_line = self.until(b"\r\n", 1024).split(b";", 1)[0].strip()
-            try:
-                size = int(size_line, 16)
-            except ValueError:
-                raise _Broken("a chunk size that is not hexadecimal") from None
-            if size == 0:
-                while self.until(b"\r\n", MAX_HEAD_BYTES):  # trailers, up to a blank line
-                    pass
-                return bytes(body)
-            if len(body) + size > cap:
-                raise _TooLarge
-            body += self.exactly(size)
-            if self.exactly(2) != b"\r\n":
-                raise _Broken("a chunk not followed by CRLF")
+def _holds_bytes(sock: socket.socket) -> bool:
+    """Whether a kept connection has something unread (bytes nobody asked for, or the
+    server's close): it cannot carry a new request."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class UploadPump:

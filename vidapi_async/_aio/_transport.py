@@ -1,5 +1,5 @@
-"""The aiohttp layer: one session, one ``send``, and the one place that translates
-aiohttp's exceptions into ours.
+"""The aiohttp layer: one session, one ``send``; aiohttp's exceptions become ours in
+``_translate``.
 
 Everything above this package speaks ``(status, headers, body)``; nothing above it
 imports aiohttp at run time.
@@ -22,9 +22,12 @@ from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
 from .._protocol import Proxy, proxy_for, url_for_humans
+from .._sources import SourcePolicy
 from ._compat import connector_ssl
+from ._fetch import fetch_source
 from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
+from ._translate import translate
 
 __all__ = ["RawResponse", "Transport", "api_timeout", "translate"]
 
@@ -178,52 +181,41 @@ class Transport:
 
     @contextlib.asynccontextmanager
     async def download(
-        self, url: str, headers: Mapping[str, str], timeouts: Timeouts, piece: int
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        timeouts: Timeouts,
+        piece: int,
+        *,
+        policy: SourcePolicy,
+        max_size: int,
     ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
-        """GET a source: its Content-Length (if it said) and its body in pieces of at
-        most ``piece`` bytes, read as they are asked for (aiohttp's flow control keeps
+        """GET a source (``_fetch``): its length (if it said) and its body in pieces of
+        at most ``piece`` bytes, read as they are asked for (aiohttp's flow control keeps
         the rest on the wire). Only ``headers`` (and the User-Agent) go to the source:
-        never the API's token. With ``headers``, a redirect is refused (it could carry
-        them to another host); without, it is followed."""
-        session = self._get_session()
+        never the API's token, never a cookie. With ``headers``, a redirect is refused
+        (it could carry them to another host); without, it is followed as ``policy``
+        allows. The source gets a session of its own, with the trust and proxy of the
+        client's."""
         if self._rate is not None:
             await self._rate.wait()
-        agent = {"User-Agent": USER_AGENT} if "User-Agent" not in session.headers else {}
-        timeout = aiohttp.ClientTimeout(
-            total=None, connect=timeouts.connect, sock_read=timeouts.upload_read
-        )
-        extra: dict[str, str] = {}
-        via = self._proxy(url) if self._owns_session else None
-        if via is not None:
-            extra["proxy"] = via.url
-        failure: BaseException | None = None
-        shown = url_for_humans(url)
-        try:
-            resp = await session.get(
-                url,
-                headers={**agent, **headers},
-                timeout=timeout,
-                allow_redirects=not headers,
-                **extra,  # type: ignore[arg-type]
-            )
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            failure = translate(exc, "GET", url)
-        if failure is not None:
-            raise failure
-        try:
-            if 300 <= resp.status < 400:
-                raise e.SourceError(
-                    f"GET {shown}: the source redirected (HTTP {resp.status}); with "
-                    "headers= give the final address (they are not sent on to another)",
-                    status=resp.status,
-                )
-            if resp.status >= 400:
-                raise e.SourceError(
-                    f"GET {shown}: the source answered HTTP {resp.status}", status=resp.status
-                )
-            yield resp.content_length, _translated(resp.content.iter_chunked(piece), url)
-        finally:
-            resp.release()
+        given: ssl_module.SSLContext | bool | None = self._ssl
+        agent = USER_AGENT
+        if not self._owns_session and self._session is not None:
+            given = connector_ssl(self._session.connector)
+            agent = self._session.headers.get("User-Agent", USER_AGENT)
+        async with fetch_source(
+            url,
+            headers,
+            agent=agent,
+            timeouts=timeouts,
+            piece=piece,
+            policy=policy,
+            max_size=max_size,
+            ssl=True if given is None else given,
+            proxy_for=self._proxy,
+        ) as answer:
+            yield answer
 
     async def send(
         self,
@@ -272,18 +264,6 @@ class Transport:
         raise failure
 
 
-async def _translated(chunks: AsyncIterator[bytes], url: str) -> AsyncIterator[bytes]:
-    """The source's body; aiohttp's errors on the way become ours (no chain kept)."""
-    failure: BaseException | None = None
-    try:
-        async for piece in chunks:
-            yield piece
-    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-        failure = translate(exc, "GET", url)
-    if failure is not None:
-        raise failure
-
-
 async def _read_capped(resp: aiohttp.ClientResponse, method: str, url: str) -> bytes:
     """The whole body, however many segments it arrives in; refused past the cap. A body
     shorter than its Content-Length raises aiohttp's payload error (translated)."""
@@ -303,39 +283,3 @@ def _too_large(status: int, method: str, url: str) -> e.UnexpectedResponseError:
         f"{method} {url_for_humans(url)}: response larger than {MAX_RESPONSE_BYTES} bytes",
         status=status,
     )
-
-
-def translate(exc: BaseException, method: str, url: str) -> e.VidapiError:
-    """aiohttp's (and asyncio's) exception, as ours. The url is shown without its query;
-    of the original only its class (and an OS error's text) is kept."""
-    shown = url_for_humans(url)
-    if isinstance(exc, aiohttp.InvalidURL) or (
-        isinstance(exc, ValueError) and not isinstance(exc, aiohttp.ClientError)
-    ):
-        return e.InvalidRequestError(
-            f"{method} {shown}: the request cannot be sent as given ({exc.__class__.__name__}:"
-            " a header or url holds characters HTTP cannot carry)"
-        )
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return e.ConnectError(
-            f"cannot connect: {exc.__class__.__name__}{_os_detail(exc)}", method=method, url=shown
-        )
-    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
-        return e.RequestTimeoutError("timed out", method=method, url=shown)
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return e.ConnectionLostError("the server closed the connection", method=method, url=shown)
-    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
-        return e.ConnectionLostError(
-            f"broken response: {exc.__class__.__name__}", method=method, url=shown
-        )
-    return e.ConnectionLostError(
-        f"connection failed: {exc.__class__.__name__}{_os_detail(exc)}", method=method, url=shown
-    )
-
-
-def _os_detail(exc: BaseException) -> str:
-    """``": Connection refused"``: an OS error's own text, which holds no header."""
-    for item in (exc, getattr(exc, "os_error", None)):
-        if isinstance(item, OSError) and item.strerror:
-            return f": {item.strerror}"
-    return ""

@@ -12,6 +12,7 @@ from ._answers import (
     parse_retry_after,
 )
 from ._chunked import ChunkedUpload, ChunkRequest, merge_ranges, parse_held_ranges, regions
+from ._http11 import Answer, AnswerFramer, AnswerTooLarge, BrokenAnswer, UnsendableRequest
 from ._multipart import attachment_disposition, multipart_envelope, new_boundary
 from ._proxy import Proxy, proxy_for
 from ._requests import (
@@ -28,10 +29,15 @@ from ._requests import (
 
 __all__ = [
     "SECRET_FORM_FIELDS",
+    "Answer",
+    "AnswerFramer",
+    "AnswerTooLarge",
+    "BrokenAnswer",
     "ChunkRequest",
     "ChunkedUpload",
     "Proxy",
     "Request",
+    "UnsendableRequest",
     "api_error",
     "api_request",
     "attachment_disposition",

@@ -23,7 +23,9 @@ __all__ = [
 
 Form = tuple[tuple[str, str], ...]
 
-SECRET_FORM_FIELDS = frozenset({"password", "client_secret", "refresh_token", "code"})
+SECRET_FORM_FIELDS = frozenset(
+    {"password", "client_secret", "refresh_token", "code", "code_verifier"}
+)
 """Form fields whose values never reach a message, even when a server echoes them."""
 
 
@@ -99,9 +101,11 @@ def origin(url: str) -> tuple[str, str, int | None]:
 
 
 def url_for_humans(url: str) -> str:
-    """The url without its query and fragment: an upload url's seal stays out of messages."""
+    """The url without its query, fragment and ``user:password@``: an upload url's seal
+    and a source's credentials stay out of messages."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

@@ -60,6 +60,8 @@ class UploadJob:
     url: str | None = attrs.field(default=None, repr=False)
     """An http(s) file streamed through to the platform (``Client.upload_from_url``)
     instead of a local ``path``. It may hold a signature: hidden from repr."""
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, hash=False)
+    """Headers sent to the ``url``'s source only (its credentials): hidden from repr."""
     published: bool = True
     subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
     password: str | None = attrs.field(default=None, repr=False)
@@ -80,6 +82,12 @@ class UploadJob:
             raise InvalidArgumentError("path", "give exactly one of path= and url=")
         if self.url is not None:
             check.http_url(self.url, "url")
+        if not isinstance(self.headers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
+        ):
+            raise InvalidArgumentError("headers", "expected a mapping of strings")
+        if self.headers and self.url is None:
+            raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)
         check.channel(self.channel)
         check.password(self.password)

@@ -6,10 +6,12 @@ streams).
 
 CSV columns (a header row is required; only ``path`` is always needed):
 
-``path, url, title, channel, published, password, live, key, subtitles``
+``path, url, headers, title, channel, published, password, live, key, subtitles``
 
 - ``path`` relative to the manifest's folder, or absolute; or ``url``, an http(s) file
   streamed through to the platform (one of the two per row);
+- ``headers``: the name of an environment variable holding the headers sent to the
+  url's source (``Name: value`` lines), never the secret itself;
 - ``title`` defaults to the file name without extension; ``channel`` to ``--channel``;
 - ``published`` and ``live``: true/false/1/0/yes/no (default true and false);
 - ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``.
@@ -38,7 +40,8 @@ SKIPPED_SUFFIXES = (
     ".lock",
 )
 COLUMNS = (
-    "path", "url", "title", "channel", "published", "password", "live", "key", "subtitles",
+    "path", "url", "headers", "title", "channel", "published", "password", "live", "key",
+    "subtitles",
 )  # fmt: skip
 
 
@@ -66,6 +69,25 @@ def _subtitles(value: str, base: str) -> list[SubtitleSpec]:
     return specs
 
 
+def _headers(variable: str) -> dict[str, str]:
+    """The headers held by the environment variable named ``variable`` (``Name: value``
+    lines). Messages name the variable, never its value."""
+    if not variable:
+        return {}
+    text = os.environ.get(variable)
+    if text is None:
+        raise InvalidArgumentError("headers", f"the environment variable {variable} is not set")
+    headers = {}
+    for n, line in enumerate(filter(str.strip, text.splitlines()), 1):
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c in name for c in " \t"):
+            raise InvalidArgumentError(
+                "headers", f"line {n} of ${variable} is not a 'Name: value' header"
+            )
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[UploadJob]:
     """The jobs of a CSV manifest, one row at a time."""
     base = os.path.dirname(os.path.abspath(path))
@@ -90,6 +112,7 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
                 yield UploadJob(
                     path=os.path.join(base, file) if file else None,
                     url=url or None,
+                    headers=_headers((row.get("headers") or "").strip()),
                     title=(row.get("title") or "").strip() or os.path.splitext(name)[0] or "video",
                     channel=(row.get("channel") or "").strip() or (channel or ""),
                     published=_bool(row.get("published") or "", "published", True),

@@ -424,6 +424,7 @@ class BatchUploader:
             assert job.url is not None
             uploaded = await self.client.upload_from_url(
                 job.url,
+                headers=job.headers,
                 upload_session=await self._spares.take(),
                 progress=progress,
                 read_size=self.read_size,

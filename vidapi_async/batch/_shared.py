@@ -58,6 +58,12 @@ class _Transient(Exception):
 
 
 def _spec(job: UploadJob) -> dict[str, Any]:
+    if job.headers:
+        raise UsageError(
+            f"{job.where}: a URL job's headers (its source's credentials) are not stored "
+            "in the shared queue; run it with a local journal, or give the source an "
+            "address that needs no headers"
+        )
     return {
         "path": job.path,
         "url": job.url,

@@ -40,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="vidapi-journal.sqlite",
         help="progress file (default: vidapi-journal.sqlite in the current folder); a "
         "re-run of the same command skips done jobs and resumes the rest; or "
-        "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share",
+        "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share (the "
+        "password from $PGPASSWORD or ~/.pgpass, never in the address)",
     )
     p.add_argument(
         "--chunked",

@@ -14,7 +14,7 @@ import webbrowser
 from typing import TYPE_CHECKING
 
 from .. import _errors as e
-from .._auth import OAuth, authorize_url
+from .._auth import OAuth, authorize_url, pkce_pair
 from .._client import Client
 from .._models import AccessToken
 from .._tokens import StoredLogin, TokenStore
@@ -45,6 +45,12 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--port", type=int, default=0, help="local port for the redirect")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the page")
     p.add_argument("--no-browser", action="store_true", help="only print the address")
+    p.add_argument(
+        "--expect-user",
+        metavar="NAME",
+        help="refuse (and keep nothing) unless the login is for this account; without it, "
+        "on a terminal, the account's name is shown for confirmation",
+    )
     sub.add_parser("logout", help="forget the kept login")
 
 
@@ -57,17 +63,20 @@ def _secret() -> str:
     return sys.stdin.readline().rstrip("\n")
 
 
-async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str]) -> tuple[str, str]:
-    """Listen on 127.0.0.1 for the authorize page's redirect: ``(code, state)``."""
-    got: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str], state: str) -> str:
+    """Listen on 127.0.0.1 for the authorize page's redirect carrying ``state``: its
+    ``code``. Any other request (another local process guessing) gets a 400 and the
+    listener keeps waiting."""
+    got: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
             target = line.split(" ")[1] if line.count(" ") >= 2 else ""
             query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(target).query))
-            if "code" in query and not got.done():
-                got.set_result((query["code"], query.get("state", "")))
+            came = query.get("state", "")
+            if "code" in query and secrets.compare_digest(came, state) and not got.done():
+                got.set_result(query["code"])
                 writer.write(PAGE)
             else:
                 writer.write(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
@@ -97,7 +106,8 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
     scopes = tuple(args.scope.split())
     state = secrets.token_urlsafe(16)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    waiting = asyncio.create_task(_wait_for_code(args.port, args.timeout, ready))
+    verifier, challenge = pkce_pair()
+    waiting = asyncio.create_task(_wait_for_code(args.port, args.timeout, ready, state))
     try:
         redirect_uri = await asyncio.wait_for(asyncio.shield(ready), 10)
     except BaseException:
@@ -109,18 +119,24 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
         redirect_uri=redirect_uri,
         scopes=scopes,
         state=state,
+        code_challenge=challenge,
     )
     print(f"Open this address to log in:\n{url}", flush=True)
     if not args.no_browser:
         await asyncio.to_thread(webbrowser.open, url)
-    code, came_back = await waiting
-    if came_back != state:
-        raise e.UsageError("the login page answered with another state: ignored (try again)")
+    code = await waiting
     provider = OAuth.authorization_code(
-        args.client_id, secret, code=code, redirect_uri=redirect_uri, scopes=scopes
+        args.client_id,
+        secret,
+        code=code,
+        redirect_uri=redirect_uri,
+        code_verifier=verifier,
+        scopes=scopes,
     )
     async with Client(auth=provider, base_url=args.base_url, proxy=args.proxy) as client:
         token = await client.access_token()
+        account = str((await client.get_auth_info()).get("username") or "?")
+    await _confirm(account, args.expect_user)
     store = TokenStore()
     login = StoredLogin(
         base_url=args.base_url,
@@ -132,8 +148,27 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
         scopes=tuple(sorted(token.scopes)) if token.scopes is not None else scopes,
     )
     await asyncio.to_thread(store.save, login)
-    console.print(f"logged in; the token is kept in {store.path} (readable only by you)")
+    console.print(
+        f"logged in as {account}; the token is kept in {store.path} (readable only by you)"
+    )
     return EXIT_OK
+
+
+async def _confirm(account: str, expected: str | None) -> None:
+    """Whose login this is: ``--expect-user`` must match; without it, a terminal is
+    asked; without a terminal the login is kept (its name is printed)."""
+    if expected is not None:
+        if account != expected:
+            raise e.UsageError(
+                f"the login is for the account {account!r}, not {expected!r}: nothing kept"
+            )
+        return
+    if sys.stdin.isatty():
+        answer = await asyncio.to_thread(
+            input, f"Keep the login of the account {account!r}? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            raise e.UsageError(f"the login of {account!r} was not confirmed: nothing kept")
 
 
 async def run_logout(console: Console) -> int:

@@ -44,7 +44,8 @@ def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
     p.add_argument(
         "--token",
         default=default(os.environ.get("VIDAPI_TOKEN")),
-        help="access token (default: $VIDAPI_TOKEN, else the kept login)",
+        help="access token, for scripts; prefer $VIDAPI_TOKEN or 'vidapi login' (a command "
+        "line is visible to other local users)",
     )
     p.add_argument(
         "--base-url",
@@ -153,7 +154,12 @@ def _version() -> str:
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8400)
-    p.add_argument("--upload-port", type=int, default=None, help="default: --port + 1")
+    p.add_argument(
+        "--upload-port",
+        type=int,
+        default=None,
+        help="default: --port + 1 (with --port 0, a free port)",
+    )
     p.add_argument("--data-dir", default=None, help="keep state and files here across restarts")
     p.add_argument("--error-rate", type=float, default=0.0)
     p.add_argument("--rate-limit-rate", type=float, default=0.0)

@@ -25,7 +25,9 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
         videos_per_day=args.videos_per_day,
         seed=args.seed,
     )
-    upload_port = args.upload_port if args.upload_port is not None else args.port + 1
+    upload_port = args.upload_port
+    if upload_port is None:  # next to the API's, or (--port 0) a free one of its own
+        upload_port = args.port + 1 if args.port else 0
     if (args.tls_cert is None) != (args.tls_key is None):
         raise InvalidArgumentError("--tls-cert/--tls-key", "give both, or neither")
     if args.encoding_delay < 0:

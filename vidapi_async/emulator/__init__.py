@@ -39,7 +39,7 @@ from ._api import routes as api_routes
 from ._backend import ALL_SCOPES, Backend
 from ._failure import ApiError
 from ._formdata import Malformed
-from ._platform import PLATFORM, Faults, LoggedRequest, Platform
+from ._platform import MAX_HEADER_BYTES, PLATFORM, Faults, LoggedRequest, Platform, RequestLog
 from ._player import routes as player_routes
 from ._state import State
 from ._tls import make_self_signed, server_context
@@ -65,6 +65,16 @@ _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_l
 def _middleware(platform: Platform, host: str) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        size = sum(len(k) + len(v) + 4 for k, v in request.raw_headers)
+        if size > MAX_HEADER_BYTES:
+            platform.record(host, request, headers_refused=size)
+            return _fault(
+                host,
+                431,
+                f"Request headers of {size} bytes: at most {MAX_HEADER_BYTES}.",
+                "invalid_request",
+                {"Connection": "close"},
+            )
         platform.record(host, request)
         faults = platform.faults
         faulted = not request.path.startswith(_UNFAULTED) and faults.applies(
@@ -236,7 +246,10 @@ class Emulator:
 
     ``control_secret`` guards ``/_emulator/*`` (random per start when not given).
     ``body_timeout``: seconds an upload body may stall (a Content-Length larger than
-    the body) before the connection is closed.
+    the body) before the connection is closed. ``header_timeout``: seconds a connection
+    may stay without a request (headers unfinished, or idle between requests) before it
+    is closed. A request's headers may hold 64 KiB (431 beyond); the request log keeps
+    the newest requests within ``log_bytes`` of headers.
     """
 
     def __init__(
@@ -258,6 +271,8 @@ class Emulator:
         tls_key: str | os.PathLike[str] | None = None,
         control_secret: str | None = None,
         body_timeout: float = 30.0,
+        header_timeout: float = 30.0,
+        log_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("give both tls_cert and tls_key, or neither")
@@ -283,6 +298,8 @@ class Emulator:
         self.control_secret = control_secret or secrets.token_urlsafe(18)
         """The value of the ``X-Emulator-Control`` header that ``/_emulator/*`` needs."""
         self._body_timeout = body_timeout
+        self._header_timeout = header_timeout
+        self._log_bytes = log_bytes
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
 
@@ -324,6 +341,7 @@ class Emulator:
             faults=self.faults,
             probe=self._probe,
             body_timeout=self._body_timeout,
+            log=RequestLog(self._log_bytes),
         )
         self.platform = platform
         api = web.Application(middlewares=[_middleware(platform, "api")], client_max_size=1 << 20)
@@ -340,7 +358,12 @@ class Emulator:
         bases = []
         scheme = "https" if context else "http"
         for app, port in zip((api, upload), self._ports, strict=True):
-            runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+            runner = web.AppRunner(
+                app,
+                access_log=None,
+                handler_cancellation=True,
+                keepalive_timeout=self._header_timeout,  # from the connection's start
+            )
             await runner.setup()
             self._runners.append(runner)
             site = web.TCPSite(runner, self._host, port, backlog=1024, ssl_context=context)

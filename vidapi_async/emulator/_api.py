@@ -86,6 +86,8 @@ async def oauth_authorize(request: web.Request) -> web.StreamResponse:
         scopes=q.get("scope", "").split(),
         username=q.get("username", "demo"),
         response_type=q.get("response_type", ""),
+        code_challenge=q.get("code_challenge"),
+        challenge_method=q.get("code_challenge_method", "plain"),
     )
     if status != 302:
         return _json({"error": "invalid_request", "error_description": target}, status)

@@ -247,11 +247,16 @@ class Backend:
         scopes: list[str],
         username: str,
         response_type: str,
+        code_challenge: str | None = None,
+        challenge_method: str = "plain",
     ) -> tuple[int, str, str]:
         """An authorization code for ``username`` (approved at once): ``(302, the
-        redirect_uri, the code)``, or ``(400, why, "")``. The code is single-use."""
+        redirect_uri, the code)``, or ``(400, why, "")``. The code is single-use; with a
+        PKCE ``code_challenge`` (S256 or plain) its exchange needs the verifier."""
         if response_type != "code":
             return 400, "response_type must be code", ""
+        if code_challenge is not None and challenge_method not in ("S256", "plain"):
+            return 400, "code_challenge_method must be S256 or plain", ""
         if client_id not in self.clients:
             return 400, "unknown client_id", ""
         if not redirect_uri.startswith(("http://", "https://")):
@@ -273,6 +278,8 @@ class Backend:
                 "redirect_uri": redirect_uri,
                 "scopes": sorted(set(scopes)),
                 "expires_at": time.time() + 600,
+                "challenge": code_challenge,
+                "challenge_method": challenge_method,
             },
         )
         return 302, redirect_uri, code
@@ -301,6 +308,7 @@ class Backend:
                 or record["client_id"] != client_id
                 or record["redirect_uri"] != form.get("redirect_uri", "")
                 or record["expires_at"] < time.time()
+                or not _verifier_matches(record, form.get("code_verifier"))
             ):
                 return 400, _oauth("invalid_grant", "Invalid or expired authorization code")
             owner, scopes = record["owner"], record["scopes"]
@@ -636,3 +644,16 @@ def _channel(value: str) -> str:
 
 def _oauth(error: str, description: str) -> dict[str, Any]:
     return {"error": error, "error_description": description}
+
+
+def _verifier_matches(record: Mapping[str, Any], verifier: str | None) -> bool:
+    """RFC 7636: a code issued with a challenge is exchanged only with its verifier."""
+    challenge = record.get("challenge")
+    if challenge is None:
+        return True
+    if not verifier:
+        return False
+    if record.get("challenge_method") == "S256":
+        digest = hashlib.sha256(verifier.encode("ascii", "replace")).digest()
+        verifier = base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+    return hmac.compare_digest(verifier.encode(), str(challenge).encode())

@@ -7,6 +7,7 @@ import math
 import random
 import time
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -146,6 +147,40 @@ class LoggedRequest:
 
 _MASKED_HEADERS = ("Authorization", "X-Emulator-Control")
 
+MAX_HEADER_BYTES = 64 * 1024
+"""A request's headers may hold this much (names, values, separators); 431 beyond."""
+
+
+class RequestLog:
+    """The newest requests whose headers fit in ``max_bytes`` (and at most
+    ``max_entries``): a server left running cannot be grown without end by its log."""
+
+    def __init__(self, max_bytes: int = 16 * 1024 * 1024, max_entries: int = 10000) -> None:
+        self._entries: deque[tuple[LoggedRequest, int]] = deque()
+        self._bytes = 0
+        self.max_bytes = max_bytes
+        self.max_entries = max_entries
+
+    def append(self, entry: LoggedRequest) -> None:
+        size = 64 + sum(len(k) + len(v) for k, v in entry.headers.items())
+        size += sum(len(k) + len(v) for k, v in entry.query.items()) + len(entry.path)
+        self._entries.append((entry, size))
+        self._bytes += size
+        while self._entries and (
+            self._bytes > self.max_bytes or len(self._entries) > self.max_entries
+        ):
+            self._bytes -= self._entries.popleft()[1]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+    def __iter__(self) -> Iterator[LoggedRequest]:
+        return (entry for entry, _ in list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
 
 @attrs.define
 class Platform:
@@ -156,7 +191,7 @@ class Platform:
     """Read codecs, dimension, duration and bitrate with ffprobe (when installed)."""
     body_timeout: float = 30.0
     """Seconds an upload body may stall before the connection is closed."""
-    log: deque[LoggedRequest] = attrs.Factory(lambda: deque(maxlen=10000))
+    log: RequestLog = attrs.Factory(RequestLog)
     counters: dict[str, int] = attrs.Factory(dict)
     progress: dict[str, int] = attrs.Factory(dict)
     """Bytes received so far by uploads in flight (kept in memory, not in SQLite)."""
@@ -175,8 +210,10 @@ class Platform:
         self.progress.clear()
         self.faults.update({f: v for f, v in Faults().as_dict().items() if f != "seed"})
 
-    def record(self, host: str, request: web.Request) -> None:
+    def record(self, host: str, request: web.Request, headers_refused: int = 0) -> None:
         headers = dict(request.headers)
+        if headers_refused:  # refused (431): not kept
+            headers = {"X-Emulator-Refused": f"{headers_refused} bytes of headers"}
         for name in _MASKED_HEADERS:
             if name in headers:
                 scheme = headers[name].split(" ", 1)[0] if name == "Authorization" else ""

@@ -1,0 +1,97 @@
+"""The emulator left running (issue 18, item 14): headers are capped per request (431)
+and the request log in bytes; connections that never finish their headers are closed;
+``vidapi serve --port 0`` gives the upload server a real free port."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator
+
+from .conftest import make_file
+
+
+async def raw_request(url: str, head: bytes) -> bytes:
+    host, port = url.split("://", 1)[1].rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(head)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 30)  # to the server's close
+    finally:
+        writer.close()
+
+
+async def test_headers_beyond_64_kib_get_431_and_stay_out_of_the_log() -> None:
+    async with Emulator() as emu:
+        big = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 8000) for i in range(10))  # ~80 KiB
+        answer = await raw_request(
+            emu.base_url, b"GET /me HTTP/1.1\r\nHost: x\r\n" + big + b"Connection: close\r\n\r\n"
+        )
+        assert answer.startswith(b"HTTP/1.1 431 ")
+        logged = [r for r in emu.requests if r.path == "/me"]
+        assert logged and sum(len(k) + len(v) for k, v in logged[-1].headers.items()) < 65536
+
+
+async def test_the_request_log_is_capped_in_bytes() -> None:
+    async with Emulator(log_bytes=200_000) as emu:
+        pad = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 7000) for i in range(8))  # ~56 KiB
+        for _ in range(20):  # ~1.1 MB of headers in all
+            await raw_request(
+                emu.base_url,
+                b"GET /me HTTP/1.1\r\nHost: x\r\n" + pad + b"Connection: close\r\n\r\n",
+            )
+        kept = emu.requests
+        size = sum(len(k) + len(v) for r in kept for k, v in r.headers.items())
+        assert 0 < size <= 200_000
+        assert 0 < len(kept) < 20  # the oldest went first
+
+
+async def test_a_connection_that_never_finishes_its_headers_is_closed() -> None:
+    async with Emulator(header_timeout=0.5) as emu:
+        host, port = emu.base_url.split("://", 1)[1].rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"GET /me HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+        await writer.drain()
+        try:
+            assert await asyncio.wait_for(reader.read(), 20) == b""  # closed by the server
+        finally:
+            writer.close()
+
+
+async def test_serve_port_0_gives_the_upload_server_a_free_port(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "serve",
+        "--port",
+        "0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stderr is not None
+        banner = b""
+        while b"Ctrl-C" not in banner:
+            line = await asyncio.wait_for(proc.stderr.readline(), 60)
+            assert line, "vidapi serve exited early: " + banner.decode()
+            banner += line
+        api = re.search(rb"API:\s+(\S+)", banner)
+        uploads = re.search(rb"Uploads:\s+http://127\.0\.0\.1:(\d+)", banner)
+        assert api and uploads
+        assert int(uploads.group(1)) > 1024
+        async with va.Client(
+            access_token="demo-token", base_url=api.group(1).decode(), retry=va.NO_RETRY
+        ) as client:
+            video = await client.upload_video(
+                make_file(tmp_path / "a.mp4", 5000), title="t", channel="news"
+            )
+        assert video.id
+    finally:
+        proc.terminate()
+        await proc.communicate()

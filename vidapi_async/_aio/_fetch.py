@@ -1,0 +1,266 @@
+"""Reading a url source (``upload_from_url``) over a session of its own.
+
+Each fetch gets a fresh aiohttp session: no cookie jar (a source's ``Set-Cookie`` never
+reaches the API or another source), no pooled connection from an earlier fetch, and a
+resolver that checks every address a source's name resolves to against the
+``SourcePolicy`` right before the connection is made, so a name that answers a public
+address first and a private one the second time (DNS rebinding) is caught on the
+address actually connected. Redirects are followed here, one request at a time, each
+checked the same way. The body comes as pieces bounded in size, in silence between
+pieces and in total time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl as ssl_module
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from .. import _errors as e
+from .._config import Timeouts
+from .._protocol import Proxy, url_for_humans
+from .._sources import SourcePolicy, address
+from ._translate import translate
+
+__all__ = ["MAX_REDIRECTS", "fetch_source"]
+
+MAX_REDIRECTS = 10
+"""Redirects followed for one source before giving up."""
+
+Check = Callable[[str], "str | None"]
+
+
+class _CheckedResolver(AbstractResolver):
+    """The default resolver, keeping only the addresses ``check`` lets through; none
+    left: an ``OSError`` (aiohttp's connect error), the reason kept in ``refused``."""
+
+    def __init__(self) -> None:
+        self._inner = aiohttp.DefaultResolver()
+        self.check: Check | None = None
+        self.refused: str | None = None
+        self.last: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        found = await self._inner.resolve(host, port, family)
+        if self.check is None:
+            return found
+        kept: list[ResolveResult] = []
+        reasons: list[str] = []
+        for result in found:
+            why = self.check(result["host"])
+            if why:
+                reasons.append(why)
+            else:
+                kept.append(result)
+        if not kept:
+            self.refused = reasons[0] if reasons else f"{host} resolves to nothing"
+            raise OSError(self.refused)
+        self.last = [r["host"] for r in kept]
+        return kept
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+def _peer(resp: aiohttp.ClientResponse) -> str | None:
+    """The address the response came from, while its connection is held."""
+    connection = resp.connection
+    transport = None if connection is None else connection.transport
+    peer = None if transport is None else transport.get_extra_info("peername")
+    return str(peer[0]) if peer else None
+
+
+class _Deadline:
+    """The source's two clocks: silence between bytes and the whole read."""
+
+    def __init__(self, timeouts: Timeouts, shown: str) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._idle = timeouts.source_idle
+        total = timeouts.source_total
+        self._total = total
+        self._end = None if total is None else self._loop.time() + total
+        self._shown = shown
+
+    def _limit(self) -> tuple[float | None, str]:
+        left = None if self._end is None else max(0.0, self._end - self._loop.time())
+        if left is not None and (self._idle is None or left <= self._idle):
+            return left, f"the source was not read whole within {self._total} s (source_total)"
+        return self._idle, f"no byte from the source for {self._idle} s (source_idle)"
+
+    async def run(self, step: Any) -> Any:
+        limit, why = self._limit()
+        try:
+            async with asyncio.timeout(limit):
+                return await step
+        except TimeoutError:
+            raise e.SourceError(f"GET {self._shown}: {why}", status=None) from None
+
+
+async def _check_name(host: str, port: int, check: Check) -> None:
+    """Through a proxy the proxy connects: the name is resolved here and checked."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return  # the proxy will say it cannot resolve it either
+    for info in infos:
+        why = check(str(info[4][0]))
+        if why:
+            raise e.SourceError(f"source refused: {why}", status=None)
+
+
+@contextlib.asynccontextmanager
+async def fetch_source(
+    url: str,
+    headers: Mapping[str, str],
+    *,
+    agent: str,
+    timeouts: Timeouts,
+    piece: int,
+    policy: SourcePolicy,
+    max_size: int,
+    ssl: ssl_module.SSLContext | bool,
+    proxy_for: Callable[[str], Proxy | None],
+) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
+    """GET a source: its length (when it said, and the body is not encoded) and its
+    decoded body in pieces of at most ``piece`` bytes. Every refusal is a
+    ``SourceError`` naming the rule; nothing of the source's answer is kept."""
+    resolver = _CheckedResolver()
+    connector = aiohttp.TCPConnector(ssl=ssl, resolver=resolver, use_dns_cache=False)
+    async with aiohttp.ClientSession(
+        connector=connector,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        auto_decompress=True,
+        headers={"User-Agent": agent},
+    ) as session:
+        clock = _Deadline(timeouts, url_for_humans(url))
+        previous: str | None = None
+        for _ in range(MAX_REDIRECTS + 1):
+            shown = url_for_humans(url)
+            resp = await _get_checked(
+                session, resolver, url, headers, policy, previous, clock, timeouts, proxy_for
+            )
+            try:
+                peer = _peer(resp) or (resolver.last[0] if resolver.last else None)
+                if 300 <= resp.status < 400 and "Location" in resp.headers:
+                    if headers:
+                        raise e.SourceError(
+                            f"GET {shown}: the source redirected (HTTP {resp.status}); with "
+                            "headers= give the final address (they are not sent on to another)",
+                            status=resp.status,
+                        )
+                    target = urljoin(url, resp.headers["Location"])
+                    why = SourcePolicy.redirect_refusal(
+                        urlsplit(url).scheme, urlsplit(target).scheme
+                    )
+                    if why:
+                        raise e.SourceError(f"GET {shown}: refused {why}", status=resp.status)
+                    url, previous = target, peer or urlsplit(url).hostname
+                    continue
+                if resp.status >= 300:
+                    raise e.SourceError(
+                        f"GET {shown}: the source answered HTTP {resp.status}", status=resp.status
+                    )
+                length = resp.content_length
+                if resp.headers.get("Content-Encoding", "identity").lower() != "identity":
+                    length = None  # decoded as it comes: its size is what decoding yields
+                if length is not None and length > max_size:
+                    raise e.SourceError(
+                        f"GET {shown}: the source holds {length} bytes, more than the "
+                        f"{max_size} allowed (max_source_size)",
+                        status=resp.status,
+                    )
+                chunks = _body(resp.content.iter_chunked(piece), url, clock, max_size)
+                yield length, chunks
+                return
+            finally:
+                resp.release()
+        raise e.SourceError(
+            f"GET {url_for_humans(url)}: more than {MAX_REDIRECTS} redirects", status=None
+        )
+
+
+async def _get_checked(
+    session: aiohttp.ClientSession,
+    resolver: _CheckedResolver,
+    url: str,
+    headers: Mapping[str, str],
+    policy: SourcePolicy,
+    previous: str | None,
+    clock: _Deadline,
+    timeouts: Timeouts,
+    proxy_for: Callable[[str], Proxy | None],
+) -> aiohttp.ClientResponse:
+    """One request of a source, its address checked before anything is sent to it."""
+
+    def check(ip: str) -> str | None:
+        return policy.refusal(ip, previous)
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    via = proxy_for(url)
+    resolver.check, resolver.refused, resolver.last = None, None, []
+    try:
+        literal: str | None = str(address(host))
+    except ValueError:
+        literal = None
+    why = check(literal) if literal is not None else None
+    if why:
+        raise e.SourceError(f"source refused: {why}", status=None)
+    if via is not None and literal is None:
+        await _check_name(host, parts.port or (443 if parts.scheme == "https" else 80), check)
+    elif literal is None:
+        resolver.check = check
+    extra: dict[str, Any] = {} if via is None else {"proxy": via.url}
+    failure: BaseException | None = None
+    try:
+        return await clock.run(  # type: ignore[no-any-return]
+            session.get(
+                url,
+                headers={"Accept-Encoding": "identity", **headers},
+                timeout=aiohttp.ClientTimeout(total=None, connect=timeouts.connect),
+                allow_redirects=False,
+                **extra,
+            )
+        )
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+        if resolver.refused is not None:
+            failure = e.SourceError(f"source refused: {resolver.refused}", status=None)
+        else:
+            failure = translate(exc, "GET", url)
+    raise failure
+
+
+async def _body(
+    chunks: AsyncIterator[bytes], url: str, clock: _Deadline, max_size: int
+) -> AsyncIterator[bytes]:
+    """The source's body, each piece awaited within the source's clocks and the total
+    kept under ``max_size``; aiohttp's errors on the way become ours (no chain kept)."""
+    taken = 0
+    failure: BaseException | None = None
+    try:
+        while True:
+            try:
+                piece = await clock.run(anext(chunks))
+            except StopAsyncIteration:
+                return
+            taken += len(piece)
+            if taken > max_size:
+                raise e.SourceError(
+                    f"GET {url_for_humans(url)}: the source sent more than the {max_size} "
+                    "bytes allowed (max_source_size)",
+                    status=None,
+                )
+            yield piece
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        failure = translate(exc, "GET", url)
+    if failure is not None:
+        raise failure
