@@ -39,6 +39,7 @@ from ._errors import (
 from ._files import LocalFile, check_srt_file, inspect_file
 from ._limits import Bandwidth, RequestRate
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+from ._raw import RawCalls, iter_pages
 from ._retry import RetryPolicy, create_checked, retrying
 from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
 from ._uploads import UploadPlan, send_chunked, send_single_shot
@@ -78,7 +79,7 @@ LIVE_FIELDS: Final = (
 SUBTITLE_FIELDS: Final = ("id", "language", "language_label", "format", "url", "item_type")
 
 
-class Client:
+class Client(RawCalls):
     """An asyncio client of the platform's API.
 
     Give it a token (``access_token="..."``) or a provider (``auth=OAuth....``), and
@@ -625,28 +626,14 @@ class Client:
         names = ",".join(check.field_names(fields))
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
-        page = 1
-        while True:
-            request = self._api(
-                "GET",
-                "/me/videos",
-                query=[
-                    ("fields", names),
-                    ("sort", "old"),
-                    ("page", str(page)),
-                    ("limit", str(page_size)),
-                ],
-            )
-            data = await self._call(request)
-            items = data.get("list")
-            items = items if isinstance(items, list) else []
-            for item in items:
-                yield structure(item, Video, what=request.what)
-            if data.get("has_more") is not True or not items:
-                # An empty page ends the listing whatever has_more claims: paging on
-                # would ask for ever-emptier pages without end.
-                return
-            page += 1
+
+        def page_request(page: int) -> wire.Request:
+            query = [("fields", names), ("sort", "old"), ("page", str(page))]
+            return self._api("GET", "/me/videos", query=[*query, ("limit", str(page_size))])
+
+        # The shared page loop: an empty page ends it; a repeated page is an error.
+        async for request, item in iter_pages(self._call, page_request):
+            yield structure(item, Video, what=request.what)
 
     async def find_videos_by_tag(self, tag: str) -> list[Video]:
         """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
@@ -686,10 +673,10 @@ class Client:
         form += [
             ("title", check.title(title)),
             ("channel", check.channel(channel)),
-            ("published", wire.form_bool(_bool("published", published))),
+            ("published", wire.form_value(_bool("published", published))),
             (
                 "is_created_for_kids",
-                wire.form_bool(_bool("is_created_for_kids", is_created_for_kids)),
+                wire.form_value(_bool("is_created_for_kids", is_created_for_kids)),
             ),
         ]
         for key, value in (extra or {}).items():
