@@ -48,13 +48,18 @@ from ._errors import (
 from ._models import (
     AccessToken,
     Dimension,
+    Player,
+    Playlist,
     Subtitle,
     UploadedFile,
     UploadProgress,
     UploadSession,
     UploadState,
+    User,
     Video,
 )
+from ._players import Players
+from ._playlists import Playlists
 from ._retry import NO_RETRY, RetryPolicy
 from .batch import (
     BatchProgress,
@@ -112,6 +117,10 @@ __all__ = [
     "NotRewindableError",
     "OAuth",
     "OAuthError",
+    "Player",
+    "Players",
+    "Playlist",
+    "Playlists",
     "PostgresJournal",
     "ProgressCallback",
     "QuotaExceededError",
@@ -140,6 +149,7 @@ __all__ = [
     "UploadState",
     "UploadedFile",
     "UsageError",
+    "User",
     "VidapiError",
     "Video",
     "__version__",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
+from ._account import AccountCalls
 from ._aio import Transport, api_timeout
 from ._auth import StaticToken, TokenProvider
 from ._config import (
@@ -36,9 +37,12 @@ from ._errors import (
     ReadyTimeoutError,
     UsageError,
 )
+from ._fields import LIVE_FIELDS, SUBTITLE_FIELDS, VIDEO_FIELDS
 from ._files import LocalFile, check_srt_file, inspect_file
 from ._limits import Bandwidth, RequestRate
 from ._models import AccessToken, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+from ._players import Players
+from ._playlists import Playlists
 from ._raw import RawCalls, iter_pages
 from ._retry import RetryPolicy, create_checked, retrying
 from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
@@ -56,30 +60,9 @@ LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
 _UNSET: Final = object()
 """Not given (where ``None`` would mean something)."""
-VIDEO_FIELDS: Final = (
-    "id",
-    "title",
-    "channel",
-    "owner",
-    "published",
-    "mode",
-    "status",
-    "password_protected",
-    "encoding_progress",
-)
-LIVE_FIELDS: Final = (
-    *VIDEO_FIELDS,
-    "onair",
-    "live_publish_url",
-    "start_time",
-    "end_time",
-    "record_status",
-    "stream_live_hls_url",
-)
-SUBTITLE_FIELDS: Final = ("id", "language", "language_label", "format", "url", "item_type")
 
 
-class Client(RawCalls):
+class Client(RawCalls, AccountCalls):
     """An asyncio client of the platform's API.
 
     Give it a token (``access_token="..."``) or a provider (``auth=OAuth....``), and
@@ -195,6 +178,18 @@ class Client(RawCalls):
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @functools.cached_property
+    def playlists(self) -> Playlists:
+        """Playlists: ``create``, ``get``, ``update``, ``delete``, ``mine``, ``videos``,
+        ``add_video``, ``remove_video`` (scope ``manage_playlists``)."""
+        return Playlists(self)
+
+    @functools.cached_property
+    def players(self) -> Players:
+        """Players (Player IDs of the embeds): ``create``, ``get``, ``update``,
+        ``delete``, ``mine`` (scope ``manage_players``)."""
+        return Players(self)
 
     @property
     def chunk_size(self) -> int:

@@ -17,7 +17,17 @@ from cattrs.gen import make_dict_structure_fn, override
 from cattrs.v import format_exception
 
 from ._errors import UnexpectedResponseError
-from ._models import Dimension, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+from ._models import (
+    Dimension,
+    Player,
+    Playlist,
+    Subtitle,
+    UploadedFile,
+    UploadProgress,
+    UploadSession,
+    User,
+    Video,
+)
 
 __all__ = ["structure"]
 
@@ -179,6 +189,27 @@ _subtitle = _wire_types(
     },
 )
 
+_playlist = _wire_types(
+    Playlist,
+    {
+        **dict.fromkeys(("name", "description", "owner"), Text),
+        "private": Flag,
+        "videos_total": ByteCount,
+        "fields": Any,
+    },
+    required={"id": ObjectId},
+)
+_player = _wire_types(
+    Player,
+    {**dict.fromkeys(("label", "owner"), Text), "fields": Any},
+    required={"id": ObjectId},
+)
+_user = _wire_types(
+    User,
+    {**dict.fromkeys(("username", "screenname", "fullname"), Text), "fields": Any},
+    required={"id": ObjectId},
+)
+
 
 def _structure_uploaded_file(data: Mapping[str, Any]) -> UploadedFile:
     # The upload server sends "" for what does not apply (no codec in a subtitle file):
@@ -202,6 +233,9 @@ _STRUCTURERS: dict[type[Any], Callable[[Mapping[str, Any]], Any]] = {
     UploadProgress: _upload_progress,
     Video: _with_fields(_video),
     Subtitle: _with_fields(_subtitle),
+    Playlist: _with_fields(_playlist),
+    Player: _with_fields(_player),
+    User: _with_fields(_user),
 }
 
 

@@ -18,11 +18,14 @@ import attrs
 __all__ = [
     "AccessToken",
     "Dimension",
+    "Player",
+    "Playlist",
     "Subtitle",
     "UploadProgress",
     "UploadSession",
     "UploadState",
     "UploadedFile",
+    "User",
     "Video",
 ]
 
@@ -203,3 +206,41 @@ class AccessToken:
         if self.expires_at is None:
             return False
         return (time.time() if now is None else now) + seconds >= self.expires_at
+
+
+@attrs.frozen
+class Playlist:
+    """A playlist: an ordered list of videos (``client.playlists``)."""
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    private: bool | None = None
+    """Readable by its owner only."""
+    owner: str | None = None
+    videos_total: int | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
+
+
+@attrs.frozen
+class Player:
+    """A player configuration: its ``id`` is the Player ID of the embeds
+    (``vidapi_async.embed.player_iframe_url(player, ...)`` takes the object itself)."""
+
+    id: str
+    label: str | None = None
+    owner: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned, the settings (``autostart``, ``color``, ...) among them."""
+
+
+@attrs.frozen
+class User:
+    """The account behind the token (``client.me()``)."""
+
+    id: str
+    username: str | None = None
+    screenname: str | None = None
+    fullname: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)

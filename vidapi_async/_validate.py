@@ -187,3 +187,23 @@ def positive_number(value: object, argument: str) -> float:
     ):
         raise InvalidArgumentError(argument, f"expected a number above 0, got {value!r}")
     return float(value)
+
+
+def boolean(value: object, argument: str) -> bool:
+    """``True`` or ``False``, and nothing else (no truthy strings or numbers)."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(argument, f"expected True or False, got {value!r}")
+    return value
+
+
+def text(value: object, argument: str, *, blank: bool = True) -> str:
+    """A string (a non-blank one unless ``blank``)."""
+    if not isinstance(value, str) or (not blank and not value.strip()):
+        what = "a string" if blank else "a non-empty string"
+        raise InvalidArgumentError(argument, f"expected {what}")
+    return value
+
+
+def is_field_name(value: object) -> bool:
+    """Whether ``value`` has the shape of a field name (``a_b`` or ``a.b``)."""
+    return isinstance(value, str) and _FIELD.fullmatch(value) is not None

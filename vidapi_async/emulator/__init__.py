@@ -39,6 +39,7 @@ from ._api import routes as api_routes
 from ._backend import ALL_SCOPES, Backend
 from ._failure import ApiError
 from ._formdata import Malformed
+from ._library_api import routes as library_routes
 from ._platform import PLATFORM, Faults, LoggedRequest, Platform
 from ._player import routes as player_routes
 from ._state import State
@@ -331,6 +332,7 @@ class Emulator:
         api[CONTROL_SECRET] = self.control_secret
         api.add_routes(api_routes)
         api.add_routes(player_routes)
+        api.add_routes(library_routes)
         api.add_routes(control)
         upload = web.Application(
             middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40

@@ -57,7 +57,7 @@ OWNER_ONLY = frozenset({"live_publish_url", "url"})
 """Fields only the owner may read: asking for them on another's video is a 403."""
 WRITABLE = frozenset(
     "title channel published password mode description start_time end_time "
-    "is_created_for_kids live_auto_record private tags".split()
+    "is_created_for_kids live_auto_record private tags thumbnail_url".split()
 )
 USER_FIELDS = frozenset({"id", "screenname", "username", "fullname"})
 USER_DEFAULT_FIELDS = ("id", "screenname")
@@ -494,6 +494,13 @@ class Backend:
                     self._make_live(video)
             elif name == "tags":
                 video["tags"] = [t.strip() for t in value.split(",") if t.strip()]
+            elif name == "thumbnail_url":
+                # A url the platform fetches, or an image uploaded here by the same account.
+                if urlsplit(value).scheme not in ("http", "https"):
+                    raise _invalid(name, "`thumbnail_url' must be an http(s) URL")
+                if value.startswith(self.upload_base + "/"):
+                    self.file_for(video["owner"], value)
+                video[name] = value.split("#", 1)[0]
             elif name == "title":
                 if not value.strip():
                     raise _invalid(name, "`title' must not be empty")
