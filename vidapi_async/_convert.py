@@ -35,6 +35,8 @@ ByteCount = NewType("ByteCount", int)
 """A non-negative integer, sent as digits in a string or as a JSON integer."""
 Seconds = NewType("Seconds", float)
 """A number of seconds, sent as numeric text or a JSON number."""
+Milliseconds = NewType("Milliseconds", float)
+"""A duration sent in milliseconds (the upload descriptor's ``"36920"``), read as seconds."""
 YesNo = NewType("YesNo", bool)
 """The upload server's ``"Yes"``/``"No"`` text."""
 Flag = NewType("Flag", bool)
@@ -65,6 +67,10 @@ def _seconds(value: object, _: object) -> Seconds:
     if isinstance(value, str) and _NUMBER.fullmatch(value):
         return Seconds(float(value))
     raise ValueError(f"expected a number of seconds, got {value!r}")
+
+
+def _milliseconds(value: object, _: object) -> Milliseconds:
+    return Milliseconds(_seconds(value, _) / 1000)
 
 
 def _yes_no(value: object, _: object) -> YesNo:
@@ -106,6 +112,7 @@ def _dimension(value: object, _: object) -> Dimension:
 _converter = cattrs.Converter(forbid_extra_keys=False)
 _converter.register_structure_hook(ByteCount, _byte_count)
 _converter.register_structure_hook(Seconds, _seconds)
+_converter.register_structure_hook(Milliseconds, _milliseconds)
 _converter.register_structure_hook(YesNo, _yes_no)
 _converter.register_structure_hook(Flag, _flag)
 _converter.register_structure_hook(Text, _text)
@@ -148,7 +155,7 @@ _uploaded_file = _wire_types(
         "url": Text,
         "size": ByteCount,
         "bitrate": ByteCount,
-        "duration": Seconds,
+        "duration": Milliseconds,
         "dimension": Dimension,
         "streamable": YesNo,
         **dict.fromkeys(_str_fields, Text),

@@ -73,7 +73,7 @@ class UploadedFile:
     bitrate: int | None = None
     """Bitrate in bits per second."""
     duration: float | None = None
-    """Duration in seconds."""
+    """Duration in seconds (the wire's milliseconds, ``"36920"``, divided by 1000)."""
     dimension: Dimension | None = None
     """Picture size."""
     streamable: bool | None = None
@@ -83,6 +83,9 @@ class UploadedFile:
     format: str | None = None
     """Container format name."""
     hash: str | None = None
+    """The stored file's hash as text (40 hex characters; the platform does not say
+    which algorithm: SHA-1's width, and ``upload_file(verify_hash=True)`` compares it
+    with the SHA-1 of what was sent)."""
     name: str | None = None
     """File name without extension."""
     seal: str | None = attrs.field(default=None, repr=False)
