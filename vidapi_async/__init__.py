@@ -9,6 +9,7 @@ from importlib import metadata as _metadata
 from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
+from ._digest import HashMismatchWarning
 from ._errors import (
     APIError,
     AuthenticationError,
@@ -100,6 +101,7 @@ __all__ = [
     "FileChangedError",
     "FileError",
     "ForbiddenError",
+    "HashMismatchWarning",
     "InsecureURLError",
     "InsufficientScopeError",
     "InvalidArgumentError",

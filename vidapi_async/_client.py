@@ -27,6 +27,7 @@ from ._config import (
     Timeouts,
 )
 from ._convert import structure
+from ._digest import HashSink, compare_hash
 from ._errors import (
     ClientClosedError,
     EncodingError,
@@ -332,6 +333,7 @@ class Client(RawCalls, AccountCalls):
         workers: int = 4,
         resume: bool = False,
         chunk_size: int | None = None,
+        verify_hash: bool = False,
     ) -> UploadedFile:
         """Stream a file (or any source) to an upload address and return the server's
         descriptor.
@@ -366,6 +368,13 @@ class Client(RawCalls, AccountCalls):
         ``resume=True`` (with the ``upload_session`` of an interrupted upload) first
         asks the server which ranges it holds and sends only the rest.
 
+        ``verify_hash=True``: the upload thread computes the SHA-1 of the bytes as it
+        sends them (no second read of the file) and compares it with the descriptor's
+        ``hash``; a difference warns (``HashMismatchWarning``), never fails, since the
+        platform does not name its algorithm. A verified upload goes single-shot
+        (chunked ranges go out in parallel, out of order): with ``chunked=True`` it is
+        an ``InvalidArgumentError``.
+
         ``chunk_size`` is deprecated: it meant ``read_size`` in single-shot mode and
         ``range_size`` in chunked mode, and still does.
         """
@@ -386,6 +395,14 @@ class Client(RawCalls, AccountCalls):
             )
         if resume:
             chunked = True
+        if not isinstance(verify_hash, bool):
+            raise InvalidArgumentError("verify_hash", "expected True or False")
+        if verify_hash and chunked:
+            raise InvalidArgumentError(
+                "verify_hash", "goes with single-shot uploads: chunked ranges go out in parallel"
+            )
+        if verify_hash:
+            chunked = False
         if path is not None:
             if source is not None:
                 raise UsageError("give the source once: positionally or as path=")
@@ -401,6 +418,7 @@ class Client(RawCalls, AccountCalls):
             "chunked": chunked,
             "workers": workers,
             "resume": resume,
+            "digest": HashSink() if verify_hash else None,
         }
         if isinstance(source, str | os.PathLike):
             if size is not None:
@@ -511,9 +529,11 @@ class Client(RawCalls, AccountCalls):
         workers: int = 1,
         resume: bool = False,
         stream: Stream | None = None,
+        digest: HashSink | None = None,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once), or
-        for a stream of ``local.size`` bytes named ``local.path``."""
+        for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the
+        bytes sent are hashed and compared with the descriptor's ``hash``."""
         self._check_open()
         if chunked is None:
             chunked = self.chunks(local.size)
@@ -530,6 +550,7 @@ class Client(RawCalls, AccountCalls):
             workers=workers,
             progress=progress,
             stream=stream,
+            digest=digest,
         )
         log.debug("upload of %s (%d bytes) started", local.path, local.size)
         if chunked:
@@ -547,9 +568,12 @@ class Client(RawCalls, AccountCalls):
             data = await send_single_shot(self._transport, self.timeouts, url, plan)
             return structure(data, UploadedFile, what="upload response", status=200)
 
-        return await retrying(
+        uploaded = await retrying(
             self.retry, attempt, idempotent=True, what=f"upload of {plan.filename}"
         )
+        if digest is not None:
+            compare_hash(uploaded, digest, plan.filename)
+        return uploaded
 
     # --- videos -------------------------------------------------------------------------
 

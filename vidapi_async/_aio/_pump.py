@@ -33,6 +33,7 @@ import attrs
 
 from .. import _errors as e
 from .._config import ProgressCallback
+from .._digest import HashSink
 from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
 from .._sources import Stream
@@ -60,6 +61,9 @@ class FileRegion:
     stream: Stream | None = None
     """A source other than a file (``path`` is then its name): read through, once per
     attempt, ``length`` bytes exactly."""
+    digest: HashSink | None = None
+    """Fed with the file bytes as they are sent (restarted per attempt); with it the
+    bytes go through the buffer, not ``sendfile``, so they are read once."""
 
     @property
     def size(self) -> int:
@@ -260,6 +264,8 @@ class _Job:
         lines += [f"{k}: {v}" for k, v in self.headers.items()]
         persist = "keep-alive" if self.connection is not None else "close"
         lines += [f"Content-Length: {region.size}", f"Connection: {persist}", "", ""]
+        if region.digest is not None:
+            region.digest.restart()
         if region.stream is not None:
             region.stream.rewind()  # before the first byte: a one-pass source says so here
             sock.sendall("\r\n".join(lines).encode("latin-1") + region.head)
@@ -273,7 +279,8 @@ class _Job:
                 size = os.fstat(f.fileno()).st_size
                 if size != region.file_size:
                     raise _changed(region, f"the file is now {size} bytes")
-                if isinstance(sock, ssl.SSLSocket) or not self.use_sendfile:
+                through_buffer = region.digest is not None or not self.use_sendfile
+                if isinstance(sock, ssl.SSLSocket) or through_buffer:
                     self._copy(sock, f)
                 else:
                     self._sendfile(sock, f)
@@ -313,6 +320,8 @@ class _Job:
                         region, f"the file shrank: it ended after {region.offset + sent} bytes"
                     )
                 self._pace(got)
+                if region.digest is not None:
+                    region.digest.update(view[:got])
                 sock.sendall(view[:got])
                 sent += got
                 self._progress(sent)
@@ -333,6 +342,8 @@ class _Job:
                 if not got:
                     raise _changed(region, f"the source ended after {sent} bytes")
                 self._pace(got)
+                if region.digest is not None:
+                    region.digest.update(view[:got])
                 sock.sendall(view[:got])
                 sent += got
                 self._progress(sent)
