@@ -281,7 +281,9 @@ async def test_paginate_over_the_emulator(emulator: Emulator, tmp_path: Path) ->
                     "is_created_for_kids": False,
                 },
             )
-        titles = [v["title"] async for v in client.paginate("/me/videos", fields="title", limit=3)]
+        titles = [
+            v["title"] async for v in client.paginate("/me/videos", fields="id,title", limit=3)
+        ]
         first = [v async for v in client.paginate("/me/videos", {"sort": "old"}, max_items=4)]
         published = await client.get("/me/videos", {"fields": ["id", "published"], "limit": 100})
     assert titles == [f"v{n}" for n in range(7)]

@@ -45,6 +45,8 @@ from ._errors import (
     UploadRejectedError,
     UsageError,
     VidapiError,
+    WebhookError,
+    WebhookSignatureError,
 )
 from ._models import (
     AccessToken,
@@ -58,6 +60,7 @@ from ._models import (
     UploadState,
     User,
     Video,
+    Webhook,
 )
 from ._players import Players
 from ._playlists import Playlists
@@ -154,6 +157,9 @@ __all__ = [
     "User",
     "VidapiError",
     "Video",
+    "Webhook",
+    "WebhookError",
+    "WebhookSignatureError",
     "__version__",
     "authorize_url",
 ]

@@ -48,6 +48,7 @@ from ._raw import RawCalls, iter_pages
 from ._retry import RetryPolicy, create_checked, retrying
 from ._sources import DEFAULT_NAME, AsyncIterStream, Stream, UploadSource, open_source, spool
 from ._uploads import UploadPlan, send_chunked, send_single_shot
+from ._webhooks import WebhookEvents
 
 if TYPE_CHECKING:
     import aiohttp
@@ -763,6 +764,7 @@ class Client(RawCalls, AccountCalls):
         poll: float = 2.0,
         max_poll: float = 30.0,
         progress: Callable[[Video], None] | None = None,
+        events: WebhookEvents | None = None,
     ) -> Video:
         """Poll the video until the platform says it is playable, and return it.
 
@@ -771,6 +773,10 @@ class Client(RawCalls, AccountCalls):
         ``encoding_progress``). A failure status (``encoding_error``, ``rejected``,
         ``deleted``) raises ``EncodingError``; no playable video within ``timeout``
         seconds raises ``ReadyTimeoutError``, which is also a ``TimeoutError``.
+
+        ``events`` (a ``vidapi_async.webhooks.WebhookEvents`` fed by a webhook handler):
+        an event about this video makes the next look happen at once instead of at the
+        next poll; polling goes on as the fallback (a lost event costs one interval).
         """
         check.video_id(video_id)
         for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
@@ -778,16 +784,18 @@ class Client(RawCalls, AccountCalls):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         delay, last = poll, None
-        while (left := deadline - loop.time()) > 0:
-            await asyncio.sleep(min(delay, left))
-            last = await self.get_video(video_id)
-            if progress is not None:
-                progress(last)
-            if last.is_ready:
-                return last
-            if last.encoding_failed:
-                raise EncodingError(video_id, last.status)
-            delay = min(delay * 1.5, max_poll)
+        with contextlib.ExitStack() as stack:
+            wake = None if events is None else stack.enter_context(events.watch(video_id))
+            while (left := deadline - loop.time()) > 0:
+                await _pause(wake, min(delay, left))
+                last = await self.get_video(video_id)
+                if progress is not None:
+                    progress(last)
+                if last.is_ready:
+                    return last
+                if last.encoding_failed:
+                    raise EncodingError(video_id, last.status)
+                delay = min(delay * 1.5, max_poll)
         raise ReadyTimeoutError(
             video_id,
             None if last is None else last.status,
@@ -961,6 +969,16 @@ class Client(RawCalls, AccountCalls):
     async def get_live_stream(self, video_id: str) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
         return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")
+
+
+async def _pause(wake: asyncio.Event | None, seconds: float) -> None:
+    """Sleep ``seconds``, or less when ``wake`` is set (then cleared for the next time)."""
+    if wake is None:
+        await asyncio.sleep(seconds)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wake.wait(), seconds)
+    wake.clear()
 
 
 def _deprecated(old: str, new: str) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "UploadedFile",
     "User",
     "Video",
+    "Webhook",
 ]
 
 
@@ -247,3 +248,12 @@ class User:
     screenname: str | None = None
     fullname: str | None = None
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class Webhook:
+    """Where the platform sends the account's events (``client.set_webhook``)."""
+
+    url: str
+    events: tuple[str, ...] = ()
+    """Event names, e.g. ``("video.format.ready", "video.format.error")``."""

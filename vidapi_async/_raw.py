@@ -68,6 +68,8 @@ def raw_request(
     except TypeError as exc:
         raise InvalidArgumentError(str(exc).split(":", 1)[0], str(exc).split(": ", 1)[1]) from None
     if fields is not None:
+        if isinstance(fields, str):
+            fields = fields.split(",")  # "id,title" as the platform writes it
         if any(k == "fields" for k, _ in query):
             raise UsageError("give the fields once: fields= or params['fields'], not both")
         query.append(("fields", ",".join(check.field_names(fields))))
@@ -161,7 +163,7 @@ class RawCalls:
         ``..`` segment or a query in it is an ``InvalidArgumentError`` before anything is
         sent. ``params`` go in the query, in the platform's form conventions (booleans
         ``true``/``false``, lists comma-joined, ``None`` empty). ``fields`` names the
-        fields to return. Retried as every read is.
+        fields to return (a list, or ``"id,title"``). Retried as every read is.
         """
         request = raw_request(self.base_url, "GET", path, params=params, fields=fields)
         return dict(await self._call(request))

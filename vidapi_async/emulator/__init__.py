@@ -46,6 +46,7 @@ from ._state import State
 from ._tls import make_self_signed, server_context
 from ._upload import UploadFailure
 from ._upload import routes as upload_routes
+from ._webhooks import Deliveries
 from ._wire import error_response
 
 __all__ = ["ALL_SCOPES", "DEMO_TOKEN", "OTHER_TOKEN", "Emulator", "Faults", "LoggedRequest"]
@@ -238,6 +239,11 @@ class Emulator:
     ``control_secret`` guards ``/_emulator/*`` (random per start when not given).
     ``body_timeout``: seconds an upload body may stall (a Content-Length larger than
     the body) before the connection is closed.
+
+    Webhooks: an account's ``webhook_url`` (``POST /me``) gets an event when one of its
+    videos is created, becomes ready, fails encoding or is deleted; an attempt without a
+    2xx answer is repeated (``webhook_attempts`` in all, waits doubling from
+    ``webhook_retry_delay``); ``webhook_deliveries`` logs every attempt.
     """
 
     def __init__(
@@ -259,6 +265,8 @@ class Emulator:
         tls_key: str | os.PathLike[str] | None = None,
         control_secret: str | None = None,
         body_timeout: float = 30.0,
+        webhook_attempts: int = 5,
+        webhook_retry_delay: float = 0.2,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("give both tls_cert and tls_key, or neither")
@@ -284,6 +292,9 @@ class Emulator:
         self.control_secret = control_secret or secrets.token_urlsafe(18)
         """The value of the ``X-Emulator-Control`` header that ``/_emulator/*`` needs."""
         self._body_timeout = body_timeout
+        self._webhook_attempts = webhook_attempts
+        self._webhook_retry_delay = webhook_retry_delay
+        self._deliveries: Deliveries | None = None
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
 
@@ -319,6 +330,10 @@ class Emulator:
             videos_per_day=lambda: self.faults.videos_per_day,
         )
         backend.install_static_tokens()
+        self._deliveries = Deliveries(
+            backend, attempts=self._webhook_attempts, retry_delay=self._webhook_retry_delay
+        )
+        backend.on_event = self._deliveries.emit
         platform = Platform(
             backend=backend,
             files_dir=files,
@@ -352,6 +367,9 @@ class Emulator:
         backend.api_base, backend.upload_base = bases
 
     async def close(self) -> None:
+        if self._deliveries is not None:
+            await self._deliveries.close()
+            self._deliveries = None
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()
@@ -418,6 +436,12 @@ class Emulator:
     def videos(self) -> list[dict[str, Any]]:
         """Every video stored, as the emulator keeps it."""
         return list(self._p().state.all("video"))
+
+    @property
+    def webhook_deliveries(self) -> list[dict[str, Any]]:
+        """Every webhook delivery attempt (the last 1000), oldest first: ``event``,
+        ``type``, ``video_id``, ``url``, ``attempt``, ``status`` or ``error``, ``at``."""
+        return [] if self._deliveries is None else list(self._deliveries.log)
 
     def fail_encoding(self, video_id: str) -> None:
         """Make the video's encoding fail: once ``encoding_delay`` has passed its status

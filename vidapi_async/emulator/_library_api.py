@@ -11,6 +11,7 @@ from aiohttp import web
 from ._api import _ID, _SLASH, _auth, _b, _fields, _form, _json, _viewer
 from ._backend import page_of
 from ._library import Library
+from ._webhooks import write_webhook
 
 __all__ = ["routes"]
 
@@ -125,3 +126,16 @@ async def write_player(request: web.Request) -> web.Response:
 async def delete_player(request: web.Request) -> web.Response:
     _lib(request).delete_player(_auth(request, "manage_players")["owner"], request.match_info["id"])
     return _json({})
+
+
+# --- the account's webhook -----------------------------------------------------------------
+
+
+@routes.post(f"/me{_SLASH}")
+async def write_me(request: web.Request) -> web.Response:
+    """``webhook_url``/``webhook_events``/``webhook_secret`` on the user object (scope
+    ``manage_videos``, as the platform documents)."""
+    form = await _form(request)
+    backend, owner = _b(request), _auth(request, "manage_videos")["owner"]
+    write_webhook(backend, owner, form)
+    return _json(backend.me(owner, _fields(request)))
