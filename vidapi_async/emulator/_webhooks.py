@@ -55,8 +55,14 @@ class Deliveries:
     def emit(self, kind: str, video: dict[str, Any]) -> None:
         """Called by the backend (on the loop) when something happens to a video."""
         self._send(kind, video)
-        if kind == "video.created" and video.get("mode") != "live":
+        if kind == "video.created" and video.get("mode") != "live" and self._wants_encoding(video):
+            # Only for an account listening: otherwise no task outlives the request.
             self._spawn(self._watch_encoding(video["id"]))
+
+    def _wants_encoding(self, video: dict[str, Any]) -> bool:
+        hook = self.backend.store.get("webhook", video["owner"]) or {}
+        wanted = {"video.format.ready", "video.format.error"}
+        return bool(hook.get("url")) and bool(wanted & set(hook.get("events", ())))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
