@@ -14,7 +14,8 @@ from . import _protocol as wire
 from . import _validate as check
 from ._convert import structure
 from ._errors import UnexpectedResponseError
-from ._models import UploadedFile, User, Video, Webhook
+from ._models import User, Video, Webhook
+from ._upload_calls import UploadCalls
 
 if TYPE_CHECKING:
     from ._sources import UploadSource
@@ -42,19 +43,8 @@ def webhook_of(data: Mapping[str, Any], what: str) -> Webhook | None:
     return Webhook(url=url, events=names)
 
 
-class AccountCalls:
-    """``me`` and ``set_thumbnail``; ``Client`` provides the machinery."""
-
-    base_url: str
-
-    def _api(self, method: str, path: str, **kw: Any) -> wire.Request:
-        raise NotImplementedError  # pragma: no cover - Client's
-
-    async def _call(self, request: wire.Request) -> Mapping[str, Any]:
-        raise NotImplementedError  # pragma: no cover - Client's
-
-    async def upload_file(self, source: UploadSource | None = None) -> UploadedFile:
-        raise NotImplementedError  # pragma: no cover - Client's
+class AccountCalls(UploadCalls):
+    """``me``, ``set_thumbnail`` and the webhook; ``Client`` provides the machinery."""
 
     async def me(self, fields: Iterable[str] = USER_FIELDS) -> User:
         """``GET /me``: the account the token belongs to."""

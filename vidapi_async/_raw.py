@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
+from ._calls import CallsBase
 from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
 
 __all__ = ["RawCalls", "iter_pages", "raw_request", "scope_for"]
@@ -142,13 +143,8 @@ async def iter_pages(
         page += 1
 
 
-class RawCalls:
+class RawCalls(CallsBase):
     """The raw calls, mixed into ``Client`` (which provides ``_call``)."""
-
-    base_url: str
-
-    async def _call(self, request: wire.Request) -> Mapping[str, Any]:
-        raise NotImplementedError  # pragma: no cover - Client's
 
     async def get(
         self,
