@@ -178,6 +178,11 @@ out["player"] = d.get("/player/" + player["id"], {"fields": "label,autostart"})
 out["players"] = d.get("/me/players")
 out["deleted"] = [d.delete("/playlist/" + playlist["id"]), d.delete("/player/" + player["id"])]
 out["left"] = [d.get("/me/playlists")["list"], d.get("/me/players")["list"]]
+out["hook"] = d.post("/me", {"webhook_url": "https://hooks.example/h",
+                             "webhook_events": "video.created,video.format.ready",
+                             "fields": "webhook_url,webhook_events"})
+out["thumb"] = d.post("/video/" + video["id"], {"thumbnail_url": url,
+                                               "fields": "thumbnail_url"})
 print(json.dumps(out))
 """
 )
@@ -196,3 +201,9 @@ async def test_the_official_sdk_reaches_playlists_and_players(
     assert [p["label"] for p in out["players"]["list"]] == ["SDK player"]
     assert out["deleted"] == [{}, {}]
     assert out["left"] == [[], []]
+    assert out["hook"] == {
+        "webhook_url": "https://hooks.example/h",
+        "webhook_events": "video.created,video.format.ready",
+    }
+    assert out["thumb"]["thumbnail_url"] == str(out["thumb"]["thumbnail_url"]).split("#")[0]
+    assert emulator.state.get("file", out["thumb"]["thumbnail_url"]) is not None

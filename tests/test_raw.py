@@ -305,3 +305,12 @@ async def test_raw_errors_are_the_typed_errors(client: va.Client) -> None:
     with pytest.raises(va.InvalidParameterError):
         await client.get("/me", fields="nosuchfield")
     assert json.dumps(await client.get("/me", fields="id"))
+
+
+async def test_raw_calls_over_tls(tmp_path: Path) -> None:
+    async with Emulator(tls=True) as emulator, client_for(emulator) as client:
+        assert emulator.base_url.startswith("https://")
+        playlist = await client.post("/me/playlists", {"name": "over TLS"}, fields="id,name")
+        got = [p async for p in client.paginate("/me/playlists", fields=["id", "name"])]
+        assert got == [playlist]
+        assert await client.delete(f"/playlist/{playlist['id']}") == {}
