@@ -320,9 +320,10 @@ class _Job:
                         region, f"the file shrank: it ended after {region.offset + sent} bytes"
                     )
                 self._pace(got)
-                if region.digest is not None:
-                    region.digest.update(view[:got])
                 sock.sendall(view[:got])
+                if region.digest is not None:
+                    # After the send: hashing overlaps with the receiver taking the bytes.
+                    region.digest.update(view[:got])
                 sent += got
                 self._progress(sent)
 
@@ -342,9 +343,10 @@ class _Job:
                 if not got:
                     raise _changed(region, f"the source ended after {sent} bytes")
                 self._pace(got)
-                if region.digest is not None:
-                    region.digest.update(view[:got])
                 sock.sendall(view[:got])
+                if region.digest is not None:
+                    # After the send: hashing overlaps with the receiver taking the bytes.
+                    region.digest.update(view[:got])
                 sent += got
                 self._progress(sent)
             if stream.readinto(view[:1]):
