@@ -1,7 +1,8 @@
 """vidapi_async: an asyncio client for the Dailymotion-style video platform API.
 
 Everything a user needs is importable from here; the ``_``-modules are private.
-``vidapi_async.embed`` holds the pure embed builders.
+``vidapi_async.embed`` holds the pure embed builders, ``vidapi_async.webhooks`` the
+receiving side of webhook events.
 """
 
 from importlib import metadata as _metadata

@@ -45,8 +45,6 @@ class Players(Resource):
     conventions (``autostart="off"``, ``mute=True``, ``color="#ff0000"``); the server
     judges which settings exist. Ids may be text or the ``Player`` itself."""
 
-    scope = _SCOPE
-
     async def create(self, *, label: str, **settings: object) -> Player:
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         form = _settings({"label": check.text(label, "label", blank=False), **settings})

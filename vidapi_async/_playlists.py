@@ -26,8 +26,6 @@ def _id(value: object) -> str:
 class Playlists(Resource):
     """The caller's playlists. Ids may be given as text or as the ``Playlist`` itself."""
 
-    scope = _SCOPE
-
     async def create(
         self, *, name: str, description: str | None = None, private: bool = False
     ) -> Playlist:

@@ -7,7 +7,7 @@ longer client.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from . import _protocol as wire
 from . import _validate as check
@@ -35,9 +35,6 @@ class Resource:
     """A namespace of typed operations on one kind of object, sharing the client's
     token, retries, limits and errors."""
 
-    scope: str | None = None
-    """The scope its writes need."""
-
     def __init__(self, client: Client) -> None:
         self._client = client
 
@@ -54,14 +51,13 @@ class Resource:
         form: Iterable[tuple[str, str]] | None = None,
         idempotent: bool = True,
         scope: str | None = None,
-        defaults: Mapping[str, Any] | None = None,
     ) -> T:
         query = [] if fields is None else [("fields", ",".join(check.field_names(fields)))]
         request = self._client._api(
             method, path, query=query, form=form, scope=scope, idempotent=idempotent
         )
         data = await self._client._call(request)
-        return structure({**(defaults or {}), **data}, cls, what=request.what)
+        return structure(data, cls, what=request.what)
 
     async def _list(
         self, path: str, cls: type[T], fields: Iterable[str], scope: str | None = None
