@@ -5,8 +5,8 @@ beside the same upload without it, in the same run.
 
 The sink server of ``upload_throughput.py`` (its own process on 127.0.0.1) reads each
 body and throws it away; every mode is single-shot (``chunked=False``: the sink does not
-speak the chunked protocol, and a verified upload is single-shot). Alternating rounds, each in a fresh child process reporting
-its own CPU time (user + system):
+speak the chunked protocol, and a verified upload is single-shot). Alternating rounds,
+each in a fresh child process reporting its own CPU time (user + system):
 
 - ``plain``: ``upload_file`` through the buffer (``sendfile=False``: the path TLS
   uploads always take, and the one a verified upload takes);
