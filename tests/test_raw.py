@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yarl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import vidapi_async as va
 from vidapi_async import _protocol as wire
@@ -314,3 +317,56 @@ async def test_raw_calls_over_tls(tmp_path: Path) -> None:
         got = [p async for p in client.paginate("/me/playlists", fields=["id", "name"])]
         assert got == [playlist]
         assert await client.delete(f"/playlist/{playlist['id']}") == {}
+
+
+# --- property: a checked path never leaves the base url ------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        ".",
+        "..",
+        "%2e",
+        "%2E",
+        "%2f",
+        "%5c",
+        "\\",
+        "?",
+        "#",
+        ":",
+        "@",
+        "x",
+        "me",
+        "video",
+        "%",
+        "%zz",
+        "é",
+        " ",
+        "\t",
+        "evil.example",
+        "http:",
+        "~",
+        ";",
+        "&",
+        "=",
+        "/",
+    ]
+)
+_SEGMENTS = st.lists(st.lists(_PIECES, max_size=3).map("".join), min_size=1, max_size=5)
+_PATHS = _SEGMENTS.map(lambda segments: "/" + "/".join(segments)) | st.text(max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATHS)
+def test_a_checked_path_stays_on_the_base_urls_origin_and_path(path: str) -> None:
+    try:
+        checked = wire.api_path(path)
+    except ValueError:
+        return
+    # The oracle is yarl, as aiohttp sends it: same origin, under the base path, no dot
+    # segment resolved away, no query or fragment.
+    url = yarl.URL(wire.api_request("https://api.example:8443/rest", "GET", checked).url)
+    assert (url.scheme, url.host, url.port) == ("https", "api.example", 8443)
+    assert url.raw_path.startswith("/rest/")
+    assert url.raw_path == "/rest" + yarl.URL("https://h" + checked).raw_path
+    assert not url.query_string
+    assert not url.fragment
