@@ -7,7 +7,7 @@ DESCRIPTOR = {
     "acodec": "AAC",
     "bitrate": "1287118",
     "dimension": "1280x720",
-    "duration": "30.03",
+    "duration": "30030",
     "format": "mp4",
     "hash": "a3f1",
     "name": "movie",
@@ -27,6 +27,23 @@ def test_descriptor_strings_become_typed_views() -> None:
     assert f.streamable is True
     assert f.raw == DESCRIPTOR
     assert "seal" not in repr(f)
+
+
+def test_a_real_descriptors_units() -> None:
+    # One of the two public samples, decoded: 2,858,492 bytes at 619,391 bit/s is 36.92 s,
+    # so the descriptor's duration "36920" is in milliseconds.
+    sample = {
+        "url": "http://upload-12.example/files/0123456789abcdef0123456789abcdef.mkv#x",
+        "size": "2858492",
+        "bitrate": "619391",
+        "duration": "36920",
+        "hash": "9b8e5c0b1d1f0c6b7f3a1e2d4c5b6a7980a1b2c3",
+    }
+    f = structure(sample, va.UploadedFile, what="upload")
+    assert f.duration == pytest.approx(36.92)
+    assert f.size is not None and f.bitrate is not None
+    assert f.size * 8 / f.bitrate == pytest.approx(f.duration, rel=0.01)
+    assert f.hash == "9b8e5c0b1d1f0c6b7f3a1e2d4c5b6a7980a1b2c3"
 
 
 def test_unknown_fields_are_tolerated_and_kept_raw() -> None:

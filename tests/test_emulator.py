@@ -317,6 +317,8 @@ async def test_descriptor_facts_come_from_ffprobe(client: va.Client, tmp_path: P
     assert uploaded.vcodec == "VP8"
     assert uploaded.acodec == "VORBIS"
     assert uploaded.duration is not None and 3.9 < uploaded.duration < 4.1
+    assert uploaded.raw["duration"].isdigit()  # milliseconds, as the platform sends it
+    assert 3900 < int(uploaded.raw["duration"]) < 4100
     assert uploaded.streamable is True
 
 

@@ -155,3 +155,55 @@ async def test_the_official_sdk_documented_flows(
     assert [v["title"] for v in out["after"]["list"]] == ["posted to /me/videos"]
     assert "Can't find object video" in out["gone"]
     assert len(emulator.videos()) == 1
+
+
+SDK_RESOURCES = (
+    SDK_LOGIN.replace(
+        'scope=["manage_videos", "userinfo"]',
+        'scope=["manage_videos", "manage_playlists", "manage_players", "userinfo"]',
+    )
+    + """
+out = {}
+url = d.upload(sys.argv[1])
+video = d.post("/me/videos", {"url": url, "title": "in a playlist", "channel": "news",
+                              "published": "true", "is_created_for_kids": "false"})
+playlist = d.post("/me/playlists", {"name": "from the SDK", "private": "false"})
+d.post("/playlist/%s/videos/%s" % (playlist["id"], video["id"]))
+out["videos"] = d.get("/playlist/%s/videos" % playlist["id"], {"fields": "id,title"})
+out["renamed"] = d.post("/playlist/" + playlist["id"], {"name": "renamed", "fields": "name"})
+out["mine"] = d.get("/me/playlists", {"fields": "id,name"})
+out["removed"] = d.delete("/playlist/%s/videos/%s" % (playlist["id"], video["id"]))
+player = d.post("/me/players", {"label": "SDK player", "autostart": "off"})
+out["player"] = d.get("/player/" + player["id"], {"fields": "label,autostart"})
+out["players"] = d.get("/me/players")
+out["deleted"] = [d.delete("/playlist/" + playlist["id"]), d.delete("/player/" + player["id"])]
+out["left"] = [d.get("/me/playlists")["list"], d.get("/me/players")["list"]]
+out["hook"] = d.post("/me", {"webhook_url": "https://hooks.example/h",
+                             "webhook_events": "video.created,video.format.ready",
+                             "fields": "webhook_url,webhook_events"})
+out["thumb"] = d.post("/video/" + video["id"], {"thumbnail_url": url,
+                                               "fields": "thumbnail_url"})
+print(json.dumps(out))
+"""
+)
+
+
+async def test_the_official_sdk_reaches_playlists_and_players(
+    sdk_path: Path, emulator: Emulator, tmp_path: Path
+) -> None:
+    src = make_file(tmp_path / "res.mp4", 50_000)
+    out: dict[str, Any] = await run_sdk(sdk_path, emulator, src, 0, SDK_RESOURCES)
+    assert [v["title"] for v in out["videos"]["list"]] == ["in a playlist"]
+    assert out["renamed"] == {"name": "renamed"}
+    assert [p["name"] for p in out["mine"]["list"]] == ["renamed"]
+    assert out["removed"] == {}
+    assert out["player"] == {"label": "SDK player", "autostart": "off"}
+    assert [p["label"] for p in out["players"]["list"]] == ["SDK player"]
+    assert out["deleted"] == [{}, {}]
+    assert out["left"] == [[], []]
+    assert out["hook"] == {
+        "webhook_url": "https://hooks.example/h",
+        "webhook_events": "video.created,video.format.ready",
+    }
+    assert out["thumb"]["thumbnail_url"] == str(out["thumb"]["thumbnail_url"]).split("#")[0]
+    assert emulator.state.get("file", out["thumb"]["thumbnail_url"]) is not None

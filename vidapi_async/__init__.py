@@ -1,7 +1,8 @@
 """vidapi_async: an asyncio client for the Dailymotion-style video platform API.
 
 Everything a user needs is importable from here; the ``_``-modules are private.
-``vidapi_async.embed`` holds the pure embed builders.
+``vidapi_async.embed`` holds the pure embed builders, ``vidapi_async.webhooks`` the
+receiving side of webhook events.
 """
 
 from importlib import metadata as _metadata
@@ -9,6 +10,7 @@ from importlib import metadata as _metadata
 from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
+from ._digest import HashMismatchWarning
 from ._errors import (
     APIError,
     AuthenticationError,
@@ -44,17 +46,25 @@ from ._errors import (
     UploadRejectedError,
     UsageError,
     VidapiError,
+    WebhookError,
+    WebhookSignatureError,
 )
 from ._models import (
     AccessToken,
     Dimension,
+    Player,
+    Playlist,
     Subtitle,
     UploadedFile,
     UploadProgress,
     UploadSession,
     UploadState,
+    User,
     Video,
+    Webhook,
 )
+from ._players import Players
+from ._playlists import Playlists
 from ._retry import NO_RETRY, RetryPolicy
 from ._sources import SourcePolicy
 from .batch import (
@@ -96,6 +106,7 @@ __all__ = [
     "FileChangedError",
     "FileError",
     "ForbiddenError",
+    "HashMismatchWarning",
     "InsecureURLError",
     "InsufficientScopeError",
     "InvalidArgumentError",
@@ -113,6 +124,10 @@ __all__ = [
     "NotRewindableError",
     "OAuth",
     "OAuthError",
+    "Player",
+    "Players",
+    "Playlist",
+    "Playlists",
     "PostgresJournal",
     "ProgressCallback",
     "QuotaExceededError",
@@ -142,8 +157,12 @@ __all__ = [
     "UploadState",
     "UploadedFile",
     "UsageError",
+    "User",
     "VidapiError",
     "Video",
+    "Webhook",
+    "WebhookError",
+    "WebhookSignatureError",
     "__version__",
     "authorize_url",
 ]

@@ -17,7 +17,17 @@ from cattrs.gen import make_dict_structure_fn, override
 from cattrs.v import format_exception
 
 from ._errors import UnexpectedResponseError
-from ._models import Dimension, Subtitle, UploadedFile, UploadProgress, UploadSession, Video
+from ._models import (
+    Dimension,
+    Player,
+    Playlist,
+    Subtitle,
+    UploadedFile,
+    UploadProgress,
+    UploadSession,
+    User,
+    Video,
+)
 
 __all__ = ["category_page", "structure"]
 
@@ -25,6 +35,8 @@ ByteCount = NewType("ByteCount", int)
 """A non-negative integer, sent as digits in a string or as a JSON integer."""
 Seconds = NewType("Seconds", float)
 """A number of seconds, sent as numeric text or a JSON number."""
+Milliseconds = NewType("Milliseconds", float)
+"""A duration sent in milliseconds (the upload descriptor's ``"36920"``), read as seconds."""
 YesNo = NewType("YesNo", bool)
 """The upload server's ``"Yes"``/``"No"`` text."""
 Flag = NewType("Flag", bool)
@@ -55,6 +67,10 @@ def _seconds(value: object, _: object) -> Seconds:
     if isinstance(value, str) and _NUMBER.fullmatch(value):
         return Seconds(float(value))
     raise ValueError(f"expected a number of seconds, got {value!r}")
+
+
+def _milliseconds(value: object, _: object) -> Milliseconds:
+    return Milliseconds(_seconds(value, _) / 1000)
 
 
 def _yes_no(value: object, _: object) -> YesNo:
@@ -96,6 +112,7 @@ def _dimension(value: object, _: object) -> Dimension:
 _converter = cattrs.Converter(forbid_extra_keys=False)
 _converter.register_structure_hook(ByteCount, _byte_count)
 _converter.register_structure_hook(Seconds, _seconds)
+_converter.register_structure_hook(Milliseconds, _milliseconds)
 _converter.register_structure_hook(YesNo, _yes_no)
 _converter.register_structure_hook(Flag, _flag)
 _converter.register_structure_hook(Text, _text)
@@ -138,7 +155,7 @@ _uploaded_file = _wire_types(
         "url": Text,
         "size": ByteCount,
         "bitrate": ByteCount,
-        "duration": Seconds,
+        "duration": Milliseconds,
         "dimension": Dimension,
         "streamable": YesNo,
         **dict.fromkeys(_str_fields, Text),
@@ -179,6 +196,27 @@ _subtitle = _wire_types(
     },
 )
 
+_playlist = _wire_types(
+    Playlist,
+    {
+        **dict.fromkeys(("name", "description", "owner"), Text),
+        "private": Flag,
+        "videos_total": ByteCount,
+        "fields": Any,
+    },
+    required={"id": ObjectId},
+)
+_player = _wire_types(
+    Player,
+    {**dict.fromkeys(("label", "owner"), Text), "fields": Any},
+    required={"id": ObjectId},
+)
+_user = _wire_types(
+    User,
+    {**dict.fromkeys(("username", "screenname", "fullname"), Text), "fields": Any},
+    required={"id": ObjectId},
+)
+
 
 def _structure_uploaded_file(data: Mapping[str, Any]) -> UploadedFile:
     # The upload server sends "" for what does not apply (no codec in a subtitle file):
@@ -202,6 +240,9 @@ _STRUCTURERS: dict[type[Any], Callable[[Mapping[str, Any]], Any]] = {
     UploadProgress: _upload_progress,
     Video: _with_fields(_video),
     Subtitle: _with_fields(_subtitle),
+    Playlist: _with_fields(_playlist),
+    Player: _with_fields(_player),
+    User: _with_fields(_user),
 }
 
 

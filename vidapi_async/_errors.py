@@ -37,6 +37,8 @@ The tree::
     │                                  size, time) or could not be read
     ├── EncodingError                  ``wait_until_ready``: the video will not be ready
     ├── ReadyTimeoutError(TimeoutError)  ``wait_until_ready``: not ready in the time given
+    ├── WebhookError                   an incoming webhook body is not an event
+    │   └── WebhookSignatureError      its signature is missing, wrong or too old
     └── JournalError                   a batch journal cannot be used (locked, corrupt, ...)
 
 aiohttp's exceptions never escape: ``vidapi_async._aio`` translates every one of them
@@ -82,6 +84,8 @@ __all__ = [
     "UploadRejectedError",
     "UsageError",
     "VidapiError",
+    "WebhookError",
+    "WebhookSignatureError",
 ]
 
 
@@ -376,6 +380,16 @@ class ReadyTimeoutError(VidapiError, TimeoutError):
         self.status = status
         self.encoding_progress = encoding_progress
         self.timeout = timeout
+
+
+class WebhookError(VidapiError):
+    """An incoming webhook body is not an event this library can read (not JSON, not an
+    object, no event type). Raised by ``vidapi_async.webhooks.parse_event``."""
+
+
+class WebhookSignatureError(WebhookError):
+    """An incoming webhook's signature is missing, does not verify with the secret, or
+    is older than the tolerance (a replay)."""
 
 
 class JournalError(VidapiError):

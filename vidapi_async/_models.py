@@ -18,12 +18,16 @@ import attrs
 __all__ = [
     "AccessToken",
     "Dimension",
+    "Player",
+    "Playlist",
     "Subtitle",
     "UploadProgress",
     "UploadSession",
     "UploadState",
     "UploadedFile",
+    "User",
     "Video",
+    "Webhook",
 ]
 
 
@@ -70,7 +74,7 @@ class UploadedFile:
     bitrate: int | None = None
     """Bitrate in bits per second."""
     duration: float | None = None
-    """Duration in seconds."""
+    """Duration in seconds (the wire's milliseconds, ``"36920"``, divided by 1000)."""
     dimension: Dimension | None = None
     """Picture size."""
     streamable: bool | None = None
@@ -80,6 +84,9 @@ class UploadedFile:
     format: str | None = None
     """Container format name."""
     hash: str | None = None
+    """The stored file's hash as text (40 hex characters; the platform does not say
+    which algorithm: SHA-1's width, and ``upload_file(verify_hash=True)`` compares it
+    with the SHA-1 of what was sent)."""
     name: str | None = None
     """File name without extension."""
     seal: str | None = attrs.field(default=None, repr=False)
@@ -203,3 +210,50 @@ class AccessToken:
         if self.expires_at is None:
             return False
         return (time.time() if now is None else now) + seconds >= self.expires_at
+
+
+@attrs.frozen
+class Playlist:
+    """A playlist: an ordered list of videos (``client.playlists``)."""
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    private: bool | None = None
+    """Readable by its owner only."""
+    owner: str | None = None
+    videos_total: int | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
+
+
+@attrs.frozen
+class Player:
+    """A player configuration: its ``id`` is the Player ID of the embeds
+    (``vidapi_async.embed.player_iframe_url(player, ...)`` takes the object itself)."""
+
+    id: str
+    label: str | None = None
+    owner: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned, the settings (``autostart``, ``color``, ...) among them."""
+
+
+@attrs.frozen
+class User:
+    """The account behind the token (``client.me()``)."""
+
+    id: str
+    username: str | None = None
+    screenname: str | None = None
+    fullname: str | None = None
+    fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class Webhook:
+    """Where the platform sends the account's events (``client.set_webhook``)."""
+
+    url: str
+    events: tuple[str, ...] = ()
+    """Event names, e.g. ``("video.format.ready", "video.format.error")``."""

@@ -24,6 +24,7 @@ import attrs
 from . import _protocol as wire
 from ._aio import Connection, FileRegion, Transport
 from ._config import ProgressCallback, Timeouts
+from ._digest import HashSink
 from ._files import LocalFile
 from ._retry import RetryPolicy, retrying
 from ._sources import Stream
@@ -43,6 +44,8 @@ class UploadPlan:
     progress: ProgressCallback | None = None
     stream: Stream | None = None
     """A source read through instead of ``local.path`` (single-shot only)."""
+    digest: HashSink | None = None
+    """Fed with the bytes sent (single-shot only: ranges go out in parallel)."""
 
 
 async def send_single_shot(
@@ -58,6 +61,7 @@ async def send_single_shot(
         head=head,
         tail=tail,
         stream=plan.stream,
+        digest=plan.digest,
     )
     resp = await transport.upload(
         url,

@@ -170,14 +170,26 @@ def server_url(value: object, argument: str, *, https_only: bool) -> str:
 
 def field_names(values: Iterable[str] | str) -> list[str]:
     """Field names for the ``fields`` parameter (dot notation for sub-objects)."""
+    return _names([values] if isinstance(values, str) else values, "fields", _FIELD, "field")
+
+
+def event_names(values: Iterable[str]) -> list[str]:
+    """Webhook event names (``video.format.ready``): a list, never one string."""
     if isinstance(values, str):
-        values = [values]
+        raise InvalidArgumentError("events", "expected a list of event names")
+    return _names(values, "events", _EVENT, "event")
+
+
+_EVENT = re.compile(r"[a-z]+(?:\.[a-z_]+)+")
+
+
+def _names(values: Iterable[str], argument: str, shape: re.Pattern[str], what: str) -> list[str]:
     names = list(values)
     if not names:
-        raise InvalidArgumentError("fields", "name at least one field")
+        raise InvalidArgumentError(argument, f"name at least one {what}")
     for name in names:
-        if not isinstance(name, str) or not _FIELD.fullmatch(name):
-            raise InvalidArgumentError("fields", f"{name!r} is not a field name")
+        if not isinstance(name, str) or not shape.fullmatch(name):
+            raise InvalidArgumentError(argument, f"{name!r} is not a {what} name")
     return names
 
 
@@ -198,3 +210,23 @@ def positive_number(value: object, argument: str) -> float:
     ):
         raise InvalidArgumentError(argument, f"expected a number above 0, got {value!r}")
     return float(value)
+
+
+def boolean(value: object, argument: str) -> bool:
+    """``True`` or ``False``, and nothing else (no truthy strings or numbers)."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(argument, f"expected True or False, got {value!r}")
+    return value
+
+
+def text(value: object, argument: str, *, blank: bool = True) -> str:
+    """A string (a non-blank one unless ``blank``)."""
+    if not isinstance(value, str) or (not blank and not value.strip()):
+        what = "a string" if blank else "a non-empty string"
+        raise InvalidArgumentError(argument, f"expected {what}")
+    return value
+
+
+def is_field_name(value: object) -> bool:
+    """Whether ``value`` has the shape of a field name (``a_b`` or ``a.b``)."""
+    return isinstance(value, str) and _FIELD.fullmatch(value) is not None

@@ -29,6 +29,7 @@ import attrs
 
 from . import _validate as check
 from ._errors import InvalidArgumentError
+from ._models import Player, Playlist, Video
 
 __all__ = [
     "DEFAULT_EMBED_URL",
@@ -303,13 +304,20 @@ def _element_id(value: str) -> str:
 # --- Player ID embeds ---------------------------------------------------------------------
 
 
-def _player_id(value: str) -> str:
+def _player_id(value: str | Player) -> str:
+    """A Player ID, given as text or as the ``Player`` that ``client.players`` returns."""
+    if isinstance(value, Player):
+        value = value.id
     if not isinstance(value, str) or not _PLAYER_ID.fullmatch(value):
         raise InvalidArgumentError("player_id", f"{value!r} is not a player id (e.g. 'x9abc')")
     return value
 
 
-def _content(video_id: str | None, playlist: str | None) -> list[tuple[str, str]]:
+def _content(
+    video_id: str | Video | None, playlist: str | Playlist | None
+) -> list[tuple[str, str]]:
+    video_id = video_id.id if isinstance(video_id, Video) else video_id
+    playlist = playlist.id if isinstance(playlist, Playlist) else playlist
     if (video_id is None) == (playlist is None):
         raise InvalidArgumentError("video_id/playlist", "give exactly one of them")
     if video_id is not None:
@@ -318,11 +326,11 @@ def _content(video_id: str | None, playlist: str | None) -> list[tuple[str, str]
 
 
 def player_iframe_url(
-    player_id: str,
-    video_id: str | None = None,
+    player_id: str | Player,
+    video_id: str | Video | None = None,
     params: RuntimeParams | Mapping[str, Any] | None = None,
     *,
-    playlist: str | None = None,
+    playlist: str | Playlist | None = None,
     player_host: str = DEFAULT_PLAYER_HOST,
 ) -> str:
     """``{player_host}/player/<PLAYER_ID>.html?video=<id>&...``"""
@@ -331,11 +339,11 @@ def player_iframe_url(
 
 
 def player_iframe_html(
-    player_id: str,
-    video_id: str | None = None,
+    player_id: str | Player,
+    video_id: str | Video | None = None,
     params: RuntimeParams | Mapping[str, Any] | None = None,
     *,
-    playlist: str | None = None,
+    playlist: str | Playlist | None = None,
     width: int | str = 640,
     height: int | str = 360,
     player_host: str = DEFAULT_PLAYER_HOST,
@@ -350,11 +358,11 @@ def player_iframe_html(
 
 
 def player_embed_script(
-    player_id: str,
-    video_id: str | None = None,
+    player_id: str | Player,
+    video_id: str | Video | None = None,
     params: RuntimeParams | Mapping[str, Any] | None = None,
     *,
-    playlist: str | None = None,
+    playlist: str | Playlist | None = None,
     player_host: str = DEFAULT_PLAYER_HOST,
 ) -> str:
     """``<script src=".../player/<PLAYER_ID>.js" data-video="<id>" data-params="...">``"""
@@ -369,11 +377,11 @@ def player_embed_script(
 
 
 def player_library_html(
-    player_id: str,
-    video_id: str | None = None,
+    player_id: str | Player,
+    video_id: str | Video | None = None,
     params: RuntimeParams | Mapping[str, Any] | None = None,
     *,
-    playlist: str | None = None,
+    playlist: str | Playlist | None = None,
     element_id: str = "player",
     player_host: str = DEFAULT_PLAYER_HOST,
 ) -> str:

@@ -35,6 +35,7 @@ import attrs
 from .. import _errors as e
 from .. import _protocol as wire
 from .._config import ProgressCallback
+from .._digest import HashSink
 from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
 from .._sources import Stream
@@ -62,6 +63,9 @@ class FileRegion:
     stream: Stream | None = None
     """A source other than a file (``path`` is then its name): read through, once per
     attempt, ``length`` bytes exactly."""
+    digest: HashSink | None = None
+    """Fed with the file bytes as they are sent (restarted per attempt); with it the
+    bytes go through the buffer, not ``sendfile``, so they are read once."""
 
     @property
     def size(self) -> int:
@@ -287,6 +291,8 @@ class _Job:
             self.method, target, headers, cap=MAX_ANSWER_BYTES, head_cap=MAX_HEAD_BYTES
         )
         head = framer.request_head()
+        if region.digest is not None:
+            region.digest.restart()
         if region.stream is not None:
             region.stream.rewind()  # before the first byte: a one-pass source says so here
             sock.sendall(head + region.head)
@@ -301,7 +307,8 @@ class _Job:
                 size = os.fstat(f.fileno()).st_size
                 if size != region.file_size:
                     raise _changed(region, f"the file is now {size} bytes")
-                if isinstance(sock, ssl.SSLSocket) or not self.use_sendfile:
+                through_buffer = region.digest is not None or not self.use_sendfile
+                if isinstance(sock, ssl.SSLSocket) or through_buffer:
                     self._copy(sock, f)
                 else:
                     self._sendfile(sock, f)
@@ -344,6 +351,9 @@ class _Job:
                     )
                 self._pace(got)
                 sock.sendall(view[:got])
+                if region.digest is not None:
+                    # After the send: hashing overlaps with the receiver taking the bytes.
+                    region.digest.update(view[:got])
                 sent += got
                 self._progress(sent)
 
@@ -364,6 +374,9 @@ class _Job:
                     raise _changed(region, f"the source ended after {sent} bytes")
                 self._pace(got)
                 sock.sendall(view[:got])
+                if region.digest is not None:
+                    # After the send: hashing overlaps with the receiver taking the bytes.
+                    region.digest.update(view[:got])
                 sent += got
                 self._progress(sent)
             if stream.readinto(view[:1]):

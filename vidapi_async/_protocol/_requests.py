@@ -13,8 +13,11 @@ import attrs
 __all__ = [
     "SECRET_FORM_FIELDS",
     "Request",
+    "api_path",
     "api_request",
     "form_bool",
+    "form_fields",
+    "form_value",
     "origin",
     "redact",
     "redact_data",
@@ -68,6 +71,69 @@ class Request:
 def form_bool(value: bool) -> str:
     """The platform's form encoding of a boolean."""
     return "true" if value else "false"
+
+
+def form_value(value: object, name: str = "value") -> str:
+    """One value in the platform's form conventions (query and body alike): booleans
+    ``true``/``false``, numbers as written, sequences comma-joined, ``None`` as the empty
+    value that means NULL (a form has no NULL). Anything else is a ``TypeError`` naming
+    ``name`` (the caller turns it into its own error)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return form_bool(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value) if isinstance(value, set | frozenset) else value
+        return ",".join(form_value(v, name) for v in items)
+    raise TypeError(f"{name}: cannot send a {type(value).__name__} in a form")
+
+
+def form_fields(values: Mapping[str, object] | None, argument: str) -> list[tuple[str, str]]:
+    """``values`` as form pairs in order, each encoded by ``form_value``."""
+    if values is None:
+        return []
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{argument}: expected a mapping of names to values")
+    out = []
+    for key, value in values.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"{argument}: names must be non-empty strings, got {key!r}")
+        out.append((key, form_value(value, f"{argument}[{key!r}]")))
+    return out
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def api_path(path: object) -> str:
+    """A path on the API's base url, for the raw calls, checked so that it can only
+    name a path there: one leading ``/``, no scheme, no host (``//host/x``), no ``..``
+    or ``.`` segment (escaped or not), no query or fragment, no backslash, no control
+    character, ``%`` only as an escape. Raises ``ValueError`` saying why."""
+    if not isinstance(path, str):
+        raise ValueError(f"expected a string, got {type(path).__name__}")
+    if not path.startswith("/"):
+        if ":" in path.split("/", 1)[0]:
+            raise ValueError("must be a path such as /me/videos, not a url with a scheme")
+        raise ValueError("must start with '/' (a path on the API's base url)")
+    if path.startswith("//"):
+        raise ValueError("must not start with '//' (that names another host)")
+    for char, why in (("?", "a query: give params="), ("#", "a fragment"), ("\\", "a backslash")):
+        if char in path:
+            raise ValueError(f"must not hold {why}")
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in path):
+        raise ValueError("must not hold spaces or control characters")
+    for i, char in enumerate(path):
+        if char == "%" and not (len(path[i + 1 : i + 3]) == 2 and set(path[i + 1 : i + 3]) <= _HEX):
+            raise ValueError("'%' must start an escape such as %2F")
+    for segment in path.split("/"):
+        if urllib.parse.unquote(segment) in (".", ".."):
+            raise ValueError("must not hold '.' or '..' segments")
+    return path
 
 
 def api_request(

@@ -22,6 +22,7 @@ from .. import _validate as check
 from .._client import DEFAULT_BASE_URL, Client
 from .._files import check_srt_file, inspect_file
 from .._retry import RetryPolicy
+from ._api import add_api_parser, run_api
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
@@ -129,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     add_batch_parser(sub)
+    add_api_parser(sub)
 
     sv = sub.add_parser("serve", help="run the local emulator")
     _emulator_flags(sv)
@@ -266,6 +268,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return await run_logout(console)
     client = None if args.token else await stored_client(args)
     async with client or _client(args) as client:
+        if cmd == "api":
+            return await run_api(args, client)
         if cmd == "upload":
             return await _upload(args, client, console)
         if cmd == "batch" and is_shared(args.journal):

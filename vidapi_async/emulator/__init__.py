@@ -39,12 +39,14 @@ from ._api import routes as api_routes
 from ._backend import ALL_SCOPES, Backend
 from ._failure import ApiError
 from ._formdata import Malformed
+from ._library_api import routes as library_routes
 from ._platform import MAX_HEADER_BYTES, PLATFORM, Faults, LoggedRequest, Platform, RequestLog
 from ._player import routes as player_routes
 from ._state import State
 from ._tls import make_self_signed, server_context
 from ._upload import UploadFailure
 from ._upload import routes as upload_routes
+from ._webhooks import Deliveries
 from ._wire import error_response
 
 __all__ = ["ALL_SCOPES", "DEMO_TOKEN", "OTHER_TOKEN", "Emulator", "Faults", "LoggedRequest"]
@@ -250,6 +252,11 @@ class Emulator:
     may stay without a request (headers unfinished, or idle between requests) before it
     is closed. A request's headers may hold 64 KiB (431 beyond); the request log keeps
     the newest requests within ``log_bytes`` of headers.
+
+    Webhooks: an account's ``webhook_url`` (``POST /me``) gets an event when one of its
+    videos is created, becomes ready, fails encoding or is deleted; an attempt without a
+    2xx answer is repeated (``webhook_attempts`` in all, waits doubling from
+    ``webhook_retry_delay``); ``webhook_deliveries`` logs every attempt.
     """
 
     def __init__(
@@ -273,6 +280,8 @@ class Emulator:
         body_timeout: float = 30.0,
         header_timeout: float = 30.0,
         log_bytes: int = 16 * 1024 * 1024,
+        webhook_attempts: int = 5,
+        webhook_retry_delay: float = 0.2,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("give both tls_cert and tls_key, or neither")
@@ -300,6 +309,9 @@ class Emulator:
         self._body_timeout = body_timeout
         self._header_timeout = header_timeout
         self._log_bytes = log_bytes
+        self._webhook_attempts = webhook_attempts
+        self._webhook_retry_delay = webhook_retry_delay
+        self._deliveries: Deliveries | None = None
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
 
@@ -335,6 +347,10 @@ class Emulator:
             videos_per_day=lambda: self.faults.videos_per_day,
         )
         backend.install_static_tokens()
+        self._deliveries = Deliveries(
+            backend, attempts=self._webhook_attempts, retry_delay=self._webhook_retry_delay
+        )
+        backend.on_event = self._deliveries.emit
         platform = Platform(
             backend=backend,
             files_dir=files,
@@ -349,6 +365,7 @@ class Emulator:
         api[CONTROL_SECRET] = self.control_secret
         api.add_routes(api_routes)
         api.add_routes(player_routes)
+        api.add_routes(library_routes)
         api.add_routes(control)
         upload = web.Application(
             middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40
@@ -373,6 +390,9 @@ class Emulator:
         backend.api_base, backend.upload_base = bases
 
     async def close(self) -> None:
+        if self._deliveries is not None:
+            await self._deliveries.close()
+            self._deliveries = None
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()
@@ -439,6 +459,12 @@ class Emulator:
     def videos(self) -> list[dict[str, Any]]:
         """Every video stored, as the emulator keeps it."""
         return list(self._p().state.all("video"))
+
+    @property
+    def webhook_deliveries(self) -> list[dict[str, Any]]:
+        """Every webhook delivery attempt (the last 1000), oldest first: ``event``,
+        ``type``, ``video_id``, ``url``, ``attempt``, ``status`` or ``error``, ``at``."""
+        return [] if self._deliveries is None else list(self._deliveries.log)
 
     def fail_encoding(self, video_id: str) -> None:
         """Make the video's encoding fail: once ``encoding_delay`` has passed its status

@@ -26,6 +26,8 @@ __all__ = ["routes"]
 
 routes = web.RouteTableDef()
 
+BODY_FIELDS = web.RequestKey("body_fields", str)
+"""``fields`` given in a POST's body rather than its query."""
 _ID = "{id:[A-Za-z0-9]+}"
 _SLASH = "{slash:/?}"
 
@@ -43,8 +45,17 @@ def _viewer(request: web.Request) -> str | None:
 
 
 async def _form(request: web.Request) -> dict[str, str]:
+    """The POST's form fields. ``fields`` may come in the body too (the official SDKs
+    send every parameter there): it chooses what the write returns, as in the query."""
     if request.method != "POST":
         return {}
+    form = await _read_form(request)
+    if "fields" in form:
+        request[BODY_FIELDS] = form.pop("fields")
+    return form
+
+
+async def _read_form(request: web.Request) -> dict[str, str]:
     kind = media_type(request.headers.get("Content-Type", ""))
     if kind not in ("application/x-www-form-urlencoded", ""):
         if kind.startswith("multipart/"):
@@ -63,7 +74,7 @@ def _json(data: Mapping[str, Any], status: int = 200) -> web.Response:
 
 
 def _fields(request: web.Request) -> str | None:
-    return request.query.get("fields")
+    return request.query.get("fields", request.get(BODY_FIELDS))
 
 
 # --- OAuth and accounts --------------------------------------------------------------------

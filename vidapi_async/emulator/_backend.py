@@ -57,9 +57,11 @@ OWNER_ONLY = frozenset({"live_publish_url", "url"})
 """Fields only the owner may read: asking for them on another's video is a 403."""
 WRITABLE = frozenset(
     "title channel published password mode description start_time end_time "
-    "is_created_for_kids live_auto_record private tags".split()
+    "is_created_for_kids live_auto_record private tags thumbnail_url".split()
 )
-USER_FIELDS = frozenset({"id", "screenname", "username", "fullname"})
+USER_FIELDS = frozenset(
+    {"id", "screenname", "username", "fullname", "webhook_url", "webhook_events"}
+)
 USER_DEFAULT_FIELDS = ("id", "screenname")
 SUBTITLE_FIELDS = frozenset({"id", "format", "language", "language_label", "url", "item_type"})
 LANGUAGE_LABELS = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Español"}
@@ -184,6 +186,8 @@ class Backend:
     videos_per_day: Callable[[], int | None] = lambda: None
     api_base: str = ""
     upload_base: str = ""
+    on_event: Callable[[str, dict[str, Any]], None] = lambda kind, video: None
+    """Told when a video is created or deleted (webhook deliveries listen here)."""
 
     _seal_secret: bytes = attrs.field(init=False, repr=False)
 
@@ -356,12 +360,15 @@ class Backend:
 
     def me(self, owner: str, fields: str | None) -> dict[str, Any]:
         account = next((a for a in self.accounts.values() if a.id == owner), None)
-        record = {
+        record: dict[str, Any] = {
             "id": owner,
             "screenname": account.fullname if account else owner,
             "username": account.username if account else owner,
             "fullname": account.fullname if account else owner,
         }
+        hook = self.store.get("webhook", owner) or {}
+        record["webhook_url"] = hook.get("url")
+        record["webhook_events"] = ",".join(hook.get("events", ())) or None
         return select(record, fields, USER_DEFAULT_FIELDS, USER_FIELDS)
 
     # --- uploads ---------------------------------------------------------------------------
@@ -468,7 +475,9 @@ class Backend:
         self._write(video, {k: v for k, v in form.items() if k not in ("url", "title", "channel")})
         while self.store.get("video", video["id"]) is not None:
             video["id"] = new_id()
-        return self.store.put("video", video["id"], video)
+        self.store.put("video", video["id"], video)
+        self.on_event("video.created", video)
+        return video
 
     def update_video(self, owner: str, video_id: str, form: Mapping[str, str]) -> dict[str, Any]:
         video = self.owned_video(owner, video_id)
@@ -480,6 +489,7 @@ class Backend:
         for subtitle in list(self.store.children("subtitle", video["id"])):
             self.store.delete("subtitle", subtitle["id"])
         self.store.delete("video", video["id"])
+        self.on_event("video.deleted", video)
 
     def _write(self, video: dict[str, Any], form: Mapping[str, str]) -> None:
         for name, value in form.items():
@@ -502,6 +512,13 @@ class Backend:
                     self._make_live(video)
             elif name == "tags":
                 video["tags"] = [t.strip() for t in value.split(",") if t.strip()]
+            elif name == "thumbnail_url":
+                # A url the platform fetches, or an image uploaded here by the same account.
+                if urlsplit(value).scheme not in ("http", "https"):
+                    raise _invalid(name, "`thumbnail_url' must be an http(s) URL")
+                if value.startswith(self.upload_base + "/"):
+                    self.file_for(video["owner"], value)
+                video[name] = value.split("#", 1)[0]
             elif name == "title":
                 if not value.strip():
                     raise _invalid(name, "`title' must not be empty")

@@ -163,7 +163,8 @@ def _probe(path: str) -> dict[str, str]:
     facts: dict[str, str] = {}
     fmt = info.get("format", {})
     if "duration" in fmt:
-        facts["duration"] = f"{float(fmt['duration']):.3f}".rstrip("0").rstrip(".")
+        # Milliseconds, as the platform's descriptors show ("36920" for 36.92 s).
+        facts["duration"] = str(round(float(fmt["duration"]) * 1000))
     if "bit_rate" in fmt:
         facts["bitrate"] = str(fmt["bit_rate"])
     if "format_name" in fmt:

@@ -1,0 +1,113 @@
+"""``client.playlists``: create, read, change, delete and list playlists, and the
+videos in them. Writes need scope ``manage_playlists``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Final
+
+from . import _validate as check
+from ._errors import InvalidArgumentError
+from ._fields import VIDEO_FIELDS
+from ._models import Playlist, Video
+from ._resource import Resource, form_of
+
+__all__ = ["PLAYLIST_FIELDS", "Playlists"]
+
+PLAYLIST_FIELDS: Final = ("id", "name", "description", "private", "owner", "videos_total")
+_WRITABLE: Final = frozenset({"name", "description", "private"})
+_SCOPE: Final = "manage_playlists"
+
+
+def _id(value: object) -> str:
+    return check.video_id(value.id if isinstance(value, Playlist) else value, "playlist_id")
+
+
+class Playlists(Resource):
+    """The caller's playlists. Ids may be given as text or as the ``Playlist`` itself."""
+
+    async def create(
+        self, *, name: str, description: str | None = None, private: bool = False
+    ) -> Playlist:
+        """``POST /me/playlists``: a new playlist (private ones are the owner's to see).
+
+        Retried only when it surely did not take effect, as every create."""
+        values: dict[str, object] = {
+            "name": check.text(name, "name", blank=False),
+            "private": check.boolean(private, "private"),
+        }
+        if description is not None:
+            values["description"] = check.text(description, "description")
+        return await self._send(
+            "POST",
+            "/me/playlists",
+            Playlist,
+            fields=PLAYLIST_FIELDS,
+            form=form_of(values, "playlist"),
+            idempotent=False,
+            scope=_SCOPE,
+        )
+
+    async def get(
+        self, playlist_id: str | Playlist, fields: Iterable[str] = PLAYLIST_FIELDS
+    ) -> Playlist:
+        """``GET /playlist/<id>``: a playlist (another's private one is a ``ForbiddenError``)."""
+        pid = _id(playlist_id)
+        return await self._send("GET", f"/playlist/{pid}", Playlist, fields=fields)
+
+    async def update(self, playlist_id: str | Playlist, **fields: object) -> Playlist:
+        """``POST /playlist/<id>``: change ``name``, ``description`` or ``private``."""
+        unknown = sorted(set(fields) - _WRITABLE)
+        if unknown:
+            raise InvalidArgumentError(unknown[0], "not a playlist field one can write")
+        if not fields:
+            raise InvalidArgumentError("fields", "give at least one field to write")
+        if "name" in fields:
+            check.text(fields["name"], "name", blank=False)
+        if "private" in fields:
+            check.boolean(fields["private"], "private")
+        if "description" in fields:
+            check.text(fields["description"], "description")
+        pid = _id(playlist_id)
+        return await self._send(
+            "POST",
+            f"/playlist/{pid}",
+            Playlist,
+            fields=PLAYLIST_FIELDS,
+            form=form_of(fields, "fields"),
+            scope=_SCOPE,
+        )
+
+    async def delete(self, playlist_id: str | Playlist) -> None:
+        """``DELETE /playlist/<id>`` (the videos themselves stay)."""
+        pid = _id(playlist_id)
+        request = self._client._api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
+        await self._client._call(request)
+
+    def mine(self, fields: Iterable[str] = PLAYLIST_FIELDS) -> AsyncIterator[Playlist]:
+        """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
+        return self._list("/me/playlists", Playlist, fields)
+
+    async def add_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
+        """``POST /playlist/<id>/videos/<video_id>``: append a video (one's own or a
+        public one); adding one already there changes nothing, so it is retried."""
+        await self._video_call("POST", playlist_id, video_id)
+
+    async def remove_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
+        """``DELETE /playlist/<id>/videos/<video_id>``; one not in it: ``NotFoundError``."""
+        await self._video_call("DELETE", playlist_id, video_id)
+
+    async def _video_call(
+        self, method: str, playlist_id: str | Playlist, video_id: str | Video
+    ) -> None:
+        vid = check.video_id(video_id.id if isinstance(video_id, Video) else video_id)
+        path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
+        form: list[tuple[str, str]] | None = [] if method == "POST" else None
+        await self._client._call(self._client._api(method, path, form=form, scope=_SCOPE))
+
+    def videos(
+        self, playlist_id: str | Playlist, fields: Iterable[str] | None = None
+    ) -> AsyncIterator[Video]:
+        """``GET /playlist/<id>/videos``, page by page: its videos in order."""
+        path = f"/playlist/{_id(playlist_id)}/videos"
+        return self._list(path, Video, VIDEO_FIELDS if fields is None else fields)

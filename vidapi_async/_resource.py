@@ -1,0 +1,72 @@
+"""What every resource namespace (``client.playlists``, ``client.players``) shares: a
+small class holding the client and calling its request machinery (openai-python's
+``resources`` and stripe-python's services). A new resource is a new module, never a
+longer client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, TypeVar
+
+from . import _protocol as wire
+from . import _validate as check
+from ._convert import structure
+from ._errors import InvalidArgumentError
+from ._raw import iter_pages
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["Resource", "form_of"]
+
+T = TypeVar("T")
+
+
+def form_of(values: Mapping[str, object], argument: str) -> list[tuple[str, str]]:
+    """Keyword values as form pairs in the platform's conventions, or a typed error."""
+    try:
+        return wire.form_fields(values, argument)
+    except TypeError as exc:
+        raise InvalidArgumentError(argument, str(exc).split(": ", 1)[-1]) from None
+
+
+class Resource:
+    """A namespace of typed operations on one kind of object, sharing the client's
+    token, retries, limits and errors."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._client!r}>"
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        cls: type[T],
+        *,
+        fields: Iterable[str] | None = None,
+        form: Iterable[tuple[str, str]] | None = None,
+        idempotent: bool = True,
+        scope: str | None = None,
+    ) -> T:
+        query = [] if fields is None else [("fields", ",".join(check.field_names(fields)))]
+        request = self._client._api(
+            method, path, query=query, form=form, scope=scope, idempotent=idempotent
+        )
+        data = await self._client._call(request)
+        return structure(data, cls, what=request.what)
+
+    async def _list(
+        self, path: str, cls: type[T], fields: Iterable[str], scope: str | None = None
+    ) -> AsyncIterator[T]:
+        names = ",".join(check.field_names(fields))
+
+        def page_request(page: int) -> wire.Request:
+            query = [("fields", names), ("page", str(page)), ("limit", "100")]
+            return self._client._api("GET", path, query=query, scope=scope)
+
+        async for request, item in iter_pages(self._client._call, page_request):
+            yield structure(item, cls, what=request.what)

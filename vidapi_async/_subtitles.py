@@ -1,0 +1,103 @@
+"""The subtitle operations of ``Client``: create (from a URL or a local .srt), list."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from . import _validate as check
+from ._convert import structure
+from ._fields import SUBTITLE_FIELDS
+from ._files import LocalFile, check_srt_file
+from ._models import Subtitle
+from ._retry import create_checked
+from ._upload_calls import UploadCalls
+
+__all__ = ["SubtitleCalls"]
+
+log = logging.getLogger("vidapi_async")
+
+
+class SubtitleCalls(UploadCalls):
+    """Subtitle operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+
+    async def create_subtitle(
+        self,
+        video_id: str,
+        *,
+        language: str,
+        url: str,
+        format: str = "SRT",
+        dedupe: bool = False,
+    ) -> Subtitle:
+        """``POST /video/<id>/subtitles`` from a subtitle file already online at ``url``.
+
+        A create is retried only when it surely did not take effect. With ``dedupe``,
+        after a failure whose outcome is unknown the video's subtitles are listed first
+        and one in the same language is adopted instead of creating a second.
+        """
+        lang = check.language(language)
+        request = self._api(
+            "POST",
+            f"/video/{check.video_id(video_id)}/subtitles",
+            query=[("fields", ",".join(SUBTITLE_FIELDS))],
+            form=[
+                ("language", lang),
+                ("url", check.http_url(url, "url")),
+                ("format", check.subtitle_format(format)),
+            ],
+            idempotent=False,
+        )
+        if not dedupe:
+            return structure(await self._call(request), Subtitle, what=request.what)
+
+        async def create() -> Subtitle:
+            return structure(await self._call_once(request), Subtitle, what=request.what)
+
+        async def find() -> Subtitle | None:
+            return next(
+                (s for s in await self.list_subtitles(video_id) if s.language == lang), None
+            )
+
+        return await create_checked(self.retry, create, find, what=request.what)
+
+    async def upload_subtitle(
+        self,
+        video_id: str,
+        path: str | os.PathLike[str],
+        *,
+        language: str,
+        dedupe: bool = False,
+    ) -> Subtitle:
+        """Check a local ``.srt`` file, upload it, and attach it to the video.
+
+        The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
+        ``dedupe`` as for ``create_subtitle``.
+        """
+        check.video_id(video_id)
+        lang = check.language(language)
+        local = await asyncio.to_thread(check_srt_file, path)
+        return await self._attach_subtitle(video_id, local, language=lang, dedupe=dedupe)
+
+    async def _attach_subtitle(
+        self, video_id: str, local: LocalFile, *, language: str, dedupe: bool
+    ) -> Subtitle:
+        """Upload a subtitle file already checked (``check_srt_file``) and attach it."""
+        uploaded = await self._send_file(local)
+        return await self.create_subtitle(
+            video_id, language=language, url=uploaded.url, dedupe=dedupe
+        )
+
+    async def list_subtitles(self, video_id: str) -> list[Subtitle]:
+        """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
+        request = self._api(
+            "GET",
+            f"/video/{check.video_id(video_id)}/subtitles",
+            query=[("fields", ",".join(SUBTITLE_FIELDS)), ("limit", "100")],
+        )
+        data = await self._call(request)
+        items = data.get("list")
+        if not isinstance(items, list):
+            items = []
+        return [structure(item, Subtitle, what=request.what) for item in items]

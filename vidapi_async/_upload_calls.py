@@ -1,0 +1,335 @@
+"""The upload operations of ``Client``: an upload address, a file or any source sent
+single-shot or chunked, a remote URL streamed through, an upload's progress."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from . import _protocol as wire
+from . import _validate as check
+from ._calls import CallsBase, _deprecated
+from ._config import ProgressCallback
+from ._convert import structure
+from ._digest import HashSink, compare_hash
+from ._errors import (
+    FileChangedError,
+    InvalidArgumentError,
+    UsageError,
+)
+from ._files import LocalFile, inspect_file
+from ._models import UploadedFile, UploadProgress, UploadSession
+from ._retry import retrying
+from ._sources import (
+    DEFAULT_NAME,
+    AsyncIterStream,
+    Stream,
+    UploadSource,
+    open_source,
+    spool_async,
+)
+from ._uploads import UploadPlan, send_chunked, send_single_shot
+
+__all__ = ["UploadCalls"]
+
+log = logging.getLogger("vidapi_async")
+
+
+class UploadCalls(CallsBase):
+    """Upload operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+
+    async def get_upload_session(self) -> UploadSession:
+        """``GET /file/upload``: a one-time address to upload one file to."""
+        request = self._api("GET", "/file/upload")
+        return structure(await self._call(request), UploadSession, what=request.what)
+
+    async def get_upload_progress(self, upload: UploadSession | str) -> UploadProgress:
+        """``GET progress_url``: the state of an upload (no token is sent there)."""
+        url = upload.progress_url if isinstance(upload, UploadSession) else upload
+        url = self._server_url(url, "progress_url")
+        request = wire.Request("GET", url, authenticated=False, exact_url=True)
+        return structure(await self._call(request), UploadProgress, what="GET progress_url")
+
+    async def upload_file(
+        self,
+        source: UploadSource | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        size: int | None = None,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        read_size: int | None = None,
+        range_size: int | None = None,
+        filename: str | None = None,
+        chunked: bool | None = None,
+        workers: int = 4,
+        resume: bool = False,
+        chunk_size: int | None = None,
+        verify_hash: bool = False,
+    ) -> UploadedFile:
+        """Stream a file (or any source) to an upload address and return the server's
+        descriptor.
+
+        ``source`` is a path (``path=`` also works), ``bytes``/``bytearray``/
+        ``memoryview``, a binary file object (seekable or not), or an async iterable of
+        ``bytes``. ``size`` is how many bytes it holds: needed to stream a non-seekable
+        one straight through; without it the source is first copied to a temporary
+        file (memory: one piece), as it is when it goes chunked. A source that yields
+        more or fewer bytes than ``size`` raises ``FileChangedError`` and the server
+        never completes it. A failed attempt re-reads a seekable source; a one-pass
+        source that failed part-way raises ``NotRewindableError`` rather than retrying.
+        A source without a name is sent as ``upload`` unless ``filename`` says.
+
+        Asks for an address first unless ``upload_session`` is given. ``filename`` is the
+        name the server sees (default: the file's own name; any Unicode is fine).
+        ``read_size`` (default ``Client.read_size``, 1 MiB) is how much is read from
+        disk at a time, in either mode.
+
+        The mode: ``chunked=None`` (default) sends files of ``Client.chunked_threshold``
+        bytes or more (64 MiB) through the chunked protocol, smaller ones single-shot;
+        ``chunked=True`` or ``False`` forces one.
+
+        Single-shot: one multipart POST (part ``file``) with an exact
+        Content-Length. ``progress(sent, total)`` counts bytes handed to the connection.
+        A failed attempt is retried per ``self.retry`` with the body re-read from the
+        file and a fresh upload address, as the platform documents.
+
+        ``chunked=True``: the platform's chunked protocol, ``workers`` ranges in flight
+        at once, each ``range_size`` bytes (default ``Client.range_size``, 4 MiB), each
+        retried alone; ``progress`` counts bytes the server has acknowledged.
+        ``resume=True`` (with the ``upload_session`` of an interrupted upload) first
+        asks the server which ranges it holds and sends only the rest.
+
+        ``verify_hash=True``: the upload thread computes the SHA-1 of the bytes as it
+        sends them (no second read of the file) and compares it with the descriptor's
+        ``hash``; a difference warns (``HashMismatchWarning``), never fails, since the
+        platform does not name its algorithm. A verified upload goes single-shot
+        (chunked ranges go out in parallel, out of order): with ``chunked=True`` it is
+        an ``InvalidArgumentError``.
+
+        ``chunk_size`` is deprecated: it meant ``read_size`` in single-shot mode and
+        ``range_size`` in chunked mode, and still does.
+        """
+        self._check_open()
+        if upload_session is not None and not isinstance(upload_session, UploadSession):
+            raise InvalidArgumentError("upload_session", "expected an UploadSession")
+        if chunk_size is not None:
+            _deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
+            if chunked:
+                range_size = range_size or chunk_size
+            else:
+                read_size = read_size or chunk_size
+        if filename is not None and (not isinstance(filename, str) or not filename.strip()):
+            raise InvalidArgumentError("filename", "must be a non-empty string")
+        if resume and (upload_session is None or chunked is False):
+            raise InvalidArgumentError(
+                "resume", "needs chunked=True and the upload_session of the upload to resume"
+            )
+        if resume:
+            chunked = True
+        if not isinstance(verify_hash, bool):
+            raise InvalidArgumentError("verify_hash", "expected True or False")
+        if verify_hash and chunked:
+            raise InvalidArgumentError(
+                "verify_hash", "goes with single-shot uploads: chunked ranges go out in parallel"
+            )
+        if verify_hash:
+            chunked = False
+        if path is not None:
+            if source is not None:
+                raise UsageError("give the source once: positionally or as path=")
+            source = path
+        if source is None:
+            raise UsageError("upload_file needs a source: a path, bytes, a file or chunks")
+        options: dict[str, Any] = {
+            "upload_session": upload_session,
+            "progress": progress,
+            "read_size": read_size,
+            "range_size": range_size,
+            "filename": filename,
+            "chunked": chunked,
+            "workers": workers,
+            "resume": resume,
+            "digest": HashSink() if verify_hash else None,
+        }
+        if isinstance(source, str | os.PathLike):
+            if size is not None:
+                raise InvalidArgumentError("size", "a file's size is read from the file")
+            local = await asyncio.to_thread(inspect_file, source)
+            return await self._send_file(local, **options)
+        opened = await open_source(source, size, asyncio.get_running_loop())
+        options["filename"] = filename or opened.name
+        if opened.spooled is not None:  # its size was not known: a temporary file
+            try:
+                return await self._send_file(opened.spooled, **options)
+            finally:
+                await asyncio.to_thread(_unlink, opened.spooled.path)
+        assert opened.stream is not None
+        if chunked or (chunked is None and self.chunks(opened.size)):
+            # The chunked protocol sends ranges in parallel: from a file.
+            path_, spooled = await spool_async(opened.stream)
+            try:
+                _check_spooled(opened.name, opened.size, spooled)
+                return await self._send_file(LocalFile(path_, opened.size), **options)
+            finally:
+                await asyncio.to_thread(_unlink, path_)
+        options["chunked"] = False
+        return await self._send_file(
+            LocalFile(opened.name, opened.size), stream=opened.stream, **options
+        )
+
+    async def upload_from_url(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        filename: str | None = None,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        read_size: int | None = None,
+        max_source_size: int | None = None,
+    ) -> UploadedFile:
+        """Stream a remote http(s) file through to an upload address, without a disk.
+
+        The source's body goes straight into the upload, ``read_size`` bytes at a time
+        (memory stays flat whatever its size); its Content-Length is the upload's.
+        ``headers`` (a source's credentials) go to the source only; the API's token is
+        never sent there. A source that gives no Content-Length is first copied to a
+        temporary file. A failed attempt asks the source again, from its first byte.
+        ``filename`` defaults to the last segment of the url's path.
+
+        Every request to the source (each redirect's included) is checked against
+        ``Client.source_policy`` on the address it connects to; the source is read
+        within ``Timeouts.source_idle`` and ``source_total``, and at most
+        ``max_source_size`` bytes (default ``Client.max_source_size``). A refusal or a
+        limit reached is a ``SourceError``; nothing is sent to the platform then (or,
+        streaming, the upload is abandoned unfinished).
+        """
+        self._check_open()
+        source = check.http_url(url, "url")
+        if headers is not None and not isinstance(headers, Mapping):
+            raise InvalidArgumentError("headers", "expected a mapping of strings")
+        given = dict(headers or {})
+        for key, value in given.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("headers", "keys and values must be strings")
+        name = filename or wire.url_file_name(source) or DEFAULT_NAME
+        piece = self.read_size if read_size is None else check.positive_int(read_size, "read_size")
+        cap = self.max_source_size
+        if max_source_size is not None:
+            cap = check.positive_int(max_source_size, "max_source_size")
+        loop = asyncio.get_running_loop()
+
+        async def attempt(n: int) -> UploadedFile:
+            async with self._transport.download(
+                source, given, self.timeouts, piece, policy=self.source_policy, max_size=cap
+            ) as (
+                length,
+                chunks,
+            ):
+                stream = AsyncIterStream(chunks, name, loop)
+                if length is None:  # unknown size: the chunked protocol needs it
+                    spooled, size = await spool_async(stream)
+                    try:
+                        return await self._send_file(
+                            LocalFile(spooled, size),
+                            filename=name,
+                            progress=progress,
+                            read_size=piece,
+                            chunked=None,
+                        )
+                    finally:
+                        await asyncio.to_thread(_unlink, spooled)
+                session = upload_session if n == 1 and upload_session else None
+                session = session or await self.get_upload_session()
+                plan = UploadPlan(
+                    local=LocalFile(name, length),
+                    filename=name,
+                    read_size=piece,
+                    range_size=self.range_size,
+                    workers=1,
+                    progress=progress,
+                    stream=stream,
+                )
+                target = self._server_url(session.upload_url, "upload_url")
+                data = await send_single_shot(self._transport, self.timeouts, target, plan)
+                return structure(data, UploadedFile, what="upload response", status=200)
+
+        return await retrying(self.retry, attempt, idempotent=True, what=f"upload of {name}")
+
+    def chunks(self, size: int) -> bool:
+        """Whether a file of ``size`` bytes goes chunked when no mode is asked for."""
+        return self.chunked_threshold is not None and size >= self.chunked_threshold
+
+    async def _send_file(
+        self,
+        local: LocalFile,
+        *,
+        upload_session: UploadSession | None = None,
+        progress: ProgressCallback | None = None,
+        read_size: int | None = None,
+        range_size: int | None = None,
+        filename: str | None = None,
+        chunked: bool | None = False,
+        workers: int = 1,
+        resume: bool = False,
+        stream: Stream | None = None,
+        digest: HashSink | None = None,
+    ) -> UploadedFile:
+        """``upload_file`` for a file already checked (the batch checks it once), or
+        for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the
+        bytes sent are hashed and compared with the descriptor's ``hash``."""
+        self._check_open()
+        if chunked is None:
+            chunked = self.chunks(local.size)
+        reads = self.read_size if read_size is None else read_size
+        ranges = self.range_size if range_size is None else range_size
+        check.positive_int(reads, "read_size")
+        check.positive_int(ranges, "range_size")
+        check.positive_int(workers, "workers")
+        plan = UploadPlan(
+            local=local,
+            filename=filename or os.path.basename(local.path),
+            read_size=reads,
+            range_size=ranges,
+            workers=workers,
+            progress=progress,
+            stream=stream,
+            digest=digest,
+        )
+        log.debug("upload of %s (%d bytes) started", local.path, local.size)
+        if chunked:
+            session = upload_session or await self.get_upload_session()
+            url = self._server_url(session.upload_url, "upload_url")
+            data = await send_chunked(
+                self._transport, self.timeouts, url, plan, policy=self.retry, resume=resume
+            )
+            return structure(data, UploadedFile, what="upload response", status=200)
+
+        async def attempt(n: int) -> UploadedFile:
+            session = upload_session if n == 1 and upload_session else None
+            session = session or await self.get_upload_session()
+            url = self._server_url(session.upload_url, "upload_url")
+            data = await send_single_shot(self._transport, self.timeouts, url, plan)
+            return structure(data, UploadedFile, what="upload response", status=200)
+
+        uploaded = await retrying(
+            self.retry, attempt, idempotent=True, what=f"upload of {plan.filename}"
+        )
+        if digest is not None:
+            compare_hash(uploaded, digest, plan.filename)
+        return uploaded
+
+
+def _check_spooled(name: str, expected: int, got: int) -> None:
+    if got != expected:
+        raise FileChangedError(name, expected, f"the source held {got} bytes")
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

@@ -1,0 +1,336 @@
+"""The video operations of ``Client``: create, read, list, change, protect, delete and
+wait for a video."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+
+from . import _protocol as wire
+from . import _validate as check
+from ._calls import _bool
+from ._categories import CategoryCalls
+from ._config import ProgressCallback
+from ._convert import structure
+from ._errors import (
+    EncodingError,
+    InvalidArgumentError,
+    ReadyTimeoutError,
+)
+from ._fields import VIDEO_FIELDS
+from ._files import inspect_file
+from ._models import Video
+from ._raw import iter_pages
+from ._retry import create_checked
+from ._sources import UploadSource
+from ._upload_calls import UploadCalls
+from ._webhooks import WebhookEvents
+
+__all__ = ["VideoCalls"]
+
+log = logging.getLogger("vidapi_async")
+
+
+class VideoCalls(UploadCalls, CategoryCalls):
+    """Video operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+
+    async def create_video(
+        self,
+        *,
+        url: str,
+        title: str,
+        channel: str,
+        published: bool = True,
+        is_created_for_kids: bool = False,
+        extra: Mapping[str, str] | None = None,
+        dedupe_tag: str | None = None,
+        password: str | None = None,
+    ) -> Video:
+        """``POST /me/videos``: create a video from an uploaded file's ``url``.
+
+        ``is_created_for_kids`` is always sent: the live platform requires it.
+        ``extra`` adds form fields as given (already encoded as the platform wants).
+        ``password`` travels in the create itself, so the video is protected from the
+        moment it exists (never public first, then protected).
+
+        A create is retried only when it surely did not take effect (no connection, or
+        a 429). With ``dedupe_tag`` (letters, digits, '-' and '_'), the video is tagged
+        with it, and after a failure that leaves the outcome unknown (a timeout, a lost
+        connection, a 5xx) the client looks for a video with that tag before trying
+        again: it adopts the one it finds, so a video is never created twice.
+        """
+        if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
+            raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
+        form = dict(extra or {})
+        if password is not None:
+            form["password"] = check.password(password) or ""
+        if dedupe_tag is not None:
+            tags = [t for t in form.get("tags", "").split(",") if t]
+            form["tags"] = ",".join([*tags, dedupe_tag])
+        request = self._create_request(
+            url=check.http_url(url, "url"),
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+            extra=form,
+        )
+        if dedupe_tag is None:
+            return structure(await self._call(request), Video, what=request.what)
+
+        async def create() -> Video:
+            return structure(await self._call_once(request), Video, what=request.what)
+
+        async def find() -> Video | None:
+            found = await self.find_videos_by_tag(dedupe_tag)
+            return found[0] if found else None
+
+        return await create_checked(self.retry, create, find, what=request.what)
+
+    async def delete_video(self, video_id: str) -> None:
+        """``DELETE /video/<id>``. Deleting a video that is already gone raises
+        ``NotFoundError``."""
+        request = self._api("DELETE", f"/video/{check.video_id(video_id)}", scope="manage_videos")
+        await self._call(request)
+
+    async def iter_videos(
+        self, fields: Iterable[str] | str = VIDEO_FIELDS, *, page_size: int = 100
+    ) -> AsyncIterator[Video]:
+        """The caller's videos (``GET /me/videos``), oldest first, fetched a page at a
+        time as the iteration goes (the platform's ``total`` is approximate: this pages
+        on ``has_more``)."""
+        asked = check.field_names(fields)
+        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get_video has it
+        if not 1 <= check.positive_int(page_size, "page_size") <= 100:
+            raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
+
+        def page_request(page: int) -> wire.Request:
+            query = [("fields", names), ("sort", "old"), ("page", str(page))]
+            return self._api("GET", "/me/videos", query=[*query, ("limit", str(page_size))])
+
+        # The shared page loop: an empty page ends it; a repeated page is an error.
+        async for request, item in iter_pages(self._call, page_request):
+            yield structure(item, Video, what=request.what)
+
+    async def find_videos_by_tag(self, tag: str) -> list[Video]:
+        """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
+        first (at most 100)."""
+        if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
+            raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
+        request = self._api(
+            "GET",
+            "/me/videos",
+            query=[
+                ("tags", tag),
+                ("fields", ",".join(VIDEO_FIELDS)),
+                ("sort", "old"),
+                ("limit", "100"),
+            ],
+        )
+        data = await self._call(request)
+        items = data.get("list")
+        return [
+            structure(item, Video, what=request.what)
+            for item in (items if isinstance(items, list) else [])
+        ]
+
+    def _create_request(
+        self,
+        *,
+        title: str,
+        channel: str,
+        published: bool,
+        is_created_for_kids: bool,
+        url: str | None = None,
+        extra: Mapping[str, str] | None = None,
+        fields: Sequence[str] = VIDEO_FIELDS,
+        scope: str | None = None,
+    ) -> wire.Request:
+        form: list[tuple[str, str]] = [] if url is None else [("url", url)]
+        form += [
+            ("title", check.title(title)),
+            ("channel", check.channel(channel)),
+            ("published", wire.form_value(_bool("published", published))),
+            (
+                "is_created_for_kids",
+                wire.form_value(_bool("is_created_for_kids", is_created_for_kids)),
+            ),
+        ]
+        for key, value in (extra or {}).items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("extra", "keys and values must be strings")
+            form.append((key, value))
+        return self._api(
+            "POST",
+            "/me/videos",
+            query=[("fields", ",".join(fields))],
+            form=form,
+            scope=scope,
+            idempotent=False,
+        )
+
+    async def upload_video(
+        self,
+        source: UploadSource | None = None,
+        *,
+        title: str,
+        channel: str,
+        published: bool = True,
+        is_created_for_kids: bool = False,
+        progress: ProgressCallback | None = None,
+        chunked: bool = False,
+        workers: int = 4,
+        filename: str | None = None,
+        size: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> Video:
+        """The three steps: get an upload address, stream the source, create the video.
+
+        ``source`` (or ``path=``), ``filename``, ``size``, ``chunked`` and ``workers`` as
+        for ``upload_file``. The arguments (and a path's file) are checked before
+        anything is sent; then, before the first byte, ``channel`` against the
+        platform's categories (``categories()``): a miss raises ``InvalidArgumentError``
+        naming every valid one. Where the list cannot be had, the server judges.
+        """
+        check.title(title)
+        check.channel(channel)
+        local = path if source is None else source
+        if isinstance(local, str | os.PathLike):
+            await asyncio.to_thread(inspect_file, local)
+        await self._check_category(channel)
+        uploaded = await self.upload_file(
+            source,
+            path=path,
+            size=size,
+            filename=filename,
+            progress=progress,
+            chunked=chunked,
+            workers=workers,
+        )
+        return await self.create_video(
+            url=uploaded.url,
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+        )
+
+    async def get_video(self, video_id: str, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
+        """``GET /video/<id>?fields=...``: the named fields of a video."""
+        return await self._get_video(video_id, fields)
+
+    async def _get_video(
+        self, video_id: str, fields: Iterable[str] | str, scope: str | None = None
+    ) -> Video:
+        names = check.field_names(fields)
+        request = self._api(
+            "GET",
+            f"/video/{check.video_id(video_id)}",
+            query=[("fields", ",".join(names))],
+            scope=scope,
+        )
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    async def wait_until_ready(
+        self,
+        video_id: str,
+        *,
+        timeout: float = 3600.0,
+        poll: float = 2.0,
+        max_poll: float = 30.0,
+        progress: Callable[[Video], None] | None = None,
+        events: WebhookEvents | None = None,
+    ) -> Video:
+        """Poll the video until the platform says it is playable, and return it.
+
+        The first look is after ``poll`` seconds, then the wait grows by half each time up
+        to ``max_poll``. ``progress(video)`` sees every look (``status``,
+        ``encoding_progress``). A failure status (``encoding_error``, ``rejected``,
+        ``deleted``) raises ``EncodingError``; no playable video within ``timeout``
+        seconds raises ``ReadyTimeoutError``, which is also a ``TimeoutError``.
+
+        ``events`` (a ``vidapi_async.webhooks.WebhookEvents`` fed by a webhook handler):
+        an event about this video makes the next look happen at once instead of at the
+        next poll; polling goes on as the fallback (a lost event costs one interval).
+        """
+        check.video_id(video_id)
+        for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
+            check.positive_number(value, name)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        delay, last = poll, None
+        with contextlib.ExitStack() as stack:
+            wake = None if events is None else stack.enter_context(events.watch(video_id))
+            while (left := deadline - loop.time()) > 0:
+                await _pause(wake, min(delay, left))
+                last = await self.get_video(video_id)
+                if progress is not None:
+                    progress(last)
+                if last.is_ready:
+                    return last
+                if last.encoding_failed:
+                    raise EncodingError(video_id, last.status)
+                delay = min(delay * 1.5, max_poll)
+        raise ReadyTimeoutError(
+            video_id,
+            None if last is None else last.status,
+            None if last is None else last.encoding_progress,
+            timeout,
+        )
+
+    async def update_video(
+        self, video_id: str, fields: Mapping[str, str], *, returning: Iterable[str] = VIDEO_FIELDS
+    ) -> Video:
+        """``POST /video/<id>``: write fields given as form text (``{"title": "new"}``)."""
+        form = []
+        for key, value in fields.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise InvalidArgumentError("fields", "keys and values must be strings")
+            if key == "password":
+                raise InvalidArgumentError("fields", "use set_password() for the password")
+            form.append((key, value))
+        if not form:
+            raise InvalidArgumentError("fields", "give at least one field to write")
+        return await self._post_video(video_id, form, returning)
+
+    async def _post_video(
+        self,
+        video_id: str,
+        form: list[tuple[str, str]],
+        returning: Iterable[str],
+        scope: str | None = None,
+    ) -> Video:
+        request = self._api(
+            "POST",
+            f"/video/{check.video_id(video_id)}",
+            query=[("fields", ",".join(check.field_names(returning)))],
+            form=form,
+            scope=scope,
+        )
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    async def set_password(self, video_id: str, password: str | None) -> Video:
+        """Protect a video with ``password``, or make it public again with ``None``.
+
+        ``None`` travels as an empty ``password=`` field: a form has no NULL, and the
+        platform treats the empty value as removal. The password never appears in a
+        log line, repr or error message. Returns the video with ``password_protected``.
+        """
+        value = check.password(password)
+        return await self._post_video(
+            video_id, [("password", value or "")], ("id", "password_protected")
+        )
+
+
+async def _pause(wake: asyncio.Event | None, seconds: float) -> None:
+    """Sleep ``seconds``, or less when ``wake`` is set (then cleared for the next time)."""
+    if wake is None:
+        await asyncio.sleep(seconds)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wake.wait(), seconds)
+    wake.clear()

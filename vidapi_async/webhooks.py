@@ -1,0 +1,45 @@
+"""Incoming webhook events from the platform: ``parse_event`` (pure), an
+``aiohttp.web`` handler factory, an ASGI app factory, and ``WebhookEvents``, a source for
+``client.wait_until_ready(video_id, events=source)``.
+
+::
+
+    events = WebhookEvents()
+    app.router.add_post("/hooks/<unguessable>", aiohttp_handler(events, secret=SECRET))
+    await client.set_webhook(f"{PUBLIC}/hooks/<unguessable>", events=["video.format.ready"],
+                             secret=SECRET)
+    video = await client.wait_until_ready(video_id, events=events)  # polls as a fallback
+
+The payload and the ``X-Vidapi-Signature`` scheme are this library's decision (the
+platform documents neither); the bundled emulator sends exactly them. See
+``vidapi_async._webhooks`` for the format.
+"""
+
+from ._aio._webhooks import aiohttp_handler
+from ._errors import WebhookError, WebhookSignatureError
+from ._webhooks import (
+    EVENT_TYPES,
+    FAILED_EVENTS,
+    READY_EVENTS,
+    SIGNATURE_HEADER,
+    WebhookEvent,
+    WebhookEvents,
+    asgi_app,
+    parse_event,
+    sign,
+)
+
+__all__ = [
+    "EVENT_TYPES",
+    "FAILED_EVENTS",
+    "READY_EVENTS",
+    "SIGNATURE_HEADER",
+    "WebhookError",
+    "WebhookEvent",
+    "WebhookEvents",
+    "WebhookSignatureError",
+    "aiohttp_handler",
+    "asgi_app",
+    "parse_event",
+    "sign",
+]
