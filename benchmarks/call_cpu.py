@@ -1,6 +1,6 @@
 """CPU per API call: ``Client.get_video`` beside bare aiohttp doing the same GET and ``json()``.
 
-    python benchmarks/call_cpu.py [--calls 5000] [--concurrency 16] [--rounds 6]
+    python benchmarks/call_cpu.py [--calls 5000] [--concurrency 16] [--rounds 6] [--compare DIR]
 
 A small aiohttp server in its own process answers ``GET /video/<id>`` with a video of seven
 fields (the same bytes for every call). Each round runs, in fresh child processes and in
@@ -10,7 +10,9 @@ alternating order, the reference (one ``aiohttp.ClientSession``, ``session.get``
 ``--concurrency``. A child measures its own CPU time (user + system, ``os.times``) over the
 calls only, after 200 warm-up calls; the figure is CPU microseconds per call. The ratio of
 the two in the same round is what counts on this noisy 2-core machine: read the median of
-the per-round ratios (issue #21's target: <= 1.2).
+the per-round ratios (issue #21's target: <= 1.2). ``--compare DIR`` also runs the vidapi
+child on another checkout (``PYTHONPATH=DIR``: the code before a change), in the same
+alternation, so before and after are measured in one run.
 """
 
 from __future__ import annotations
@@ -118,12 +120,20 @@ def child_vidapi(base_url: str, calls: int, concurrency: int) -> None:
     print(json.dumps({"cpu": asyncio.run(main())}))
 
 
-def run_child(kind: str, base_url: str, calls: int, concurrency: int) -> float:
+def run_child(
+    kind: str, base_url: str, calls: int, concurrency: int, compare: str | None = None
+) -> float:
+    env = dict(os.environ)
+    if kind == "compare":
+        assert compare is not None
+        kind = "vidapi"
+        env["PYTHONPATH"] = os.path.abspath(compare)
     out = subprocess.run(
         [sys.executable, __file__, "--child", kind, base_url, str(calls), str(concurrency)],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     ).stdout
     return float(json.loads(out.strip().splitlines()[-1])["cpu"])
 
@@ -133,6 +143,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument(
+        "--compare", metavar="DIR", help="also run vidapi from this checkout (the old code)"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,19 +159,29 @@ def main() -> None:
             with open(port_file) as f:
                 base_url = f"http://127.0.0.1:{f.read().strip()}"
             ratios, bare_us, vid_us = [], [], []
+            old_ratios, old_us = [], []
+            kinds = ["bare", "vidapi"] + (["compare"] if args.compare else [])
             for r in range(args.rounds):
-                order = ["bare", "vidapi"] if r % 2 == 0 else ["vidapi", "bare"]
-                got = {k: run_child(k, base_url, args.calls, args.concurrency) for k in order}
+                order = kinds if r % 2 == 0 else kinds[::-1]
+                got = {
+                    k: run_child(k, base_url, args.calls, args.concurrency, args.compare)
+                    for k in order
+                }
                 b = got["bare"] / args.calls * 1e6
                 v = got["vidapi"] / args.calls * 1e6
                 bare_us.append(b)
                 vid_us.append(v)
                 ratios.append(v / b)
-                print(
+                line = (
                     f"round {r + 1}: bare aiohttp {b:6.1f} us/call  vidapi {v:6.1f} us/call"
-                    f"  ratio {v / b:.2f}",
-                    flush=True,
+                    f"  ratio {v / b:.2f}"
                 )
+                if args.compare:
+                    o = got["compare"] / args.calls * 1e6
+                    old_us.append(o)
+                    old_ratios.append(o / b)
+                    line += f"  compare {o:6.1f} us/call  ratio {o / b:.2f}"
+                print(line, flush=True)
         finally:
             server.terminate()
             server.wait()
@@ -166,6 +189,7 @@ def main() -> None:
     print(
         "command: python benchmarks/call_cpu.py "
         f"--calls {args.calls} --concurrency {args.concurrency} --rounds {args.rounds}"
+        + (f" --compare {args.compare}" if args.compare else "")
     )
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
     print(
@@ -173,6 +197,11 @@ def main() -> None:
         f"vidapi {statistics.median(vid_us):.1f} us/call; "
         f"median of the per-round ratios {statistics.median(ratios):.2f} (target <= 1.2)"
     )
+    if args.compare:
+        print(
+            f"compare ({args.compare}): median {statistics.median(old_us):.1f} us/call; "
+            f"median of the per-round ratios {statistics.median(old_ratios):.2f}"
+        )
 
 
 if __name__ == "__main__":

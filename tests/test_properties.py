@@ -8,9 +8,11 @@ import contextlib
 import html.parser
 import json
 import re
+import urllib.parse
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,3 +143,36 @@ def test_embed_params_round_trip_through_the_iframe(
     assert tag == "iframe"
     assert attrs["src"] == url  # whatever the quality text, the attribute is not broken out of
     assert attrs.get("title") == (title or None)
+
+
+_QUERY_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
+_PATH = st.text(
+    alphabet=st.sampled_from("/?#\t\n%.:@ aé") | st.characters(codec="utf-8"), max_size=20
+).map(lambda p: p if p.startswith("0") else "/" + p)
+
+
+@given(
+    base=st.sampled_from(
+        ["https://api.example.com", "https://api.example.com/rest/", "http://127.0.0.1:8080"]
+    ),
+    path=_PATH,
+    query=st.lists(st.tuples(_QUERY_TEXT, _QUERY_TEXT), max_size=3),
+)
+def test_api_requests_what_and_origin_are_the_urls_own(
+    base: str, path: str, query: list[tuple[str, str]]
+) -> None:
+    """What ``api_request`` works out without parsing (the query's encoding, the name of
+    the request, the origin that decides where the token goes) is what the standard
+    library reads in the url it builds."""
+    request = wire.api_request(base, "GET", path, query=query)
+    q = urllib.parse.urlencode(query, safe=",")
+    assert request.url == base.rstrip("/") + path + (f"?{q}" if q else "")
+    assert request.what == f"GET {urllib.parse.urlsplit(request.url).path}"
+    api = wire.origin(base)
+    try:
+        same = wire.origin(request.url) == api
+    except ValueError:  # not a url at all (a path without its "/"): nothing is sent
+        with pytest.raises(ValueError, match="Port"):
+            request.headers("tok-123", api)
+        return
+    assert ("Authorization" in request.headers("tok-123", api)) == same

@@ -126,3 +126,15 @@ def test_origin_makes_default_ports_explicit() -> None:
 def test_url_for_humans_drops_the_seal() -> None:
     shown = wire.url_for_humans("https://up.example/upload?uuid=u&seal=SECRET")
     assert shown == "https://up.example/upload"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_a_json_answer_is_read_in_every_encoding_json_allows(encoding: str) -> None:
+    answer = '{"title": "Été à Paris", "n": 1}'.encode(encoding)
+    data = wire.decode_api_response(REQ, 200, {}, answer)
+    assert data == {"title": "Été à Paris", "n": 1}
+
+
+@pytest.mark.parametrize("answer", [b"", b"  \r\n"])
+def test_an_empty_success_is_an_empty_object(answer: bytes) -> None:
+    assert wire.decode_api_response(REQ, 200, {}, answer) == {}

@@ -57,3 +57,17 @@ def test_subtitle_format() -> None:
 def test_title() -> None:
     with pytest.raises(va.InvalidArgumentError, match="title"):
         check.title("   ")
+
+
+def test_fields_value_checks_every_list_however_often_asked() -> None:
+    assert check.fields_value(["id", "title"]) == "id,title"
+    assert check.fields_value(("id", "title")) == "id,title"
+    assert check.fields_value("owner.screenname") == "owner.screenname"
+    for _ in range(2):  # asked again: still refused (nothing bad is remembered as good)
+        with pytest.raises(va.InvalidArgumentError) as info:
+            check.fields_value(["id", "title&x=1"])
+        assert info.value.argument == "fields"
+    with pytest.raises(va.InvalidArgumentError):
+        check.fields_value(["id", ["title"]])  # type: ignore[list-item]
+    with pytest.raises(va.InvalidArgumentError):
+        check.fields_value([])

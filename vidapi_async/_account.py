@@ -53,7 +53,7 @@ class AccountCalls(UploadCalls):
 
     async def me(self, fields: Iterable[str] = USER_FIELDS) -> User:
         """``GET /me``: the account the token belongs to."""
-        names = ",".join(check.field_names(fields))
+        names = check.fields_value(fields)
         request = self._api("GET", "/me", query=[("fields", names)])
         return structure(await self._call(request), User, what=request.what)
 

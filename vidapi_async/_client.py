@@ -166,6 +166,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         self._categories = KeptCategories()
         self._token: AccessToken | None = None
         self._origin = wire.origin(self.base_url)
+        self._default_token_url = f"{self.base_url}/oauth/token"
         self._https = self._origin[0] == "https"
 
     def __repr__(self) -> str:
@@ -218,7 +219,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
     @property
     def token_url(self) -> str:
         url = getattr(self._auth, "token_url", None)
-        return url if isinstance(url, str) else f"{self.base_url}/oauth/token"
+        return url if isinstance(url, str) else self._default_token_url
 
     # --- the request cycle --------------------------------------------------------------
 
@@ -303,7 +304,9 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
 
     @staticmethod
     def _form_secrets(request: wire.Request) -> Iterable[str]:
-        return (v for k, v in request.form or () if k in wire.SECRET_FORM_FIELDS)
+        if request.form is None:
+            return ()
+        return (v for k, v in request.form if k in wire.SECRET_FORM_FIELDS)
 
     def _server_url(self, url: object, name: str) -> str:
         """An address the server handed out, checked before anything is sent to it."""

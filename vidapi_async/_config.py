@@ -28,7 +28,7 @@ ProgressCallback = Callable[[int, int], Any]
 acknowledged by the server), and the total."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Timeouts:
     """Timeouts in seconds (``None``: no limit).
 

@@ -135,17 +135,45 @@ def _wire_types(
     overrides = {name: override(struct_hook=_optional(wire)) for name, wire in types.items()}
     for name, wire in (required or {}).items():
         overrides[name] = override(struct_hook=_converter.get_structure_hook(wire))
-    hook = make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
-    return lambda data: hook(data, cls)
+    fast = make_dict_structure_fn(
+        cls,
+        _converter,
+        _cattrs_detailed_validation=False,
+        **overrides,  # type: ignore[arg-type]
+    )
+    detailed = make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
+
+    def structure(data: Mapping[str, Any]) -> Any:
+        try:
+            return fast(data, cls)
+        except Exception:
+            # Only a malformed answer gets here: read it again, noting every problem.
+            return detailed(data, cls)
+
+    return structure
 
 
 def _optional(wire: Any) -> Callable[[object, object], Any]:
     inner = _converter.get_structure_hook(wire)
+    exact = _PASSED_AS_IS.get(wire)
+    if exact is not None:
+        # The common case in one call: null, or a value of exactly the wire's JSON type.
+
+        def fast(value: object, _: object) -> Any:
+            if value is None or type(value) is exact:
+                return value
+            return inner(value, wire)
+
+        return fast
 
     def hook(value: object, _: object) -> Any:
         return None if value is None else inner(value, wire)
 
     return hook
+
+
+_PASSED_AS_IS: dict[Any, type] = {Text: str, Flag: bool}
+"""Wire types whose hook returns a value of this exact type unchanged."""
 
 
 _str_fields = ("acodec", "vcodec", "format", "hash", "name", "seal")
@@ -258,7 +286,7 @@ def structure(data: object, cls: type[T], *, what: str, status: int | None = Non
     ``what`` names the response in the error (e.g. ``"GET /file/upload"``); the error
     lists every offending field with its path.
     """
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise UnexpectedResponseError(
             f"{what}: expected a JSON object, got {type(data).__name__}", status=status
         )

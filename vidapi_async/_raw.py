@@ -73,7 +73,7 @@ def raw_request(
             fields = fields.split(",")  # "id,title" as the platform writes it
         if any(k == "fields" for k, _ in query):
             raise UsageError("give the fields once: fields= or params['fields'], not both")
-        query.append(("fields", ",".join(check.field_names(fields))))
+        query.append(("fields", check.fields_value(fields)))
     return wire.api_request(
         base_url,
         method,

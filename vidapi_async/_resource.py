@@ -52,7 +52,7 @@ class Resource:
         idempotent: bool = True,
         scope: str | None = None,
     ) -> T:
-        query = [] if fields is None else [("fields", ",".join(check.field_names(fields)))]
+        query = [] if fields is None else [("fields", check.fields_value(fields))]
         request = self._client._api(
             method, path, query=query, form=form, scope=scope, idempotent=idempotent
         )
@@ -62,7 +62,7 @@ class Resource:
     async def _list(
         self, path: str, cls: type[T], fields: Iterable[str], scope: str | None = None
     ) -> AsyncIterator[T]:
-        names = ",".join(check.field_names(fields))
+        names = check.fields_value(fields)
 
         def page_request(page: int) -> wire.Request:
             query = [("fields", names), ("page", str(page)), ("limit", "100")]

@@ -173,6 +173,25 @@ def field_names(values: Iterable[str] | str) -> list[str]:
     return _names([values] if isinstance(values, str) else values, "fields", _FIELD, "field")
 
 
+_JOINED_FIELDS: dict[tuple[object, ...], str] = {}
+"""``fields_value``'s answers so far: a program asks for a few lists of fields, often."""
+
+
+def fields_value(values: Iterable[str] | str) -> str:
+    """The ``fields`` parameter's value: ``field_names`` comma-joined. A list already
+    checked is not checked again (a bounded cache keyed by the names)."""
+    key = (values,) if isinstance(values, str) else tuple(values)
+    try:
+        joined = _JOINED_FIELDS.get(key)
+    except TypeError:  # an unhashable name: refused just below
+        joined = None
+    if joined is None:
+        joined = ",".join(field_names(key))
+        if len(_JOINED_FIELDS) < 256:
+            _JOINED_FIELDS[key] = joined
+    return joined
+
+
 def event_names(values: Iterable[str]) -> list[str]:
     """Webhook event names (``video.format.ready``): a list, never one string."""
     if isinstance(values, str):

@@ -226,11 +226,11 @@ class VideoCalls(UploadCalls, CategoryCalls):
     async def _get_video(
         self, video_id: str, fields: Iterable[str] | str, scope: str | None = None
     ) -> Video:
-        names = check.field_names(fields)
+        names = check.fields_value(fields)
         request = self._api(
             "GET",
             f"/video/{check.video_id(video_id)}",
-            query=[("fields", ",".join(names))],
+            query=[("fields", names)],
             scope=scope,
         )
         return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
@@ -307,7 +307,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         request = self._api(
             "POST",
             f"/video/{check.video_id(video_id)}",
-            query=[("fields", ",".join(check.field_names(returning)))],
+            query=[("fields", check.fields_value(returning))],
             form=form,
             scope=scope,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import platform
 import ssl as ssl_module
 import urllib.request
@@ -35,7 +36,9 @@ MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """API responses are small JSON; anything bigger is refused rather than buffered."""
 
 
+@functools.lru_cache(maxsize=8)
 def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    """aiohttp's form of the API calls' timeouts (both immutable: made once, shared)."""
     return aiohttp.ClientTimeout(
         total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
     )
@@ -86,6 +89,8 @@ class Transport:
         self._pump_lock = asyncio.Lock()
 
     def _proxy(self, url: str) -> Proxy | None:
+        if self._owns_session and not self._proxies:
+            return None  # none configured (the usual case): nothing to work out per call
         if not self._owns_session and self._session is not None:
             if not self._session.trust_env:
                 return None
@@ -241,10 +246,7 @@ class Transport:
         failure: BaseException
         if "User-Agent" not in session.headers:  # a caller's session without its own
             headers = {"User-Agent": USER_AGENT, **headers}
-        extra: dict[str, str] = {}
         via = self._proxy(url) if self._owns_session else None  # theirs: their trust_env
-        if via is not None:
-            extra["proxy"] = via.url
         try:
             async with session.request(
                 method,
@@ -253,7 +255,7 @@ class Transport:
                 data=data,
                 timeout=timeout,
                 allow_redirects=False,
-                **extra,  # type: ignore[arg-type]
+                proxy=None if via is None else via.url,
             ) as resp:
                 body = await _read_capped(resp, method, url)
                 return RawResponse(resp.status, dict(resp.headers), body)
@@ -270,6 +272,8 @@ async def _read_capped(resp: aiohttp.ClientResponse, method: str, url: str) -> b
     declared = resp.content_length
     if declared is not None and declared > MAX_RESPONSE_BYTES:
         raise _too_large(resp.status, method, url)
+    if declared is not None and resp.headers.get("Content-Encoding") is None:
+        return await resp.read()  # exactly the length declared (aiohttp stops there)
     body = bytearray()
     async for piece in resp.content.iter_any():
         body += piece

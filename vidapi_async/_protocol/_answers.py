@@ -47,10 +47,13 @@ def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:
 
 def json_object(body: bytes) -> Mapping[str, Any] | None:
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+        data = json.loads(body.decode())  # UTF-8, as the platform sends it
+    except ValueError:  # UnicodeDecodeError too; json.loads(bytes) tries UTF-16/32 and a BOM
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None
+    return data if type(data) is dict else None
 
 
 _STATUS_ERRORS: dict[int, type[e.APIError]] = {
@@ -136,10 +139,10 @@ def decode_api_response(
     """The JSON object of a successful API response, or the exception for a failed one."""
     if not 200 <= status < 300:
         raise api_error(request, status, headers, body, secrets=secrets)
-    if not body.strip():
-        return {}
     data = json_object(body)
     if data is None:
+        if not body.strip():
+            return {}
         raise e.UnexpectedResponseError(
             f"{request.what}: the response is not a JSON object", status=status
         )

@@ -3,6 +3,8 @@ go with it. No I/O, no asyncio, no aiohttp."""
 
 from __future__ import annotations
 
+import functools
+import re
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -48,11 +50,16 @@ class Request:
     """Safe to send twice: reads, and writes that set a value to the same thing."""
     exact_url: bool = False
     """The url is a server's own (a progress address): sent byte for byte."""
+    url_origin: tuple[str, str, int | None] | None = attrs.field(default=None, eq=False, repr=False)
+    """``origin(url)`` when already known (``api_request``: the base url's), else
+    ``None`` and ``headers`` works it out."""
+    known_what: str | None = attrs.field(default=None, eq=False, repr=False)
+    """``what`` when already known (``api_request``), else worked out from the url."""
 
     @property
     def what(self) -> str:
         """``"POST /me/videos"``: how errors and logs name this request."""
-        return f"{self.method} {urlsplit(self.url).path}"
+        return self.known_what or f"{self.method} {urlsplit(self.url).path}"
 
     def encoded_form(self) -> bytes | None:
         return None if self.form is None else urlencode(self.form).encode("ascii")
@@ -61,7 +68,11 @@ class Request:
         """The request's headers. The bearer token goes only to the API's own origin
         (scheme, host and port), and only when the request is ``authenticated``."""
         headers = {"Accept": "application/json"}
-        if token is not None and self.authenticated and origin(self.url) == api_origin:
+        if (
+            token is not None
+            and self.authenticated
+            and (self.url_origin or origin(self.url)) == api_origin
+        ):
             headers["Authorization"] = f"Bearer {token}"
         if self.form is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
@@ -147,15 +158,40 @@ def api_request(
     idempotent: bool = True,
 ) -> Request:
     """A request to ``base_url`` + ``path``; the base's own path (``/rest``) is kept."""
-    q = urlencode(list(query), safe=",")
-    url = base_url.rstrip("/") + path + (f"?{q}" if q else "")
+    q = "&".join([f"{_quote(k)}={_quote(v)}" for k, v in query])
+    base = base_url.rstrip("/")
+    url_origin = what = None
+    if _PLAIN_PATH.fullmatch(path):
+        # A path that starts with "/" cannot move the url off the base's host, and one
+        # without "?", "#" or what urlsplit drops is the url's path after the base's.
+        url_origin, base_path = _base_parts(base)
+        what = f"{method} {base_path}{path}"
     return Request(
         method=method,
-        url=url,
+        url=base + path + (f"?{q}" if q else ""),
         form=None if form is None else tuple(form),
         scope=scope,
         idempotent=idempotent,
+        url_origin=url_origin,
+        known_what=what,
     )
+
+
+_PLAIN_PATH = re.compile(r"/[^?#\t\r\n]*")
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~,-]*")
+"""What ``quote_plus(..., safe=",")`` leaves as it is."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _quote(text: str) -> str:
+    """``text`` as ``urlencode(..., safe=",")`` writes it (a query's name or value)."""
+    return text if _UNRESERVED.fullmatch(text) else urllib.parse.quote_plus(text, safe=",")
+
+
+@functools.lru_cache(maxsize=16)
+def _base_parts(base_url: str) -> tuple[tuple[str, str, int | None], str]:
+    """The base url's origin and path: worked out once per base."""
+    return origin(base_url), urlsplit(base_url).path
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
