@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import h11
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -206,3 +207,51 @@ def test_a_header_http_cannot_carry_is_a_typed_error_that_does_not_echo_it() -> 
         AnswerFramer("POST", "/u", [("Host", "h"), ("X-Key", "sec\r\nret")], cap=CAP)
     assert "sec" not in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("X-Key", "a\nb"),
+        ("X-Key", "a\x00b"),
+        ("X-Key", " padded"),
+        ("X-Key", "padded\t"),
+        ("X Key", "v"),
+        ("X:Key", "v"),
+        ("", "v"),
+    ],
+)
+def test_every_header_is_held_to_http_grammar(name: str, value: str) -> None:
+    """The head is checked as h11 would check it (the grammar of RFC 9110), whoever
+    does the checking."""
+    from vidapi_async._protocol import UnsendableRequest
+
+    with pytest.raises(UnsendableRequest):
+        AnswerFramer("POST", "/u", [("Host", "h"), (name, value)], cap=CAP)
+    with pytest.raises(h11.LocalProtocolError):  # the oracle agrees
+        h11.Request(method="POST", target="/u", headers=[("Host", "h"), (name, value.encode())])
+
+
+def test_a_header_that_is_not_ascii_is_a_typed_error() -> None:
+    from vidapi_async._protocol import UnsendableRequest
+
+    with pytest.raises(UnsendableRequest):
+        AnswerFramer("POST", "/u", [("Host", "h"), ("X-Key", "clé")], cap=CAP)
+
+
+def test_a_well_formed_head_is_sent_as_given() -> None:
+    framer = AnswerFramer(
+        "POST",
+        "/upload?uuid=1&seal=a%2Fb",
+        [
+            ("Host", "up.example"),
+            ("X-Empty", ""),
+            ("User-Agent", "a b\tc"),
+            ("Content-Length", "0"),
+        ],
+        cap=CAP,
+    )
+    assert framer.request_head() == (
+        b"POST /upload?uuid=1&seal=a%2Fb HTTP/1.1\r\nHost: up.example\r\nX-Empty: \r\n"
+        b"User-Agent: a b\tc\r\nContent-Length: 0\r\n\r\n"
+    )
