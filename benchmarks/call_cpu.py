@@ -12,7 +12,9 @@ calls only, after 200 warm-up calls; the figure is CPU microseconds per call. Th
 the two in the same round is what counts on this noisy 2-core machine: read the median of
 the per-round ratios (issue #21's target: <= 1.2). ``--compare DIR`` also runs the vidapi
 child on another checkout (``PYTHONPATH=DIR``: the code before a change), in the same
-alternation, so before and after are measured in one run.
+alternation, so before and after are measured in one run. ``--like-for-like`` adds a
+second reference: bare aiohttp with the client's default timeouts (``sock_read``, the
+``Timeouts.api_read`` bound on silence, arms a timer for every read of an answer).
 """
 
 from __future__ import annotations
@@ -83,13 +85,17 @@ async def _run(calls: int, concurrency: int, one: object) -> float:
     return (end.user - start.user) + (end.system - start.system)
 
 
-def child_bare(base_url: str, calls: int, concurrency: int) -> None:
+def child_bare(base_url: str, calls: int, concurrency: int, timeouts: bool = False) -> None:
     import aiohttp
 
     async def main() -> float:
         conn = aiohttp.TCPConnector(limit=100)
+        # --like-for-like: the client's default Timeouts() (api_total, connect, api_read)
+        timeout = aiohttp.ClientTimeout(total=120, sock_connect=30, sock_read=60)
         async with aiohttp.ClientSession(
-            connector=conn, headers={"Authorization": "Bearer demo-token"}
+            connector=conn,
+            headers={"Authorization": "Bearer demo-token"},
+            **({"timeout": timeout} if timeouts else {}),  # type: ignore[arg-type]
         ) as session:
             url = f"{base_url}/video/x8abc12"
             params = {"fields": ",".join(FIELDS)}
@@ -146,6 +152,11 @@ def main() -> None:
     parser.add_argument(
         "--compare", metavar="DIR", help="also run vidapi from this checkout (the old code)"
     )
+    parser.add_argument(
+        "--like-for-like",
+        action="store_true",
+        help="also run bare aiohttp with the client's timeouts (sock_read included)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,8 +170,9 @@ def main() -> None:
             with open(port_file) as f:
                 base_url = f"http://127.0.0.1:{f.read().strip()}"
             ratios, bare_us, vid_us = [], [], []
-            old_ratios, old_us = [], []
+            old_ratios, old_us, same_us, same_ratios = [], [], [], []
             kinds = ["bare", "vidapi"] + (["compare"] if args.compare else [])
+            kinds += ["bare-timeouts"] if args.like_for_like else []
             for r in range(args.rounds):
                 order = kinds if r % 2 == 0 else kinds[::-1]
                 got = {
@@ -181,6 +193,11 @@ def main() -> None:
                     old_us.append(o)
                     old_ratios.append(o / b)
                     line += f"  compare {o:6.1f} us/call  ratio {o / b:.2f}"
+                if args.like_for_like:
+                    s = got["bare-timeouts"] / args.calls * 1e6
+                    same_us.append(s)
+                    same_ratios.append(v / s)
+                    line += f"  bare+timeouts {s:6.1f} us/call (vidapi {v / s:.2f}x)"
                 print(line, flush=True)
         finally:
             server.terminate()
@@ -190,6 +207,7 @@ def main() -> None:
         "command: python benchmarks/call_cpu.py "
         f"--calls {args.calls} --concurrency {args.concurrency} --rounds {args.rounds}"
         + (f" --compare {args.compare}" if args.compare else "")
+        + (" --like-for-like" if args.like_for_like else "")
     )
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
     print(
@@ -202,6 +220,12 @@ def main() -> None:
             f"compare ({args.compare}): median {statistics.median(old_us):.1f} us/call; "
             f"median of the per-round ratios {statistics.median(old_ratios):.2f}"
         )
+    if args.like_for_like:
+        print(
+            f"bare aiohttp with the client's timeouts: median {statistics.median(same_us):.1f} "
+            f"us/call; vidapi over it, median of the per-round ratios "
+            f"{statistics.median(same_ratios):.2f}"
+        )
 
 
 if __name__ == "__main__":
@@ -210,7 +234,10 @@ if __name__ == "__main__":
         if kind == "server":
             child_server(sys.argv[3])
         else:
-            fn = child_bare if kind == "bare" else child_vidapi
-            fn(sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+            args3 = (sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+            if kind == "bare-timeouts":
+                child_bare(*args3, timeouts=True)
+            else:
+                (child_bare if kind == "bare" else child_vidapi)(*args3)
     else:
         main()
