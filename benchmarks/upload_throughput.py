@@ -76,7 +76,11 @@ def run_client(url: str, path: str, chunk_size: int, sendfile: bool) -> None:
             access_token=token, base_url="http://127.0.0.1:9", sendfile=sendfile
         ) as client:
             start = time.perf_counter()
-            uploaded = await client.upload_file(path, upload_session=session, read_size=chunk_size)
+            # Single-shot at every size (files of 64 MiB or more go chunked by default,
+            # and this sink answers each request with a descriptor: no chunked protocol).
+            uploaded = await client.upload_file(
+                path, upload_session=session, read_size=chunk_size, chunked=False
+            )
             elapsed = time.perf_counter() - start
         return elapsed, uploaded.size
 
