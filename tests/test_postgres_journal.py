@@ -125,3 +125,33 @@ def test_bad_settings_are_refused() -> None:
         va.PostgresJournal(DSN, schema="x; drop table")
     with pytest.raises(va.UsageError, match="DSN"):
         va.PostgresJournal("")
+
+
+async def test_a_journal_that_cannot_connect_names_the_cause() -> None:
+    """No such database, connection refused, authentication failed: each named, and
+    never the password."""
+    from .pg_cluster import pg_cluster
+
+    with pg_cluster() as cluster:
+        base = cluster.dsn.rsplit("/", 1)[0]
+        conn = await psycopg.AsyncConnection.connect(cluster.dsn, autocommit=True)
+        try:
+            await conn.execute("create role pw_user login password 'right-pw'")
+            hba = Path(cluster.data) / "pg_hba.conf"
+            hba.write_text("host all pw_user 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+            await conn.execute("select pg_reload_conf()")
+        finally:
+            await conn.close()
+        port = cluster.port
+        cases = {
+            f"{base}/no_such_db": "no such database",
+            f"postgresql://pw_user:s3cretpw@127.0.0.1:{port}/postgres": "authentication failed",
+            f"postgresql://u:s3cretpw@127.0.0.1:{port - 1 if port > 1024 else port + 1}/x": (
+                "connection refused"
+            ),
+        }
+        for dsn, cause in cases.items():
+            with pytest.raises(va.JournalError) as info:
+                await va.PostgresJournal(dsn).open()
+            assert cause in str(info.value)
+            assert "s3cretpw" not in str(info.value)
