@@ -177,6 +177,43 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
     assert dones == sorted(dones)  # never backwards
 
 
+async def test_a_worker_stopped_while_postgresql_is_down_stops_at_once(tmp_path: Path) -> None:
+    files = [make_file(tmp_path / f"d{i}.mp4", 50_000 + i) for i in range(6)]
+    with pg_cluster() as cluster:
+        async with Emulator(faults=Faults(latency=0.2)) as emu:
+            async with SharedBatch(cluster.dsn) as shared:
+                await shared.enqueue(jobs_for(files))
+            worker = await spawn(worker_cmd(emu, cluster.dsn, "--stalled-after", "2"))
+            assert worker.stderr is not None
+            await asyncio.wait_for(wait_for_request(emu, "upload", "POST", "/upload"), 60)
+            await asyncio.to_thread(cluster.stop)
+
+            async def read_until_away() -> bytes:
+                said = b""
+                while b"is away" not in said:
+                    line = await worker.stderr.readline()  # type: ignore[union-attr]
+                    if not line:
+                        break
+                    said += line
+                return said
+
+            said = await asyncio.wait_for(read_until_away(), 60)
+            assert b"is away" in said  # the worker says so; then it is stopped
+            worker.send_signal(signal.SIGTERM)
+            # a guard against a hang (it took a minute, then a traceback), not a timing
+            _, err = await asyncio.wait_for(worker.communicate(), 30)
+            assert worker.returncode == 0, err.decode()
+            assert "Traceback" not in err.decode()
+            assert "left to be taken over" in err.decode()
+            await asyncio.to_thread(cluster.start)
+            last = await spawn(
+                worker_cmd(emu, cluster.dsn, "--stalled-after", "1", "--until-empty")
+            )
+            _, err = await asyncio.wait_for(last.communicate(), 120)
+            assert last.returncode == 0, err.decode()[-2000:]
+            assert_one_video_per_file(emu, files)
+
+
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "vidapi_async.cli", "--token", "t", *args]
 

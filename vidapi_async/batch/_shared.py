@@ -36,6 +36,7 @@ import attrs
 from .._client import Client
 from .._errors import (
     APIError,
+    JournalError,
     QuotaExceededError,
     RateLimitedError,
     ServerError,
@@ -112,7 +113,17 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
             return int(await outage.patiently(lambda: base.register_worker(self)))
 
         async def unregister_worker(self, worker_id: int) -> None:
-            await outage.patiently(lambda: base.unregister_worker(self, self._id(worker_id)))
+            await self._unless_stopping(lambda: base.unregister_worker(self, self._id(worker_id)))
+
+        async def _unless_stopping(self, call: Any) -> None:
+            """``call`` patiently; skipped when the worker stops with the database
+            away (its row and its jobs are then left to be taken over)."""
+            try:
+                await outage.patiently(call)
+            except JournalError:
+                if not outage.give_up.is_set():
+                    raise
+                log.debug("stopping with the database away: left for another worker")
 
         async def prune_stalled_workers(self, seconds_since_heartbeat: float) -> list[int]:
             return list(
@@ -143,7 +154,7 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
                 log.debug("job %s: left to the worker that took it over", job_id)
                 return
             try:
-                await outage.patiently(call)
+                await self._unless_stopping(call)
             except Exception as exc:
                 if not _is_race(exc):
                     raise
@@ -482,6 +493,11 @@ async def _pipeline_task(context: Any, key: str) -> None:
 
 
 async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any, key: str) -> None:
+    while key in runner._in_flight:  # noqa: ASYNC110
+        # The queue gave back a job this worker still runs (its heartbeat came late,
+        # after the database was away): this claim waits for that run to end, then
+        # finds the job done, or resumes it.
+        await asyncio.sleep(0.05)
     row = await shared.journal.fetchone(
         shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
     )

@@ -15,6 +15,7 @@ from .._errors import QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._progress import progress_bar
+from ._shared import JournalSpec, journal_arg
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,9 +36,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument(
         "--journal",
-        default="vidapi-journal.sqlite",
-        help="progress file; a re-run skips done jobs and resumes the rest; or "
-        "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share",
+        type=journal_arg,
+        default=JournalSpec("sqlite", "vidapi-journal.sqlite"),
+        help="progress file (sqlite:PATH or a name ending .sqlite/.db); a re-run skips done "
+        "jobs and resumes the rest; or a PostgreSQL DSN (postgresql://USER@HOST:PORT/DB or "
+        "'host=... dbname=...'): a queue that workers on many hosts share",
     )
     p.add_argument(
         "--chunked",
@@ -102,7 +105,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         async with BatchUploader(
             client,
             concurrency=args.concurrency,
-            journal=args.journal,
+            journal=args.journal.where,
             chunked=True if args.chunked else None,  # else: big files chunked, by size
             workers=args.workers,
             progress=on_progress,

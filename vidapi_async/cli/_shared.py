@@ -6,26 +6,82 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import signal
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._client import Client
+from .._errors import JournalError, UsageError
 from ..batch import SharedBatch
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["add_shared_parsers", "is_shared", "run_shared_batch", "run_status", "run_worker"]
+__all__ = [
+    "JOURNAL_FORMS",
+    "JournalSpec",
+    "add_shared_parsers",
+    "is_shared",
+    "journal_arg",
+    "parse_journal",
+    "run_shared_batch",
+    "run_status",
+    "run_worker",
+]
+
+JOURNAL_FORMS = (
+    "sqlite:PATH, a file ending in .sqlite or .db, or a PostgreSQL DSN "
+    "(postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...')"
+)
+_KEY_VALUE = re.compile(r"\s*(?:[A-Za-z_]+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+")
 
 
-def is_shared(journal: str | None) -> bool:
-    return bool(journal) and str(journal).startswith(("postgresql://", "postgres://"))
+class JournalSpec(NamedTuple):
+    """What ``--journal`` names: ``kind`` is ``"sqlite"`` (``where`` a file path) or
+    ``"postgresql"`` (``where`` a DSN)."""
+
+    kind: str
+    where: str
+
+
+def parse_journal(text: str) -> JournalSpec:
+    """``sqlite:PATH`` or a path ending in ``.sqlite``/``.db``: a file; ``postgresql://``,
+    ``postgres://`` or ``key=value`` pairs: a DSN; anything else: ``UsageError`` naming
+    the accepted forms (never the text itself: it may hold a password)."""
+    if text.startswith("sqlite:") and len(text) > len("sqlite:"):
+        return JournalSpec("sqlite", text[len("sqlite:") :])
+    if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.fullmatch(text):
+        return JournalSpec("postgresql", text)
+    if text.lower().endswith((".sqlite", ".db")) and text.strip():
+        return JournalSpec("sqlite", text)
+    raise UsageError(f"--journal: not a journal; give {JOURNAL_FORMS}")
+
+
+def journal_arg(text: str) -> JournalSpec:
+    """``parse_journal`` for argparse: a bad spec is a usage error (exit 2)."""
+    try:
+        return parse_journal(text)
+    except UsageError:
+        raise argparse.ArgumentTypeError(f"not a journal; give {JOURNAL_FORMS}") from None
+
+
+def is_shared(journal: JournalSpec | None) -> bool:
+    return journal is not None and journal.kind == "postgresql"
+
+
+def _postgres(journal: JournalSpec, command: str) -> str:
+    if journal.kind != "postgresql":
+        raise UsageError(f"vidapi {command} needs a PostgreSQL journal (a DSN), not a file")
+    return journal.where
 
 
 def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser("worker", help="run jobs from a shared queue (any host)")
-    w.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    w.add_argument(
+        "--journal", required=True, type=journal_arg, help="postgresql://USER@HOST:PORT/DB"
+    )
     w.add_argument("--concurrency", type=int, default=8)
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
     w.add_argument(
@@ -42,7 +98,9 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
     s = sub.add_parser("status", help="counts of a shared queue's jobs, per status and stage")
-    s.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    s.add_argument(
+        "--journal", required=True, type=journal_arg, help="postgresql://USER@HOST:PORT/DB"
+    )
     s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
 
 
@@ -61,19 +119,34 @@ async def _until_signalled(work: asyncio.Task[None]) -> None:
             loop.remove_signal_handler(sig)
 
 
+def _stopped_while_away(exc: JournalError) -> int:
+    """A worker stopped while its database is away: one line, exit 0."""
+    print(
+        f"vidapi: stopped; {exc}: the jobs it held are left to be taken over by a worker",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
-    async with SharedBatch(args.journal) as shared:
-        work = asyncio.create_task(
-            shared.work(
-                client,
-                concurrency=args.concurrency,
-                until_empty=args.until_empty,
-                stalled_after=args.stalled_after,
-                max_requests_per_second=args.max_requests_per_second,
+    shared = SharedBatch(_postgres(args.journal, "worker"))
+    try:
+        async with shared:
+            work = asyncio.create_task(
+                shared.work(
+                    client,
+                    concurrency=args.concurrency,
+                    until_empty=args.until_empty,
+                    stalled_after=args.stalled_after,
+                    max_requests_per_second=args.max_requests_per_second,
+                )
             )
-        )
-        await _until_signalled(work)
-        status = await shared.status()
+            await _until_signalled(work)
+            status = await shared.status()
+    except JournalError as exc:
+        if shared.journal.outage.away is None:
+            raise
+        return _stopped_while_away(exc)
     console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
     return EXIT_OK
 
@@ -81,23 +154,29 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ._batch import _read_in_thread
 
-    async with SharedBatch(args.journal) as shared:
-        # read lazily, a row at a time off the loop: memory does not grow with the count
-        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
-        console.print(
-            f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
-            "running already",
-            highlight=False,
-        )
-        for path in enqueued.unreadable:
-            console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
-        if args.enqueue_only:
-            return EXIT_OK
-        work = asyncio.create_task(
-            shared.work(client, concurrency=args.concurrency, until_empty=True)
-        )
-        await _until_signalled(work)
-        status = await shared.status()
+    shared = SharedBatch(_postgres(args.journal, "batch"))
+    try:
+        async with shared:
+            # read lazily, a row at a time off the loop: memory does not grow with the count
+            enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
+            console.print(
+                f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
+                "running already",
+                highlight=False,
+            )
+            for path in enqueued.unreadable:
+                console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
+            if args.enqueue_only:
+                return EXIT_OK
+            work = asyncio.create_task(
+                shared.work(client, concurrency=args.concurrency, until_empty=True)
+            )
+            await _until_signalled(work)
+            status = await shared.status()
+    except JournalError as exc:
+        if shared.journal.outage.away is None:
+            raise
+        return _stopped_while_away(exc)
     _print_status(args, console, status)
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
@@ -121,7 +200,7 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
 
 
 async def run_status(args: argparse.Namespace, console: Console) -> int:
-    async with SharedBatch(args.journal) as shared:
+    async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
             _print_status(args, console, await shared.status())
             return EXIT_OK
