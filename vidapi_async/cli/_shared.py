@@ -9,7 +9,8 @@ import json
 import re
 import signal
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._client import Client
 from .._errors import JournalError, UsageError
@@ -119,64 +120,62 @@ async def _until_signalled(work: asyncio.Task[None]) -> None:
             loop.remove_signal_handler(sig)
 
 
-def _stopped_while_away(exc: JournalError) -> int:
-    """A worker stopped while its database is away: one line, exit 0."""
-    print(
-        f"vidapi: stopped; {exc}: the jobs it held are left to be taken over by a worker",
-        file=sys.stderr,
-    )
-    return EXIT_OK
-
-
-async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
-    shared = SharedBatch(_postgres(args.journal, "worker"))
+async def _work_then_status(
+    shared: SharedBatch, work: Coroutine[Any, Any, None]
+) -> dict[str, Any] | None:
+    """``work`` until it ends or a signal comes, then the queue's status; ``None`` when
+    stopped while the database is away (said in one line on stderr)."""
+    task = asyncio.create_task(work)
     try:
-        async with shared:
-            work = asyncio.create_task(
-                shared.work(
-                    client,
-                    concurrency=args.concurrency,
-                    until_empty=args.until_empty,
-                    stalled_after=args.stalled_after,
-                    max_requests_per_second=args.max_requests_per_second,
-                )
-            )
-            await _until_signalled(work)
-            status = await shared.status()
+        await _until_signalled(task)
+        return await shared.status()
     except JournalError as exc:
         if shared.journal.outage.away is None:
             raise
-        return _stopped_while_away(exc)
-    console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
+        print(
+            f"vidapi: stopped; {exc}: the jobs it held are left to be taken over by a worker",
+            file=sys.stderr,
+        )
+        return None
+
+
+async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
+    async with SharedBatch(_postgres(args.journal, "worker")) as shared:
+        status = await _work_then_status(
+            shared,
+            shared.work(
+                client,
+                concurrency=args.concurrency,
+                until_empty=args.until_empty,
+                stalled_after=args.stalled_after,
+                max_requests_per_second=args.max_requests_per_second,
+            ),
+        )
+    if status is not None:
+        console.print(f"worker stopped: {status['done']} done, {status['failed']} failed in all")
     return EXIT_OK
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ._batch import _read_in_thread
 
-    shared = SharedBatch(_postgres(args.journal, "batch"))
-    try:
-        async with shared:
-            # read lazily, a row at a time off the loop: memory does not grow with the count
-            enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
-            console.print(
-                f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
-                "running already",
-                highlight=False,
-            )
-            for path in enqueued.unreadable:
-                console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
-            if args.enqueue_only:
-                return EXIT_OK
-            work = asyncio.create_task(
-                shared.work(client, concurrency=args.concurrency, until_empty=True)
-            )
-            await _until_signalled(work)
-            status = await shared.status()
-    except JournalError as exc:
-        if shared.journal.outage.away is None:
-            raise
-        return _stopped_while_away(exc)
+    async with SharedBatch(_postgres(args.journal, "batch")) as shared:
+        # read lazily, a row at a time off the loop: memory does not grow with the count
+        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
+        console.print(
+            f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
+            "running already",
+            highlight=False,
+        )
+        for path in enqueued.unreadable:
+            console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
+        if args.enqueue_only:
+            return EXIT_OK
+        status = await _work_then_status(
+            shared, shared.work(client, concurrency=args.concurrency, until_empty=True)
+        )
+    if status is None:
+        return EXIT_OK
     _print_status(args, console, status)
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
