@@ -150,10 +150,13 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
 
             watcher = asyncio.create_task(watch())
             try:
-                for _ in range(2):
-                    done_before = len(emu.videos())
-                    while len(emu.videos()) < done_before + 5:  # noqa: ASYNC110
+
+                async def videos_at_least(n: int) -> None:
+                    while len(emu.videos()) < n:  # noqa: ASYNC110 - waiting for work
                         await asyncio.sleep(0.05)
+
+                for _ in range(2):
+                    await asyncio.wait_for(videos_at_least(len(emu.videos()) + 5), 120)
                     await asyncio.to_thread(cluster.restart)
                 for proc in workers:
                     _, err = await asyncio.wait_for(proc.communicate(), 180)
