@@ -4,6 +4,7 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 - ``enqueue`` stores each job's spec in the journal's schema (table ``specs``) and defers
   a task whose only argument is the job's key (procrastinate logs task arguments; a spec
   may hold a video password). A job already done, queued or running is not added again.
+  Jobs go in batches: two statements per few thousand jobs.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
   task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
@@ -189,6 +190,17 @@ def _job(spec: dict[str, Any]) -> UploadJob:
     return UploadJob(**{**spec, "subtitles": subs})
 
 
+def _keyed(jobs: list[UploadJob]) -> list[tuple[UploadJob, str | None]]:
+    """Each job with its key, or ``None`` when its file cannot be read (blocking)."""
+    out: list[tuple[UploadJob, str | None]] = []
+    for job in jobs:
+        try:
+            out.append((job, _key_of(job)))
+        except OSError:
+            out.append((job, None))
+    return out
+
+
 def _key_of(job: UploadJob) -> str:
     if job.key is not None:
         return job.key
@@ -286,42 +298,88 @@ class SharedBatch:
 
     # --- enqueue -------------------------------------------------------------------------
 
-    async def enqueue(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> Enqueued:
-        app = self._ready()
-        q = self.journal._q
+    async def enqueue(
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        *,
+        batch_size: int = 2000,
+    ) -> Enqueued:
+        """Add the jobs, ``batch_size`` at a time: per batch, one statement keeps their
+        specs and tells which are done, queued or running already, and one defers the
+        rest (memory does not grow with the number of jobs)."""
+        self._ready()
         added = already = 0
         unreadable: list[str] = []
-        task = app.tasks[TASK]
+        chunk: list[UploadJob] = []
+
+        async def flush() -> None:
+            nonlocal added, already
+            keyed = await asyncio.to_thread(_keyed, chunk)
+            chunk.clear()
+            specs: dict[str, str] = {}
+            for job, key in keyed:
+                if key is None:
+                    unreadable.append(job.where)
+                elif key in specs:
+                    already += 1  # the same job twice in this batch
+                else:
+                    specs[key] = json.dumps(_spec(job))
+            if specs:
+                new = await self._enqueue_batch(specs)
+                added += new
+                already += len(specs) - new
+
         async for job in _each(jobs):
-            try:
-                key = await asyncio.to_thread(_key_of, job)
-            except OSError:
-                unreadable.append(job.where)
-                continue
-            # One round trip: keep the spec, and learn whether the job is done already
-            # or queued or running (then nothing is added).
-            row = await self.journal.fetchone(
-                q(
-                    "with kept as (insert into {s}.specs values (%s, %s) "
-                    "on conflict (key) do update set spec = excluded.spec) "
-                    "select exists(select 1 from {s}.jobs where key = %s "
-                    "and stage = 'done') or exists(select 1 from procrastinate_jobs "
-                    "where lock = %s and status in ('todo', 'doing'))"
-                ),
-                (key, json.dumps(_spec(job)), key, key),
+            chunk.append(job)
+            if len(chunk) >= batch_size:
+                await flush()
+        if chunk:
+            await flush()
+        return Enqueued(added, already, unreadable)
+
+    async def _enqueue_batch(self, specs: dict[str, str]) -> int:
+        """Keep the specs and defer the jobs among them not done, queued or running
+        already; how many were deferred."""
+        app = self._ready()
+        keys = list(specs)
+        q = self.journal._q
+        rows = await self.journal.fetchall(
+            q(
+                "with kept as (insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
+                "on conflict (key) do update set spec = excluded.spec) "
+                "select k from unnest(%s::text[]) k where exists(select 1 from {s}.jobs "
+                "where key = k and stage = 'done') or exists(select 1 from procrastinate_jobs "
+                "where lock = k and status in ('todo', 'doing'))"
+            ),
+            (keys, list(specs.values()), keys),
+        )
+        there = {row[0] for row in rows}
+        fresh = [key for key in keys if key not in there]
+        if not fresh:
+            return 0
+        task = app.tasks[TASK]
+        new_jobs = [
+            task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
+        ]
+        try:
+            await self.journal.outage.patiently(
+                lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
             )
-            if row is not None and row[0]:  # done, queued or running already
-                already += 1
-                continue
+            return len(fresh)
+        except Exception as exc:
+            if type(exc).__name__ != "AlreadyEnqueued":
+                raise
+        # another host enqueued some of them meanwhile: one at a time
+        added = 0
+        for job in new_jobs:
             try:
-                await task.configure(lock=key, queueing_lock=key).defer_async(key=key)
+                await app.job_manager.defer_job_async(job)
             except Exception as exc:
                 if type(exc).__name__ != "AlreadyEnqueued":
                     raise
-                already += 1
             else:
                 added += 1
-        return Enqueued(added, already, unreadable)
+        return added
 
     # --- work ----------------------------------------------------------------------------
 
