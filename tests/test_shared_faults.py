@@ -128,6 +128,29 @@ async def test_three_workers_ten_kills_no_survivor_fails(
         assert_one_video_per_file(emu, files)
 
 
+async def test_two_workers_taking_over_one_stalled_job_is_no_error(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """Both live workers see the same stalled job and hand it back at once: the loser's
+    refusal is a normal race (it crashed the worker: ConnectorException)."""
+    files = [make_file(tmp_path / "stalled.mp4", 1000)]
+    async with SharedBatch(dsn) as a, SharedBatch(dsn) as b:
+        await a.enqueue(jobs_for(files))
+        manager = a._ready().job_manager
+        dead = await manager.register_worker()  # a worker that took the job, then died
+        job = await manager.fetch_job(queues=[a.queue], worker_id=dead)
+        assert job is not None
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            await conn.execute(
+                "update procrastinate_workers set last_heartbeat = now() - interval '1 hour'"
+            )
+        for _ in range(5):  # both at once, and again once it is queued already
+            await asyncio.gather(a._retry_stalled(60), b._retry_stalled(60))
+        status = await a.status()
+    assert (status["queued"], status["running"]) == (1, 0)
+
+
 def _status(shared_status: dict[str, object]) -> tuple[int, int, int, int]:
     return tuple(int(shared_status[k]) for k in ("queued", "running", "done", "failed"))  # type: ignore[return-value, call-overload]
 

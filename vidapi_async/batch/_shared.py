@@ -62,7 +62,14 @@ _RACES = ("Job was not found or not in", "Job was not found or has an invalid st
 
 def _is_race(exc: BaseException) -> bool:
     """A queue call refused because another worker changed the job first."""
-    return any(text in str(exc) for text in _RACES)
+    seen: BaseException | None = exc
+    for _ in range(5):  # procrastinate's ConnectorException holds the message as its cause
+        if seen is None:
+            return False
+        if any(text in str(seen) for text in _RACES):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
