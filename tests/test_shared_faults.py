@@ -275,7 +275,7 @@ async def test_a_journal_spec_that_is_no_file_form_is_refused(tmp_path: Path, sp
 
 
 async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
-    from vidapi_async.cli._shared import parse_journal
+    from vidapi_async.cli._journal_spec import parse_journal
 
     assert parse_journal("sqlite:my journal") == ("sqlite", "my journal")
     assert parse_journal("runs/batch.db") == ("sqlite", "runs/batch.db")

@@ -14,8 +14,8 @@ from .._client import Client
 from .._errors import QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._journal_spec import JournalSpec, journal_arg
 from ._progress import progress_bar
-from ._shared import JournalSpec, journal_arg
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -6,66 +6,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import signal
 import sys
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .._client import Client
 from .._errors import JournalError, UsageError
 from ..batch import SharedBatch
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._journal_spec import JournalSpec, journal_arg
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = [
-    "JOURNAL_FORMS",
-    "JournalSpec",
-    "add_shared_parsers",
-    "is_shared",
-    "journal_arg",
-    "parse_journal",
-    "run_shared_batch",
-    "run_status",
-    "run_worker",
-]
-
-JOURNAL_FORMS = (
-    "sqlite:PATH, a file ending in .sqlite or .db, or a PostgreSQL DSN "
-    "(postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...')"
-)
-_KEY_VALUE = re.compile(r"\s*(?:[A-Za-z_]+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+")
-
-
-class JournalSpec(NamedTuple):
-    """What ``--journal`` names: ``kind`` is ``"sqlite"`` (``where`` a file path) or
-    ``"postgresql"`` (``where`` a DSN)."""
-
-    kind: str
-    where: str
-
-
-def parse_journal(text: str) -> JournalSpec:
-    """``sqlite:PATH`` or a path ending in ``.sqlite``/``.db``: a file; ``postgresql://``,
-    ``postgres://`` or ``key=value`` pairs: a DSN; anything else: ``UsageError`` naming
-    the accepted forms (never the text itself: it may hold a password)."""
-    if text.startswith("sqlite:") and len(text) > len("sqlite:"):
-        return JournalSpec("sqlite", text[len("sqlite:") :])
-    if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.fullmatch(text):
-        return JournalSpec("postgresql", text)
-    if text.lower().endswith((".sqlite", ".db")) and text.strip():
-        return JournalSpec("sqlite", text)
-    raise UsageError(f"--journal: not a journal; give {JOURNAL_FORMS}")
-
-
-def journal_arg(text: str) -> JournalSpec:
-    """``parse_journal`` for argparse: a bad spec is a usage error (exit 2)."""
-    try:
-        return parse_journal(text)
-    except UsageError:
-        raise argparse.ArgumentTypeError(f"not a journal; give {JOURNAL_FORMS}") from None
+__all__ = ["add_shared_parsers", "is_shared", "run_shared_batch", "run_status", "run_worker"]
 
 
 def is_shared(journal: JournalSpec | None) -> bool:
