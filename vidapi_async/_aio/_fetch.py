@@ -44,6 +44,7 @@ class _CheckedResolver(AbstractResolver):
     def __init__(self) -> None:
         self._inner = aiohttp.DefaultResolver()
         self.check: Check | None = None
+        self.peer_check: Check | None = None
         self.refused: str | None = None
         self.last: list[str] = []
 
@@ -69,6 +70,31 @@ class _CheckedResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+class _PeerCheckedConnector(aiohttp.TCPConnector):
+    """A connector that, once a connection is made (before any request byte goes on
+    it), judges the socket's real peer address with ``check``: what the address given
+    to ``connect`` reaches (``0.0.0.0`` reaches ``127.0.0.1``) is what the policy sees.
+    ``check`` is ``None`` through a proxy (the peer is then the proxy)."""
+
+    def __init__(self, resolver: _CheckedResolver, **kwargs: Any) -> None:
+        super().__init__(resolver=resolver, **kwargs)
+        self._checked = resolver
+
+    async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
+        made = await super()._wrap_create_connection(*args, **kwargs)
+        check = self._checked.peer_check
+        if check is None:
+            return made
+        transport = made[0]
+        peer = transport.get_extra_info("peername")
+        why = check(str(peer[0])) if peer else "the connected peer address is unknown"
+        if why:
+            transport.abort()
+            self._checked.refused = why
+            raise OSError(why)
+        return made
 
 
 def _peer(resp: aiohttp.ClientResponse) -> str | None:
@@ -134,7 +160,7 @@ async def fetch_source(
     decoded body in pieces of at most ``piece`` bytes. Every refusal is a
     ``SourceError`` naming the rule; nothing of the source's answer is kept."""
     resolver = _CheckedResolver()
-    connector = aiohttp.TCPConnector(ssl=ssl, resolver=resolver, use_dns_cache=False)
+    connector = _PeerCheckedConnector(resolver, ssl=ssl, use_dns_cache=False)
     async with aiohttp.ClientSession(
         connector=connector,
         cookie_jar=aiohttp.DummyCookieJar(),
@@ -208,6 +234,7 @@ async def _get_checked(
     host = parts.hostname or ""
     via = proxy_for(url)
     resolver.check, resolver.refused, resolver.last = None, None, []
+    resolver.peer_check = check if via is None else None
     try:
         literal: str | None = str(address(host))
     except ValueError:
