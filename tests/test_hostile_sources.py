@@ -436,3 +436,60 @@ async def test_a_name_resolving_to_the_unspecified_address_is_refused_on_its_pee
             await client.upload_from_url(f"http://rebound.example:{port}/x.mp4")
     assert len(src.seen) == 1  # the refused one never reached it
     assert "127.0.0.1" in judged  # the socket's peer, not only the address resolved
+
+
+# --- through a proxy: the proxy connects, the policy still holds -----------------------
+
+
+@pytest.fixture
+async def forward_proxy(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[WireServer, list[Reply]]]:
+    """A forward proxy (the scripted server: it answers absolute-form requests itself,
+    from ``replies`` in turn) in the environment; the emulator, on 127.0.0.1, direct."""
+    replies: list[Reply] = []
+    async with WireServer(lambda seen: replies.pop(0)) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("http_proxy", raising=False)
+        yield proxy, replies
+
+
+@pytest.mark.parametrize(
+    "policy", [va.SourcePolicy(allow=("192.0.2.0/24",)), va.SourcePolicy(deny=("10.0.0.0/8",))]
+)
+async def test_through_a_proxy_a_name_not_resolved_here_fails_closed_under_a_rule(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]], policy: va.SourcePolicy
+) -> None:
+    proxy, replies = forward_proxy
+    replies.append(Reply(200, DATA))
+    async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+        with pytest.raises(va.SourceError, match=r"cannot be resolved.*SourcePolicy\.(allow|deny)"):
+            await client.upload_from_url("http://metadata.internal.invalid/latest/")
+    assert proxy.seen == []
+
+
+async def test_through_a_proxy_a_name_not_resolved_here_goes_to_it_without_rules(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]]
+) -> None:
+    proxy, replies = forward_proxy
+    replies.append(Reply(200, DATA))
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        uploaded = await client.upload_from_url("http://videos.proxied.invalid/v.mp4")
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert [s.target for s in proxy.seen] == ["http://videos.proxied.invalid/v.mp4"]
+
+
+async def test_through_a_proxy_a_redirect_is_judged_from_the_sources_address(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]]
+) -> None:
+    """The proxy is on 127.0.0.1, the source at a public address: its redirect to a
+    private one is refused (judged from the source's address, not the proxy's)."""
+    proxy, replies = forward_proxy
+    moved = Reply(302, b"m" * 1_000_000, {"Location": "http://127.0.0.3:9/inside"})
+    replies += [moved, Reply(200, DATA)]  # a body not read yet: the connection is held
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        with pytest.raises(va.SourceError, match="allow_private"):
+            await client.upload_from_url("http://93.184.216.34/v.mp4")
+    assert [s.target for s in proxy.seen] == ["http://93.184.216.34/v.mp4"]

@@ -45,6 +45,7 @@ class _CheckedResolver(AbstractResolver):
         self._inner = aiohttp.DefaultResolver()
         self.check: Check | None = None
         self.peer_check: Check | None = None
+        self.proxied = False
         self.refused: str | None = None
         self.last: list[str] = []
 
@@ -131,16 +132,27 @@ class _Deadline:
             raise e.SourceError(f"GET {self._shown}: {why}", status=None) from None
 
 
-async def _check_name(host: str, port: int, check: Check) -> None:
-    """Through a proxy the proxy connects: the name is resolved here and checked."""
+async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) -> list[str]:
+    """Through a proxy the proxy connects: the name is resolved here and checked; the
+    addresses it has here. A name that does not resolve here cannot be checked: under
+    ``allow`` or ``deny`` it is refused (fail closed), without them the proxy may try."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        return  # the proxy will say it cannot resolve it either
-    for info in infos:
-        why = check(str(info[4][0]))
+        if policy.allow or policy.deny:
+            rule = "SourcePolicy.allow" if policy.allow else "SourcePolicy.deny"
+            raise e.SourceError(
+                f"source refused: {host} cannot be resolved here, so the address the proxy "
+                f"would reach cannot be checked ({rule})",
+                status=None,
+            ) from None
+        return []
+    found = [str(info[4][0]) for info in infos]
+    for ip in found:
+        why = check(ip)
         if why:
             raise e.SourceError(f"source refused: {why}", status=None)
+    return found
 
 
 @contextlib.asynccontextmanager
@@ -175,7 +187,11 @@ async def fetch_source(
                 session, resolver, url, headers, policy, previous, clock, timeouts, proxy_for
             )
             try:
-                peer = _peer(resp) or (resolver.last[0] if resolver.last else None)
+                # The previous hop for a redirect's rule: the source's own address (through
+                # a proxy, the one checked for its name; the peer is then the proxy's).
+                peer = resolver.last[0] if resolver.last else None
+                if not resolver.proxied:
+                    peer = _peer(resp) or peer
                 if 300 <= resp.status < 400 and "Location" in resp.headers:
                     if headers:
                         raise e.SourceError(
@@ -235,6 +251,7 @@ async def _get_checked(
     via = proxy_for(url)
     resolver.check, resolver.refused, resolver.last = None, None, []
     resolver.peer_check = check if via is None else None
+    resolver.proxied = via is not None
     try:
         literal: str | None = str(address(host))
     except ValueError:
@@ -242,8 +259,9 @@ async def _get_checked(
     why = check(literal) if literal is not None else None
     if why:
         raise e.SourceError(f"source refused: {why}", status=None)
-    if via is not None and literal is None:
-        await _check_name(host, parts.port or (443 if parts.scheme == "https" else 80), check)
+    if via is not None:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        resolver.last = [literal] if literal else await _check_name(host, port, policy, check)
     elif literal is None:
         resolver.check = check
     extra: dict[str, Any] = {} if via is None else {"proxy": via.url}
