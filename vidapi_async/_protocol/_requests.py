@@ -114,8 +114,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 def api_path(path: object) -> str:
     """A path on the API's base url, for the raw calls, checked so that it can only
     name a path there: one leading ``/``, no scheme, no host (``//host/x``), no ``..``
-    or ``.`` segment (escaped or not), no query or fragment, no backslash, no control
-    character, ``%`` only as an escape. Raises ``ValueError`` saying why."""
+    or ``.`` segment (escaped or not, nor once ``%2F``/``%5C`` are read as separators),
+    no query or fragment, no backslash, no control character (escaped or not), ``%``
+    only as an escape. Raises ``ValueError`` saying why."""
     if not isinstance(path, str):
         raise ValueError(f"expected a string, got {type(path).__name__}")
     if not path.startswith("/"):
@@ -132,9 +133,12 @@ def api_path(path: object) -> str:
     for i, char in enumerate(path):
         if char == "%" and not (len(path[i + 1 : i + 3]) == 2 and set(path[i + 1 : i + 3]) <= _HEX):
             raise ValueError("'%' must start an escape such as %2F")
-    for segment in path.split("/"):
-        if urllib.parse.unquote(segment) in (".", ".."):
-            raise ValueError("must not hold '.' or '..' segments")
+    decoded = urllib.parse.unquote(path)
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
+        raise ValueError("must not hold control characters, escaped or not (%00-%1F, %7F)")
+    # Split as a server that decodes first would: on '/' and '\', escaped or not.
+    if {".", ".."} & set(decoded.replace("\\", "/").split("/")):
+        raise ValueError("must not hold '.' or '..' segments (escaped, or with %2F or %5C)")
     return path
 
 
