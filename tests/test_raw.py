@@ -387,3 +387,26 @@ def test_a_checked_path_stays_on_the_base_urls_origin_and_path(path: str) -> Non
     decoded = urllib.parse.unquote(url.raw_path)
     assert not {".", ".."} & set(re.split(r"[/\\]", decoded)), url.raw_path
     assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded), url.raw_path
+
+
+async def test_a_listing_claiming_more_for_ever_stops_at_the_platforms_last_page() -> None:
+    """Fresh ids and ``has_more`` on every page: the platform pages up to 100, so the
+    listing ends there with an ``UnexpectedResponseError`` (nothing is dropped silently)."""
+
+    def pager(seen: Seen) -> Reply:
+        page = int(urllib.parse.parse_qs(seen.raw_query)["page"][0])
+        return Reply.json({"list": [{"id": f"x{page}"}], "has_more": True, "page": page})
+
+    got: list[str] = []
+
+    async def drain(client: va.Client) -> None:
+        async for item in client.paginate("/me/playlists", limit=1):
+            got.append(item["id"])
+            if len(got) > 100:
+                return  # paging on past the platform's last page
+
+    async with WireServer(pager) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.UnexpectedResponseError, match="page 100"):
+            await drain(client)
+    assert got == [f"x{n}" for n in range(1, 101)]
+    assert len(srv.seen) == 100
