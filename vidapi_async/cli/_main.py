@@ -324,8 +324,10 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         subtitles.append((check.language(lang), path))
         await asyncio.to_thread(check_srt_file, path)
     password = await asyncio.to_thread(_read_password) if args.password else None
-    if args.password:
-        check.password(password)
+    if password == "":
+        raise e.InvalidArgumentError(
+            "--password", "the input was empty: type one, or leave out --password for none"
+        )
     await client._check_category(args.channel)  # upload_video's check, before a byte
     uploaded = await upload_with_bar(
         client, args.file, console, chunked=True if args.chunked else None, workers=args.workers
@@ -368,7 +370,9 @@ def _embed(args: argparse.Namespace) -> int:
             args.player_id, args.id, {"mute": True} if args.mute else None
         )
     elif args.sdk:
-        text = embed.sdk_html(args.id, flags)
+        # the SDK script from the embed host given (the emulator serves it at /js/all.js)
+        sdk = {"sdk_url": f"{args.embed_url.rstrip('/')}/js/all.js"} if args.embed_url else {}
+        text = embed.sdk_html(args.id, flags, **sdk)
     else:
         host = {"embed_url": args.embed_url} if args.embed_url else {}
         text = embed.iframe_html(args.id, flags, **host)
