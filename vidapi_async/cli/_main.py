@@ -214,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.command == "batch":
             again = shlex.join(["vidapi", *argv])
+            if not console.is_terminal:  # the last progress line ends with no newline
+                console.line()
             console.print(
                 f"stopped; to resume, run the same command again: {again}",
                 highlight=False,
