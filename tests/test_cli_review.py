@@ -240,7 +240,7 @@ async def test_set_thumbnail_takes_a_video_as_playlists_do(emulator: Emulator) -
             title="T",
             channel="news",
         )
-        thumb = await client.set_thumbnail(video, url="https://example.com/t.jpg")
+        thumb = await client.set_thumbnail(video, "https://example.com/t.jpg")
         assert isinstance(thumb, va.Video)
         assert thumb.id == video.id
 
