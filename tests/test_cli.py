@@ -284,6 +284,8 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
         _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 130, err.decode()[-1000:]
         said = " ".join(err.decode().split())
+        lines = err.decode().splitlines()  # not a terminal: on a line of its own
+        assert any(line.startswith("stopped; to resume") for line in lines), lines[-3:]
         assert "to resume, run the same command again" in said, said[-1000:]
         assert f"batch {folder} --channel news --journal {journal}" in said
         stages = Counter(r.stage for r in va.SQLiteJournal(journal).records_sync())

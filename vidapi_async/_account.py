@@ -58,7 +58,7 @@ class AccountCalls(UploadCalls):
         return structure(await self._call(request), User, what=request.what)
 
     async def set_thumbnail(
-        self, video_id: str, source: str | os.PathLike[str] | UploadSource
+        self, video_id: str | Video, source: str | os.PathLike[str] | UploadSource
     ) -> Video:
         """Give a video its thumbnail (``thumbnail_url`` written on the video).
 

@@ -250,7 +250,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         if request.scope and token.scopes is not None and request.scope not in token.scopes:
             raise InsufficientScopeError(
                 f"{request.what} needs scope {request.scope!r}; the token has "
-                f"{', '.join(sorted(token.scopes)) or 'none'} (checked before sending)",
+                f"{', '.join(sorted(token.scopes)) or 'none'}",
                 scope=request.scope,
                 status=None,
             )

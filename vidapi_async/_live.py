@@ -50,10 +50,10 @@ class LiveCalls(VideoCalls):
         )
         return structure(await self._call(request), Video, what=request.what)
 
-    async def make_live(self, video_id: str) -> Video:
+    async def make_live(self, video_id: str | Video) -> Video:
         """Turn an existing video into a live stream (``mode=live``)."""
         return await self._post_video(video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos")
 
-    async def get_live_stream(self, video_id: str) -> Video:
+    async def get_live_stream(self, video_id: str | Video) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
         return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")

@@ -100,7 +100,7 @@ class Playlists(Resource):
     async def _video_call(
         self, method: str, playlist_id: str | Playlist, video_id: str | Video
     ) -> None:
-        vid = check.video_id(video_id.id if isinstance(video_id, Video) else video_id)
+        vid = check.video_id(video_id)
         path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
         form: list[tuple[str, str]] | None = [] if method == "POST" else None
         await self._client._call(self._client._api(method, path, form=form, scope=_SCOPE))

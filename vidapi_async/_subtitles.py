@@ -10,7 +10,7 @@ from . import _validate as check
 from ._convert import structure
 from ._fields import SUBTITLE_FIELDS
 from ._files import LocalFile, check_srt_file
-from ._models import Subtitle
+from ._models import Subtitle, Video
 from ._retry import create_checked
 from ._upload_calls import UploadCalls
 
@@ -24,7 +24,7 @@ class SubtitleCalls(UploadCalls):
 
     async def create_subtitle(
         self,
-        video_id: str,
+        video_id: str | Video,
         *,
         language: str,
         url: str,
@@ -64,7 +64,7 @@ class SubtitleCalls(UploadCalls):
 
     async def upload_subtitle(
         self,
-        video_id: str,
+        video_id: str | Video,
         path: str | os.PathLike[str],
         *,
         language: str,
@@ -75,13 +75,13 @@ class SubtitleCalls(UploadCalls):
         The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
         ``dedupe`` as for ``create_subtitle``.
         """
-        check.video_id(video_id)
+        video_id = check.video_id(video_id)
         lang = check.language(language)
         local = await asyncio.to_thread(check_srt_file, path)
         return await self._attach_subtitle(video_id, local, language=lang, dedupe=dedupe)
 
     async def _attach_subtitle(
-        self, video_id: str, local: LocalFile, *, language: str, dedupe: bool
+        self, video_id: str | Video, local: LocalFile, *, language: str, dedupe: bool
     ) -> Subtitle:
         """Upload a subtitle file already checked (``check_srt_file``) and attach it."""
         uploaded = await self._send_file(local)
@@ -89,7 +89,7 @@ class SubtitleCalls(UploadCalls):
             video_id, language=language, url=uploaded.url, dedupe=dedupe
         )
 
-    async def list_subtitles(self, video_id: str) -> list[Subtitle]:
+    async def list_subtitles(self, video_id: str | Video) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
         request = self._api(
             "GET",

@@ -37,7 +37,12 @@ SUBTITLE_FORMATS = frozenset({"SRT"})
 
 
 def video_id(value: object, argument: str = "video_id") -> str:
-    """A video id: letters and digits only, so it can never change the request path."""
+    """A video id: letters and digits only, so it can never change the request path.
+    A ``Video`` (any object with a string ``id``) stands for its id: every call that
+    takes a video id takes the video too."""
+    ident = getattr(value, "id", None)
+    if not isinstance(value, str) and isinstance(ident, str):
+        value = ident
     if not isinstance(value, str):
         raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
     if not _VIDEO_ID.fullmatch(value):

@@ -91,7 +91,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
 
         return await create_checked(self.retry, create, find, what=request.what)
 
-    async def delete_video(self, video_id: str) -> None:
+    async def delete_video(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
         request = self._api("DELETE", f"/video/{check.video_id(video_id)}", scope="manage_videos")
@@ -219,17 +219,20 @@ class VideoCalls(UploadCalls, CategoryCalls):
             is_created_for_kids=is_created_for_kids,
         )
 
-    async def get_video(self, video_id: str, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
+    async def get_video(
+        self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS
+    ) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
         return await self._get_video(video_id, fields)
 
     async def _get_video(
-        self, video_id: str, fields: Iterable[str] | str, scope: str | None = None
+        self, video_id: str | Video, fields: Iterable[str] | str, scope: str | None = None
     ) -> Video:
         names = check.fields_value(fields)
+        video_id = check.video_id(video_id)
         request = self._api(
             "GET",
-            f"/video/{check.video_id(video_id)}",
+            f"/video/{video_id}",
             query=[("fields", names)],
             scope=scope,
         )
@@ -237,7 +240,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
 
     async def wait_until_ready(
         self,
-        video_id: str,
+        video_id: str | Video,
         *,
         timeout: float = 3600.0,
         poll: float = 2.0,
@@ -257,7 +260,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         an event about this video makes the next look happen at once instead of at the
         next poll; polling goes on as the fallback (a lost event costs one interval).
         """
-        check.video_id(video_id)
+        video_id = check.video_id(video_id)
         for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
             check.positive_number(value, name)
         loop = asyncio.get_running_loop()
@@ -283,7 +286,11 @@ class VideoCalls(UploadCalls, CategoryCalls):
         )
 
     async def update_video(
-        self, video_id: str, fields: Mapping[str, str], *, returning: Iterable[str] = VIDEO_FIELDS
+        self,
+        video_id: str | Video,
+        fields: Mapping[str, str],
+        *,
+        returning: Iterable[str] = VIDEO_FIELDS,
     ) -> Video:
         """``POST /video/<id>``: write fields given as form text (``{"title": "new"}``)."""
         form = []
@@ -299,21 +306,22 @@ class VideoCalls(UploadCalls, CategoryCalls):
 
     async def _post_video(
         self,
-        video_id: str,
+        video_id: str | Video,
         form: list[tuple[str, str]],
         returning: Iterable[str],
         scope: str | None = None,
     ) -> Video:
+        video_id = check.video_id(video_id)
         request = self._api(
             "POST",
-            f"/video/{check.video_id(video_id)}",
+            f"/video/{video_id}",
             query=[("fields", check.fields_value(returning))],
             form=form,
             scope=scope,
         )
         return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
 
-    async def set_password(self, video_id: str, password: str | None) -> Video:
+    async def set_password(self, video_id: str | Video, password: str | None) -> Video:
         """Protect a video with ``password``, or make it public again with ``None``.
 
         ``None`` travels as an empty ``password=`` field: a form has no NULL, and the

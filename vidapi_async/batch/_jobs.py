@@ -22,6 +22,7 @@ __all__ = [
     "SubtitleSpec",
     "UploadJob",
     "file_key",
+    "missing_key",
 ]
 
 
@@ -109,6 +110,14 @@ def file_key(path: str) -> str:
     st = os.stat(real)
     digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
     return digest.hexdigest()[:24]
+
+
+def missing_key(path: str) -> str:
+    """The key under which a job whose file is missing records its failure (blocking:
+    resolves the path); once the file is there, the job has its ``file_key`` and this
+    record is forgotten."""
+    real = os.path.realpath(path)
+    return hashlib.sha256(f"missing\0{real}".encode()).hexdigest()[:24]
 
 
 class JobStatus(enum.StrEnum):

@@ -148,6 +148,11 @@ class MemoryJournal:
         while len(self._done) > self._keep_done:
             self._done.popitem(last=False)
 
+    async def forget(self, key: str) -> None:
+        """Drop a job's record (one recorded under a key the job no longer has)."""
+        self._records.pop(key, None)
+        self._done.pop(key, None)
+
     async def close(self) -> None:
         self._records.clear()
         self._done.clear()
@@ -275,23 +280,7 @@ class SQLiteJournal:
         """Create the schema in a new file; in an old one, check it is ours, of a
         version we read, with known stages; then prove the file can be written."""
         try:
-            version = db.execute("pragma user_version").fetchone()[0]
-            tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
-            if version > SCHEMA_VERSION:
-                raise self._fail(f"written by a newer vidapi-async (schema {version})")
-            if tables and "jobs" not in tables:
-                raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
-            if "jobs" in tables:
-                columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-                missing = {*_COLUMNS, "updated"} - columns
-                if missing:
-                    raise self._fail(
-                        f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
-                    )
-                known = {str(stage) for stage in Stage}
-                for (stage,) in db.execute("select distinct stage from jobs"):
-                    if stage not in known:
-                        raise self._fail(f"a job has the unknown stage {stage!r}")
+            self._verify(db)
             db.execute("begin immediate")  # fails here, not after an upload, if read-only
             db.execute(_SCHEMA)
             db.execute(f"pragma user_version = {SCHEMA_VERSION}")
@@ -303,6 +292,28 @@ class SQLiteJournal:
             db.close()
             raise self._fail(f"cannot be used: {exc}") from None
         return db
+
+    def _verify(self, db: sqlite3.Connection) -> bool:
+        """Check, reading only, that ``db`` is a journal of a schema we read (or an
+        empty database): ``JournalError`` naming what is wrong. True if it has jobs."""
+        version = db.execute("pragma user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
+        if version > SCHEMA_VERSION:
+            raise self._fail(f"written by a newer vidapi-async (schema {version})")
+        if tables and "jobs" not in tables:
+            raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
+        if "jobs" in tables:
+            columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
+            missing = {*_COLUMNS, "updated"} - columns
+            if missing:
+                raise self._fail(
+                    f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
+                )
+            known = {str(stage) for stage in Stage}
+            for (stage,) in db.execute("select distinct stage from jobs"):
+                if stage not in known:
+                    raise self._fail(f"a job has the unknown stage {stage!r}")
+        return "jobs" in tables
 
     def _load(self, key: str) -> JobRecord | None:
         row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
@@ -316,6 +327,9 @@ class SQLiteJournal:
             _UPSERT,
             (*(values[c] for c in _COLUMNS), time.time()),
         )
+
+    def _forget(self, key: str) -> None:
+        self._connect().execute("delete from jobs where key = ?", (key,))
 
     def _close(self) -> None:
         if self._db is not None:
@@ -333,6 +347,10 @@ class SQLiteJournal:
     async def save(self, record: JobRecord) -> None:
         await self._run(self._save, attrs.evolve(record))
 
+    async def forget(self, key: str) -> None:
+        """Drop a job's record (one recorded under a key the job no longer has)."""
+        await self._run(self._forget, key)
+
     async def close(self) -> None:
         try:
             await self._run(self._close)
@@ -342,18 +360,25 @@ class SQLiteJournal:
     def records_sync(self) -> list[JobRecord]:
         """Every record (blocking; for tools and tests, not for the event loop). Reads
         without the lock, so a running batch can be watched; a journal whose schema is
-        not written yet has no records."""
+        not written yet has no records. A file that is not a journal (or a directory, or
+        none) raises ``JournalError`` naming it, as ``open`` does."""
+        if os.path.isdir(self.path):
+            raise self._fail("is a directory; give the journal's file, such as batch.sqlite")
+        if not os.path.isfile(self.path):
+            raise self._fail("no such file")
         # A URI, so that read-only is asked for; the path escaped ('?', '#', '%' in it).
         uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro"
-        db = sqlite3.connect(uri, uri=True)
         try:
-            try:
-                rows = db.execute(_SELECT + " order by updated").fetchall()
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):
-                    return []
-                raise
+            db = sqlite3.connect(uri, uri=True)
+        except sqlite3.Error as exc:
+            raise self._fail(f"cannot open it: {exc}") from None
+        try:
+            if not self._verify(db):
+                return []
+            rows = db.execute(_SELECT + " order by updated").fetchall()
             return [_record(row) for row in rows]
+        except sqlite3.DatabaseError as exc:
+            raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
 

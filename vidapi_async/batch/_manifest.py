@@ -91,7 +91,8 @@ def _headers(variable: str) -> dict[str, str]:
 def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[UploadJob]:
     """The jobs of a CSV manifest, one row at a time."""
     base = os.path.dirname(os.path.abspath(path))
-    with open(path, newline="", encoding="utf-8") as f:
+    # utf-8-sig: a manifest saved by Excel starts with a byte order mark
+    with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
         if "path" not in header and "url" not in header:

@@ -42,7 +42,15 @@ from .._errors import (
 )
 from .._files import LocalFile, check_srt_file, inspect_file
 from .._models import UploadSession, Video
-from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key, url_key
+from ._jobs import (
+    BatchProgress,
+    JobResult,
+    JobStatus,
+    UploadJob,
+    file_key,
+    missing_key,
+    url_key,
+)
 from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._postgres import PostgresJournal
 from ._spares import Spares
@@ -132,6 +140,8 @@ class BatchUploader:
         self._quota: QuotaExceededError | None = None
         """The first refusal for the account's quota: no new upload starts after it."""
         self._waiting = 0  # jobs queued that no pipeline has taken yet
+        self._channels: dict[str, InvalidArgumentError | None] = {}
+        """Each channel checked against the platform's categories, and its verdict."""
 
     async def __aenter__(self) -> BatchUploader:
         arg = self._journal_arg
@@ -246,12 +256,10 @@ class BatchUploader:
 
     async def _run_job(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
-        try:
-            key, local, subtitles = await asyncio.to_thread(_prepare, job)  # the job's one hop
-        except OSError:
-            self._count("failed")
-            missing = FileError(job.where, "no such file")
-            return JobResult(job, "", JobStatus.FAILED, None, Stage.PENDING, missing)
+        key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
+        forget = getattr(self._journal, "forget", None)
+        if stale is not None and forget is not None:
+            await forget(stale)  # the failure recorded while its file was missing
         if key in self._in_flight:
             self._count("failed")
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
@@ -318,10 +326,13 @@ class BatchUploader:
             # Every input is checked before the first byte is sent: a broken or missing
             # subtitle file fails the job here, not after its video exists.
             raise subtitles
+        if record.stage.rank < Stage.UPLOADED.rank and isinstance(local, FileError):
+            raise local
+        if record.stage.rank < Stage.CREATED.rank:
+            await self._check_channel(job.channel)
         if record.stage.rank < Stage.UPLOADED.rank:
+            assert not isinstance(local, FileError)
             self._check_quota()
-            if isinstance(local, FileError):
-                raise local
             await self._upload(job, record, local)  # None: a url job
         if record.stage.rank < Stage.CREATED.rank:
             video = None
@@ -376,6 +387,19 @@ class BatchUploader:
                 await client.wait_until_ready(record.video_id, timeout=self.ready_timeout)
             await self._advance(record, Stage.READY)
         await self._advance(record, Stage.DONE)
+
+    async def _check_channel(self, channel: str) -> None:
+        """``upload_video``'s check of a channel against the platform's categories,
+        once per distinct channel in a batch (its verdict kept)."""
+        if channel not in self._channels:
+            try:
+                await self.client._check_category(channel)
+                self._channels[channel] = None
+            except InvalidArgumentError as exc:
+                self._channels[channel] = exc
+        refused = self._channels[channel]
+        if refused is not None:
+            raise InvalidArgumentError("channel", refused.message)
 
     def _check_quota(self) -> None:
         """After the account's quota was refused, no job uploads or creates: each ends
@@ -536,28 +560,39 @@ _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 def _prepare(
     job: UploadJob,
-) -> tuple[str, LocalFile | FileError | None, dict[str, LocalFile] | UsageError]:
+) -> tuple[str, LocalFile | FileError | None, dict[str, LocalFile] | UsageError, str | None]:
     """Everything a job needs from the disk, in one trip to a worker thread (blocking):
-    its key (``OSError`` when the key comes from a missing file), its file checked, and
-    its subtitle files checked (or the first broken one). The checks' failures are
-    returned, not raised: a job the journal says is done needs neither."""
+    its key, its file checked, its subtitle files checked (or the first broken one),
+    and the key of a failure recorded while its file was missing, to forget. The
+    checks' failures are returned, not raised: a job the journal says is done needs
+    neither. A missing file's job has ``missing_key``: its failure is recorded there,
+    and a re-run tries it again."""
     local: LocalFile | FileError | None = None
+    stale = None
     if job.path is None:
         key = job.key if job.key is not None else url_key(job.url or "")
     else:
-        key = job.key if job.key is not None else file_key(job.path)
         try:
             local = inspect_file(job.path)
         except FileError as exc:
             local = exc
+        if job.key is not None:
+            key = job.key
+        else:
+            try:
+                key, stale = file_key(job.path), missing_key(job.path)
+            except OSError:
+                key = missing_key(job.path)
+                if not isinstance(local, FileError):
+                    local = FileError(job.where, "no such file")
     subtitles: dict[str, LocalFile] = {}
     for spec in job.subtitles:
         if spec.path is not None:
             try:
                 subtitles[spec.language] = check_srt_file(spec.path)
             except (FileError, SubtitleFileError) as exc:
-                return key, local, exc
-    return key, local, subtitles
+                return key, local, exc, stale
+    return key, local, subtitles, stale
 
 
 def _tag(key: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._client import Client
-from .._errors import QuotaExceededError
+from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._manifest import folder_entries
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
@@ -112,9 +112,8 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         for key in [k for k in per_file if k not in p.files]:
             bytes_bar.remove_task(per_file.pop(key))
 
-    results: list[JobResult] = []
-    with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-        async with BatchUploader(
+    try:
+        uploader = BatchUploader(
             client,
             concurrency=args.concurrency,
             journal=args.journal.where,
@@ -122,7 +121,20 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             workers=args.workers,
             progress=on_progress,
             wait_ready=args.wait_ready,
-        ) as batch:
+        )
+    except InvalidArgumentError as exc:
+        if exc.argument != "concurrency":
+            raise
+        ranges = f" x --workers {args.workers}" if args.chunked else ""
+        raise InvalidArgumentError(
+            "--concurrency",
+            f"{args.concurrency}{ranges} uploads at once need more connections than the "
+            f"vidapi command opens ({client.connection_limit}): give a lower --concurrency"
+            + (" or --workers" if args.chunked else ""),
+        ) from None
+    results: list[JobResult] = []
+    with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
+        async with uploader as batch:
             async for result in batch.run(_read_in_thread(args.source, args.channel)):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))

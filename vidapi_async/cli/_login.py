@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import getpass
 import os
 import secrets
@@ -18,6 +19,7 @@ from .._auth import OAuth, authorize_url, pkce_pair
 from .._client import Client
 from .._models import AccessToken
 from .._tokens import StoredLogin, TokenStore
+from ._args import port, positive_number
 from ._exit import EXIT_OK
 
 if TYPE_CHECKING:
@@ -42,8 +44,10 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "$VIDAPI_CLIENT_SECRET or asked for, never taken from the command line",
     )
     p.add_argument("--scope", default="manage_videos", help="space-separated scopes")
-    p.add_argument("--port", type=int, default=0, help="local port for the redirect")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the page")
+    p.add_argument("--port", type=port, default=0, help="local port for the redirect")
+    p.add_argument(
+        "--timeout", type=positive_number, default=300.0, help="seconds to wait for the page"
+    )
     p.add_argument("--no-browser", action="store_true", help="only print the address")
     p.add_argument(
         "--expect-user",
@@ -117,7 +121,15 @@ async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str], 
         finally:
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    try:
+        server = await asyncio.start_server(handle, "127.0.0.1", port)
+    except OSError as exc:
+        why = "in use by another program" if exc.errno == errno.EADDRINUSE else exc.strerror
+        failed = e.InvalidArgumentError(
+            "--port", f"cannot listen on 127.0.0.1:{port}: {why}; pick another, or 0 for any"
+        )
+        ready.set_exception(failed)  # said at once, not after the wait for the address
+        raise failed from None
     try:
         ready.set_result(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/callback")
         return await asyncio.wait_for(got, timeout)
@@ -143,6 +155,8 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
         redirect_uri = await asyncio.wait_for(asyncio.shield(ready), 10)
     except BaseException:
         waiting.cancel()
+        if waiting.done() and not waiting.cancelled():
+            waiting.exception()  # the same error as ready's: retrieved, not left to warn
         raise
     url = authorize_url(
         args.base_url,

@@ -23,6 +23,7 @@ from .._client import DEFAULT_BASE_URL, Client
 from .._files import check_srt_file, inspect_file
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
+from ._args import existing_file, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
@@ -65,6 +66,7 @@ def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
     p.add_argument(
         "--proxy",
+        type=proxy_url,
         default=default(None),
         metavar="URL",
         help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
@@ -137,8 +139,8 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the whole mission against the bundled emulator")
     demo.add_argument("--no-serve", action="store_true", help="exit when done")
-    demo.add_argument("--port", type=int, default=0)
-    demo.add_argument("--upload-port", type=int, default=0)
+    demo.add_argument("--port", type=port, default=0)
+    demo.add_argument("--upload-port", type=port, default=0)
     for command in sub.choices.values():
         _global_options(command, defaults=False)
     return p
@@ -155,26 +157,33 @@ def _version() -> str:
 
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8400)
+    p.add_argument("--port", type=port, default=8400)
     p.add_argument(
         "--upload-port",
-        type=int,
+        type=port,
         default=None,
         help="default: --port + 1 (with --port 0, a free port)",
     )
     p.add_argument("--data-dir", default=None, help="keep state and files here across restarts")
-    p.add_argument("--error-rate", type=float, default=0.0)
-    p.add_argument("--rate-limit-rate", type=float, default=0.0)
-    p.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
-    p.add_argument("--reset-rate", type=float, default=0.0)
+    p.add_argument("--error-rate", type=non_negative_number, default=0.0)
+    p.add_argument("--rate-limit-rate", type=non_negative_number, default=0.0)
+    p.add_argument(
+        "--latency", type=non_negative_number, default=0.0, help="seconds added per request"
+    )
+    p.add_argument("--reset-rate", type=non_negative_number, default=0.0)
     p.add_argument("--videos-per-day", type=int, default=None)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument(
-        "--encoding-delay", type=float, default=0.2, help="seconds a new video is processing"
+        "--encoding-delay",
+        type=non_negative_number,
+        default=0.2,
+        help="seconds a new video is processing",
     )
     p.add_argument("--tls", action="store_true", help="https with a self-signed certificate")
-    p.add_argument("--tls-cert", default=None, help="serve https with this certificate")
-    p.add_argument("--tls-key", default=None, help="the key of --tls-cert")
+    p.add_argument(
+        "--tls-cert", type=existing_file, default=None, help="serve https with this certificate"
+    )
+    p.add_argument("--tls-key", type=existing_file, default=None, help="the key of --tls-cert")
     p.add_argument(
         "--control-secret", default=None, help="for /_emulator/* (default: random, printed)"
     )
@@ -205,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.command == "batch":
             again = shlex.join(["vidapi", *argv])
+            if not console.is_terminal:  # the last progress line ends with no newline
+                console.line()
             console.print(
                 f"stopped; to resume, run the same command again: {again}",
                 highlight=False,
@@ -315,8 +326,11 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         subtitles.append((check.language(lang), path))
         await asyncio.to_thread(check_srt_file, path)
     password = await asyncio.to_thread(_read_password) if args.password else None
-    if args.password:
-        check.password(password)
+    if password == "":
+        raise e.InvalidArgumentError(
+            "--password", "the input was empty: type one, or leave out --password for none"
+        )
+    await client._check_category(args.channel)  # upload_video's check, before a byte
     uploaded = await upload_with_bar(
         client, args.file, console, chunked=True if args.chunked else None, workers=args.workers
     )
@@ -358,7 +372,9 @@ def _embed(args: argparse.Namespace) -> int:
             args.player_id, args.id, {"mute": True} if args.mute else None
         )
     elif args.sdk:
-        text = embed.sdk_html(args.id, flags)
+        # the SDK script from the embed host given (the emulator serves it at /js/all.js)
+        sdk = {"sdk_url": f"{args.embed_url.rstrip('/')}/js/all.js"} if args.embed_url else {}
+        text = embed.sdk_html(args.id, flags, **sdk)
     else:
         host = {"embed_url": args.embed_url} if args.embed_url else {}
         text = embed.iframe_html(args.id, flags, **host)

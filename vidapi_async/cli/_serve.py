@@ -28,10 +28,12 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
     upload_port = args.upload_port
     if upload_port is None:  # next to the API's, or (--port 0) a free one of its own
         upload_port = args.port + 1 if args.port else 0
+        if upload_port > 65535:
+            raise InvalidArgumentError(
+                "--upload-port", f"--port {args.port} leaves no port + 1 for uploads: give one"
+            )
     if (args.tls_cert is None) != (args.tls_key is None):
         raise InvalidArgumentError("--tls-cert/--tls-key", "give both, or neither")
-    if args.encoding_delay < 0:
-        raise InvalidArgumentError("--encoding-delay", "must be 0 or more seconds")
     emulator = Emulator(
         host=args.host,
         port=args.port,

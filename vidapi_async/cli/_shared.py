@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
+from ._args import positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import time_column
@@ -45,13 +46,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
     w.add_argument(
         "--stalled-after",
-        type=float,
+        type=positive_number,
         default=60.0,
         help="seconds without a heartbeat before a worker's jobs are taken over",
     )
     w.add_argument(
         "--max-requests-per-second",
-        type=float,
+        type=positive_number,
         default=None,
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
@@ -200,13 +201,18 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
 
-def _print_status(args: argparse.Namespace, console: Console, status: dict[str, object]) -> None:
+def _print_status(
+    args: argparse.Namespace,
+    console: Console,
+    status: dict[str, object],
+    title: str = "shared batch (PostgreSQL journal)",
+) -> None:
     if args.json:
         print(json.dumps(status, indent=2))
         return
     from rich.table import Table
 
-    table = Table(title="shared batch")
+    table = Table(title=title)
     table.add_column("jobs")
     table.add_column("count")
     for name, count in status.items():
@@ -222,8 +228,9 @@ def _print_status(args: argparse.Namespace, console: Console, status: dict[str, 
 def sqlite_status(path: str) -> dict[str, object]:
     """A SQLite journal's jobs ``done``, ``failed`` (an error recorded), ``unfinished``,
     and counts per ``stages`` (blocking: run it off the loop). Reads without the lock,
-    so a running batch can be watched."""
-    if not os.path.isfile(path):
+    so a running batch can be watched; a file that is not one: ``JournalError``, as
+    ``vidapi batch`` says."""
+    if not os.path.exists(path):
         raise InvalidArgumentError("--journal", f"no journal at {path!r}")
     records = SQLiteJournal(path).records_sync()
     done = sum(r.stage is Stage.DONE for r in records)
@@ -239,7 +246,8 @@ def sqlite_status(path: str) -> dict[str, object]:
 
 async def run_status(args: argparse.Namespace, console: Console) -> int:
     if not is_shared(args.journal):
-        _print_status(args, console, await asyncio.to_thread(sqlite_status, args.journal.where))
+        counts = await asyncio.to_thread(sqlite_status, args.journal.where)
+        _print_status(args, console, counts, title=f"SQLite journal {args.journal.where}")
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
