@@ -143,13 +143,14 @@ def emulator_env(emulator: Emulator) -> dict[str, str]:
 
 
 async def run_program(
-    code: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+    code: str, cwd: Path, env: dict[str, str] | None = None, *args: str, timeout: float = 120
 ) -> str:
     """Run a block as a program of its own, as a user would save and run it; its output."""
     (cwd / "program.py").write_text(code, encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "program.py",
+        *args,
         cwd=cwd,
         env=env or dict(os.environ),
         stdout=asyncio.subprocess.PIPE,

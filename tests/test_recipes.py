@@ -6,6 +6,9 @@ source server sees."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import os
 import re
 import signal
 import sys
@@ -14,12 +17,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+from aiohttp import web
 
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
 
 from .conftest import make_file, stored_bytes
-from .test_docs import doc_block, emulator_env
+from .test_docs import doc_block, emulator_env, run_program
 
 
 @asynccontextmanager
@@ -100,3 +104,103 @@ async def test_webhook_receiver_publishes_once_encoding_is_done(
     delivered = [d for d in emulator.webhook_deliveries if d["status"] == 204]
     assert delivered, emulator.webhook_deliveries
     assert await client.get_webhook() is None  # removed on SIGTERM
+
+
+@asynccontextmanager
+async def object_store(objects: dict[str, bytes]) -> AsyncIterator[tuple[str, list[str]]]:
+    """An S3-style store on 127.0.0.1 that serves an object only to a request whose
+    signature (an HMAC of its path and expiry) is right; its address and the paths asked."""
+    asked: list[str] = []
+
+    async def get(request: web.Request) -> web.Response:
+        asked.append(request.path)
+        expected = sign(request.path, request.query.get("X-Amz-Expires", ""))
+        if request.query.get("X-Amz-Signature") != expected or request.path not in objects:
+            return web.Response(status=403, text="SignatureDoesNotMatch")
+        return web.Response(body=objects[request.path])
+
+    app = web.Application()
+    app.router.add_get("/{name:.*}", get)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    try:
+        yield f"http://{host}:{port}", asked
+    finally:
+        await runner.cleanup()
+
+
+def sign(path: str, expires: str) -> str:
+    return hmac.new(b"store-secret", f"{path}:{expires}".encode(), hashlib.sha256).hexdigest()
+
+
+def presigned(store: str, path: str, expires: str) -> str:
+    return f"{store}{path}?X-Amz-Expires={expires}&X-Amz-Signature={sign(path, expires)}"
+
+
+async def test_presigned_urls_are_streamed_through_and_a_resigned_list_is_skipped(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    objects = {"/bucket/a.mp4": os.urandom(150_000), "/bucket/b.mp4": os.urandom(90_000)}
+    env = emulator_env(emulator)
+    async with object_store(objects) as (store, asked):
+        listing = tmp_path / "presigned.txt"
+        listing.write_text(
+            "# signed for an hour\n" + "".join(presigned(store, p, "3600") + "\n" for p in objects)
+        )
+        out = await run_program(doc_block("presigned-urls"), tmp_path, env, "presigned.txt")
+        assert sorted(line.split()[0] for line in out.splitlines()) == ["done", "done"]
+        assert "X-Amz-Signature" not in out and sign("/bucket/a.mp4", "3600") not in out
+        stored = {v["title"]: stored_bytes(emulator, v["url"]) for v in emulator.videos()}
+        assert stored == {"a": objects["/bucket/a.mp4"], "b": objects["/bucket/b.mp4"]}
+        # the old signatures expired: the list is signed again, and nothing is done twice
+        listing.write_text("".join(presigned(store, p, "7200") + "\n" for p in objects))
+        asked.clear()
+        out = await run_program(doc_block("presigned-urls"), tmp_path, env, "presigned.txt")
+        assert sorted(line.split()[0] for line in out.splitlines()) == ["skipped", "skipped"]
+        assert asked == []
+        assert len(emulator.videos()) == 2
+        journal = (tmp_path / "presigned.sqlite").read_bytes()
+        assert sign("/bucket/a.mp4", "3600").encode() not in journal
+
+
+async def test_csv_migration_stopped_by_ctrl_c_resumes_with_one_video_per_row(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    rows = [f"clip{i}.mp4" for i in range(6)]
+    for name in rows:
+        make_file(tmp_path / name, 50_000)
+    (tmp_path / "manifest.csv").write_text(
+        "path,title,channel\n" + "".join(f"{n},Clip {n[4]},news\n" for n in rows)
+    )
+    (tmp_path / "program.py").write_text(doc_block("csv-migration"), encoding="utf-8")
+    emulator.faults.latency = 0.3  # every request takes a while: Ctrl-C lands mid-batch
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "program.py",
+        "manifest.csv",
+        cwd=tmp_path,
+        env=emulator_env(emulator),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    first = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    assert first.startswith("done "), first
+    proc.send_signal(signal.SIGINT)  # Ctrl-C, after one job is done and others under way
+    rest, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 130, err.decode()
+    assert "run the same command again" in rest.decode()
+    before = len(emulator.videos())
+    assert before < len(rows)
+    emulator.faults.latency = 0.0
+    out = await run_program(
+        doc_block("csv-migration"), tmp_path, emulator_env(emulator), "manifest.csv"
+    )
+    statuses = sorted(line.split()[0] for line in out.splitlines())
+    assert statuses.count("skipped") >= 1 and "failed" not in statuses
+    assert len(statuses) == len(rows)
+    titles = sorted(v["title"] for v in emulator.videos())
+    assert titles == sorted(f"Clip {i}" for i in range(6))  # one video per row
