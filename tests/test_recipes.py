@@ -5,11 +5,14 @@ source server sees."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import configparser
 import hashlib
 import hmac
 import os
 import re
+import shlex
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -17,6 +20,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+import yaml
 from aiohttp import web
 
 import vidapi_async as va
@@ -204,3 +208,33 @@ async def test_csv_migration_stopped_by_ctrl_c_resumes_with_one_video_per_row(
     assert len(statuses) == len(rows)
     titles = sorted(v["title"] for v in emulator.videos())
     assert titles == sorted(f"Clip {i}" for i in range(6))  # one video per row
+
+
+def vidapi_parses(argv: list[str]) -> argparse.Namespace:
+    from vidapi_async.cli._main import _parser
+
+    return _parser().parse_args(argv)
+
+
+def test_the_fleet_unit_runs_a_worker_the_parser_accepts() -> None:
+    unit = configparser.ConfigParser(interpolation=None)
+    unit.read_string(doc_block("fleet-unit"))
+    exec_start = shlex.split(unit["Service"]["ExecStart"])
+    assert Path(exec_start[0]).name == "vidapi"
+    args = vidapi_parses(exec_start[1:])
+    assert (args.command, args.concurrency) == ("worker", 8)
+    assert args.journal.startswith("postgresql://") and ":" not in args.journal.split("@")[0][13:]
+    assert unit["Service"]["KillSignal"] == "SIGTERM"  # the worker finishes its jobs on it
+    assert "VIDAPI_TOKEN" not in doc_block("fleet-unit").replace("`", "")
+
+
+def test_the_fleet_compose_file_runs_workers_beside_postgres() -> None:
+    compose = yaml.safe_load(doc_block("fleet-compose"))
+    worker = compose["services"]["worker"]
+    args = vidapi_parses(worker["command"][1:])
+    assert args.command == "worker"
+    assert "@db:5432/" in args.journal and ":" not in args.journal.split("@")[0][13:]
+    assert worker["deploy"]["replicas"] == 3
+    assert worker["depends_on"]["db"]["condition"] == "service_healthy"
+    assert worker["environment"]["VIDAPI_TOKEN"] == "${VIDAPI_TOKEN}"  # from the shell
+    assert "POSTGRES_PASSWORD" not in compose["services"]["db"]["environment"]
