@@ -18,8 +18,10 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 from aiohttp import web
 
@@ -238,3 +240,39 @@ def test_the_fleet_compose_file_runs_workers_beside_postgres() -> None:
     assert worker["depends_on"]["db"]["condition"] == "service_healthy"
     assert worker["environment"]["VIDAPI_TOKEN"] == "${VIDAPI_TOKEN}"  # from the shell
     assert "POSTGRES_PASSWORD" not in compose["services"]["db"]["environment"]
+
+
+async def test_fastapi_upload_answers_the_embed(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx
+
+    for name in ("VIDAPI_TOKEN", "VIDAPI_BASE_URL", "VIDAPI_EMBED_URL"):
+        monkeypatch.setenv(name, emulator_env(emulator)[name])
+    module: dict[str, Any] = {"__name__": "upload_app"}
+    exec(compile(doc_block("fastapi-upload"), "upload_app.py", "exec"), module)  # noqa: S102
+    app = module["app"]
+    movie = make_file(tmp_path / "holiday.mp4", 2_500_000)  # over 1 MiB: spooled to disk
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://app"
+        ) as web_client,
+    ):
+        page = await web_client.get("/")
+        assert 'enctype="multipart/form-data"' in page.text
+        with movie.open("rb") as body:
+            answer = await web_client.post(
+                "/upload", data={"title": "Holiday <3"}, files={"file": ("holiday.mp4", body)}
+            )
+        assert answer.status_code == 200, answer.text
+        refused = await web_client.post(
+            "/upload", data={"title": " "}, files={"file": ("x.mp4", b"x")}
+        )
+        assert refused.status_code == 400
+        assert "title" in refused.text
+    [video] = emulator.videos()
+    assert video["title"] == "Holiday <3"
+    assert "<p>Holiday &lt;3</p>" in answer.text
+    assert f'src="{emulator.embed_url}/embed/video/{video["id"]}"' in answer.text
+    assert stored_bytes(emulator, video["url"]) == movie.read_bytes()
