@@ -216,3 +216,13 @@ async def test_batch_fragment_uploads_every_file_with_its_subtitles(
     assert emulator.state.count("subtitle") == 2
     assert capsys.readouterr().out.count(" done ") == 2
     assert (tmp_path / "migration.sqlite").exists()
+
+
+def test_the_readme_links_into_the_site_and_every_link_resolves() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert {"docs/getting-started.md", "docs/reference/cli.md", "docs/recipes/index.md"} <= set(
+        local
+    )
+    assert [link for link in local if not (ROOT / link).exists()] == []
