@@ -147,23 +147,17 @@ async def test_sdk_snippet_plays_and_mute_follows_the_parameter(
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def site_url(built_site: Path) -> Iterator[str]:
     """The built site, served over http on 127.0.0.1 (search needs http, not file:)."""
     import functools
     import http.server
     import threading
 
-    from .test_site import build_site
-
-    site = tmp_path_factory.mktemp("site")
-    built = build_site(site)
-    assert built.returncode == 0, built.stdout + built.stderr
-
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    handler = functools.partial(Quiet, directory=str(site))
+    handler = functools.partial(Quiet, directory=str(built_site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -5,9 +5,6 @@ the building machine's environment (a token) lands in a page."""
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -19,34 +16,7 @@ import vidapi_async.emulator
 import vidapi_async.testing
 import vidapi_async.webhooks
 
-ROOT = Path(__file__).resolve().parent.parent
-PLANTED_TOKEN = "planted-token-0c6a41"  # in the environment of the build: must not leak
-
-
-def build_site(site: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "VIDAPI_TOKEN": PLANTED_TOKEN,
-        "VIDAPI_BASE_URL": "http://127.0.0.1:9/planted",
-        "NO_MKDOCS_2_WARNING": "1",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("site")
-    built = build_site(path)
-    assert built.returncode == 0, built.stdout + built.stderr
-    return path
+from .conftest import PLANTED_TOKEN
 
 
 def inventory(site: Path) -> set[str]:
@@ -67,15 +37,15 @@ def inventory(site: Path) -> set[str]:
     ],
     ids=lambda m: m.__name__,
 )
-def test_every_public_name_has_a_reference_entry(site: Path, module: object) -> None:
-    names = inventory(site)
+def test_every_public_name_has_a_reference_entry(built_site: Path, module: object) -> None:
+    names = inventory(built_site)
     prefix = getattr(module, "__name__")  # noqa: B009 - the module object, typed loosely
     missing = [n for n in getattr(module, "__all__") if f"{prefix}.{n}" not in names]  # noqa: B009
     assert missing == []
 
 
-def test_the_client_page_has_its_calls(site: Path) -> None:
-    names = inventory(site)
+def test_the_client_page_has_its_calls(built_site: Path) -> None:
+    names = inventory(built_site)
     for call in ("upload_video", "upload_file", "wait_until_ready", "paginate", "set_webhook"):
         assert f"vidapi_async.Client.{call}" in names, call
 
@@ -87,8 +57,8 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     return dict(sub.choices)
 
 
-def test_every_command_and_option_is_in_the_cli_reference(site: Path) -> None:
-    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+def test_every_command_and_option_is_in_the_cli_reference(built_site: Path) -> None:
+    page = (built_site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     found = commands()
     assert {"upload", "batch", "worker", "status", "serve", "login", "api"} <= found.keys()
     for name, parser in found.items():
