@@ -225,7 +225,8 @@ def test_the_fleet_unit_runs_a_worker_the_parser_accepts() -> None:
     assert Path(exec_start[0]).name == "vidapi"
     args = vidapi_parses(exec_start[1:])
     assert (args.command, args.concurrency) == ("worker", 8)
-    assert args.journal.startswith("postgresql://") and ":" not in args.journal.split("@")[0][13:]
+    assert args.journal.kind == "postgresql"
+    assert ":" not in args.journal.where.split("@")[0][len("postgresql://") :]  # no password
     assert unit["Service"]["KillSignal"] == "SIGTERM"  # the worker finishes its jobs on it
     assert "VIDAPI_TOKEN" not in doc_block("fleet-unit").replace("`", "")
 
@@ -235,7 +236,8 @@ def test_the_fleet_compose_file_runs_workers_beside_postgres() -> None:
     worker = compose["services"]["worker"]
     args = vidapi_parses(worker["command"][1:])
     assert args.command == "worker"
-    assert "@db:5432/" in args.journal and ":" not in args.journal.split("@")[0][13:]
+    assert args.journal.kind == "postgresql" and "@db:5432/" in args.journal.where
+    assert ":" not in args.journal.where.split("@")[0][len("postgresql://") :]  # no password
     assert worker["deploy"]["replicas"] == 3
     assert worker["depends_on"]["db"]["condition"] == "service_healthy"
     assert worker["environment"]["VIDAPI_TOKEN"] == "${VIDAPI_TOKEN}"  # from the shell
