@@ -5,6 +5,7 @@ the building machine's environment (a token) lands in a page."""
 from __future__ import annotations
 
 import argparse
+import re
 import zlib
 from pathlib import Path
 
@@ -72,3 +73,13 @@ def test_every_command_and_option_is_in_the_cli_reference(built_site: Path) -> N
         assert f"<td>{code}</td>" in page
     assert PLANTED_TOKEN not in page
     assert "127.0.0.1:9/planted" not in page  # defaults come from a clean environment
+
+
+def test_no_sphinx_roles_show_in_the_reference(built_site: Path) -> None:
+    """Docstrings are rendered as Markdown: a :class: role would show as text."""
+    shown = [
+        page.relative_to(built_site).as_posix()
+        for page in (built_site / "reference").rglob("*.html")
+        if re.search(r":(class|func|meth|attr|mod):", page.read_text(encoding="utf-8"))
+    ]
+    assert shown == []
