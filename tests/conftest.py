@@ -4,6 +4,8 @@ work with aiohttp 3.14 (pnuckowski/aioresponses#289)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import types
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -112,3 +114,36 @@ class Mocked:
 def mocked() -> Iterator[Mocked]:
     with aioresponses() as m:
         yield Mocked(m)
+
+
+# -- the documentation site ------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANTED_TOKEN = "planted-token-0c6a41"  # in the environment of the build: must not leak
+
+
+def build_site(site: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "VIDAPI_TOKEN": PLANTED_TOKEN,
+        "VIDAPI_BASE_URL": "http://127.0.0.1:9/planted",
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built once per test run (the browser test serves the same build)."""
+    path = tmp_path_factory.mktemp("site")
+    built = build_site(path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return path

@@ -1,5 +1,7 @@
 """In headless Chromium: the library's iframe embed and its DM.player snippet, served
-by the emulator, play the uploaded video, muted when asked."""
+by the emulator, play the uploaded video, muted when asked.
+And the documentation site: its home page, the Client reference and a search.
+"""
 
 from __future__ import annotations
 
@@ -139,3 +141,64 @@ async def test_sdk_snippet_plays_and_mute_follows_the_parameter(
             driver.switch_to.default_content()
 
     assert (await asyncio.to_thread(loud_state))["muted"] is False
+
+
+# -- the documentation site ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site: Path) -> Iterator[str]:
+    """The built site, served over http on 127.0.0.1 (search needs http, not file:)."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _text_appears(driver: Any, selector: str, text: str) -> str:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def found(d: Any) -> str | bool:
+        for element in d.find_elements(By.CSS_SELECTOR, selector):
+            if text in element.text:
+                return str(element.text)
+        return False
+
+    return str(WebDriverWait(driver, 30).until(found))
+
+
+def test_site_home_client_reference_and_search(driver: Any, site_url: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver.get(site_url + "/")
+    _text_appears(driver, "article", "Getting started")
+    links = {a.text for a in driver.find_elements(By.CSS_SELECTOR, "article a")}
+    assert {"Getting started", "Recipes", "Reference"} <= links
+
+    driver.get(site_url + "/reference/client/")
+    _text_appears(driver, "article h2", "Client")
+    _text_appears(driver, "article", "upload_video")
+
+    driver.get(site_url + "/")
+    driver.find_element(By.CSS_SELECTOR, "label[for='__search']").click()
+    box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
+    box.send_keys("upload_video")
+    hit = _text_appears(driver, ".md-search-result__item", "upload_video")
+    assert "upload_video" in hit
+    box.send_keys(Keys.ESCAPE)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from .test_docs import doc_block
 
 
 async def test_fixtures_give_a_running_emulator_and_a_ready_client(
@@ -30,12 +29,9 @@ def test_the_plugin_is_registered_by_entry_point() -> None:
     assert plugins.get("vidapi") == "vidapi_async._pytest_plugin"
 
 
-def readme_plugin_example() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("For your own tests, installing the package registers", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match is not None
-    return match.group(1)
+def docs_plugin_example() -> str:
+    """The example of docs/guides/testing.md."""
+    return doc_block("pytest-plugin")
 
 
 @pytest.mark.parametrize("mode", ["strict", "auto"])
@@ -43,13 +39,13 @@ async def test_the_documented_example_passes_in_a_separate_project(
     tmp_path: Path, mode: str
 ) -> None:
     """A user's own project (its own pytest.ini, no conftest of ours) in pytest-asyncio's
-    strict mode (the default) and in auto mode: the README's example passes as written."""
+    strict mode (the default) and in auto mode: the documented example passes as written."""
     (tmp_path / "pytest.ini").write_text(
         f"[pytest]\nasyncio_mode = {mode}\nasyncio_default_fixture_loop_scope = function\n"
         "filterwarnings = error\n",
         encoding="utf-8",
     )
-    (tmp_path / "test_mine.py").write_text(readme_plugin_example(), encoding="utf-8")
+    (tmp_path / "test_mine.py").write_text(docs_plugin_example(), encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

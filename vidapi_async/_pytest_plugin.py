@@ -14,10 +14,10 @@ one unless the project sets ``asyncio_mode = "auto"``::
         video = await vidapi_client.upload_video(path, title="t", channel="news")
         assert [v["id"] for v in vidapi_emulator.videos()] == [video.id]
 
-- ``vidapi_emulator``: a running :class:`~vidapi_async.emulator.Emulator`, fresh per test;
+- ``vidapi_emulator``: a running ``Emulator``, fresh per test;
   its ``faults``, ``requests`` and ``videos()`` let a test inject failures and inspect
   what arrived.
-- ``vidapi_client``: a :class:`~vidapi_async.Client` pointed at it with a token that has
+- ``vidapi_client``: a ``Client`` pointed at it with a token that has
   every scope (``vidapi_async.testing.client_for``).
 """
 

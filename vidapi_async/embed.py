@@ -4,12 +4,12 @@ Two generations of player:
 
 - the legacy player of the spec: an iframe on ``{embed_url}/embed/video/<id>?<params>``
   and the JS SDK (``{sdk_url}``) call ``DM.player(element, {video, width, height, params})``;
-  parameters are :class:`PlayerParams`, written ``1``/``0`` in URLs;
+  parameters are ``PlayerParams``, written ``1``/``0`` in URLs;
 - the current Player ID embeds (a player configured on the platform, id ``x...``):
   an iframe ``{player_host}/player/<PLAYER_ID>.html?video=<id>``, an embed script
   ``<script src=".../player/<PLAYER_ID>.js" data-video=... data-params=...>`` and the
   library script with ``dailymotion.createPlayer(...)``; parameters are
-  :class:`RuntimeParams`.
+  ``RuntimeParams``.
 
 Hosts default to the platform's and can all be overridden (the local emulator, a
 partner host). Parameters given as a mapping use the platform's own names and an unknown

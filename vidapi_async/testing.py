@@ -1,7 +1,7 @@
 """A client for the emulator, for tests and scripts (needs no pytest).
 
-``client_for(emulator, **client_options)`` builds a :class:`~vidapi_async.Client` for a
-running :class:`~vidapi_async.emulator.Emulator`: its base URL, the demo token (every
+``client_for(emulator, **client_options)`` builds a ``Client`` for a
+running ``Emulator``: its base URL, the demo token (every
 scope) and trust in its certificate when it serves https.
 
 Installing the package also registers a pytest plugin (``vidapi_async._pytest_plugin``,

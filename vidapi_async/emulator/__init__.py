@@ -17,7 +17,7 @@ Standalone: ``vidapi serve --port 8400 --data-dir ./emu`` (state survives restar
 The emulator is a second implementation of the platform: nothing here imports the
 client package, so it can catch the client's mistakes. Control endpoints on the API
 host need the header ``X-Emulator-Control: <emu.control_secret>``: ``POST
-/_emulator/reset``, ``GET``/``POST /_emulator/faults`` (JSON of :class:`Faults`),
+/_emulator/reset``, ``GET``/``POST /_emulator/faults`` (JSON of ``Faults``),
 ``GET /_emulator/requests`` (the request log, secrets masked) and ``GET
 /_emulator/stats``.
 """
