@@ -41,6 +41,7 @@ from .._errors import (
     VidapiError,
 )
 from .._files import LocalFile, check_srt_file, inspect_file
+from .._metrics import MetricsServer
 from .._models import UploadSession, Video
 from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key, url_key
 from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
@@ -49,7 +50,7 @@ from ._spares import Spares
 
 __all__ = ["BatchUploader"]
 
-log = logging.getLogger("vidapi_async")
+log = logging.getLogger("vidapi_async.batch")
 
 
 _STOP = object()
@@ -82,8 +83,15 @@ class BatchUploader:
         progress: Callable[[BatchProgress], Any] | None = None,
         wait_ready: bool = False,
         ready_timeout: float = 3600.0,
+        metrics_port: int | None = None,
     ) -> None:
         self.client = client
+        if metrics_port is not None and (
+            not isinstance(metrics_port, int) or not 0 <= metrics_port <= 65535
+        ):
+            raise InvalidArgumentError("metrics_port", "expected a port number (0: any free one)")
+        self._metrics_port = metrics_port
+        self._metrics: MetricsServer | None = None
         self.wait_ready = wait_ready
         """Each job also waits until the platform has encoded its video (stage
         ``ready``); a failed encoding fails the job with ``EncodingError``."""
@@ -133,7 +141,27 @@ class BatchUploader:
         """The first refusal for the account's quota: no new upload starts after it."""
         self._waiting = 0  # jobs queued that no pipeline has taken yet
 
+    @property
+    def metrics_port(self) -> int | None:
+        """The port ``/metrics`` is served on while the batch runs (``metrics_port=0``:
+        the one the system chose), or ``None``."""
+        return None if self._metrics is None else self._metrics.port
+
     async def __aenter__(self) -> BatchUploader:
+        if self._metrics_port is not None and self._metrics is None:
+            self._metrics = MetricsServer(self._metrics_port)
+        try:
+            return await self._open()
+        except BaseException:
+            self._close_metrics()
+            raise
+
+    def _close_metrics(self) -> None:
+        if self._metrics is not None:
+            server, self._metrics = self._metrics, None
+            server.close()
+
+    async def _open(self) -> BatchUploader:
         arg = self._journal_arg
         if arg is None:
             self._journal, self._owns_journal = MemoryJournal(), True
@@ -160,9 +188,12 @@ class BatchUploader:
         # Leaving the block stops a run whose iteration was abandoned (a ``break`` does
         # not close an async generator at once).
         await self._stop_tasks()
-        if self._journal is not None and self._owns_journal:
-            await self._journal.close()
-        self._journal = None
+        try:
+            if self._journal is not None and self._owns_journal:
+                await self._journal.close()
+        finally:
+            self._journal = None
+            self._close_metrics()
 
     async def _stop_tasks(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -245,6 +276,21 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def _run_job(self, job: UploadJob) -> JobResult:
+        observer = self.client._transport.observer
+        if not observer.active:
+            return await self._run_job_inner(job)
+        started = time.perf_counter()
+        observer.job_started()
+        outcome = "failed"
+        try:
+            with observer.job_span():
+                result = await self._run_job_inner(job)
+            outcome = result.status.value
+            return result
+        finally:
+            observer.job_finished(outcome, time.perf_counter() - started)
+
+    async def _run_job_inner(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         try:
             key, local, subtitles = await asyncio.to_thread(_prepare, job)  # the job's one hop
@@ -257,6 +303,7 @@ class BatchUploader:
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
+        self.client._transport.observer.label_job(key)
         try:
             record = await self._journal.load(key) or JobRecord(key)
             if record.stage is Stage.DONE:
@@ -271,6 +318,7 @@ class BatchUploader:
             except VidapiError as exc:
                 if isinstance(exc, QuotaExceededError) and self._quota is None:
                     self._quota = exc
+                    self.client._transport.observer.quota_refused()
                     log.warning("the account's quota is reached: no new upload will start")
                 record.error = f"{type(exc).__name__}: {exc}"
                 await self._journal.save(record)

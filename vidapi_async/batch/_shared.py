@@ -219,9 +219,11 @@ class SharedBatch:
         poll: float = 1.0,
         max_requests_per_second: float | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
+        metrics_port: int | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
-        queued and none is held by a worker with a fresh heartbeat.
+        queued and none is held by a worker with a fresh heartbeat. ``metrics_port``:
+        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
         this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does."""
@@ -230,7 +232,9 @@ class SharedBatch:
         if max_requests_per_second is not None:  # for this work only: the client's own after
             transport._rate = self.shared_rate(max_requests_per_second)
         try:
-            await self._work(client, concurrency, until_empty, stalled_after, poll, progress)
+            await self._work(
+                client, concurrency, until_empty, stalled_after, poll, progress, metrics_port
+            )
         finally:
             transport._rate = kept
 
@@ -242,10 +246,15 @@ class SharedBatch:
         stalled_after: float,
         poll: float,
         progress: Callable[[BatchProgress], Any] | None = None,
+        metrics_port: int | None = None,
     ) -> None:
         app = self._ready()
         runner = BatchUploader(
-            client, concurrency=concurrency, journal=self.journal, progress=progress
+            client,
+            concurrency=concurrency,
+            journal=self.journal,
+            progress=progress,
+            metrics_port=metrics_port,
         )
         async with runner:
             context = {"shared": self, "runner": runner}

@@ -45,6 +45,19 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
+    w.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics",
+    )
+    w.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one JSON object per log line on stderr, for log shippers",
+    )
     s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
     s.add_argument(
         "--journal",
@@ -136,6 +149,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     stalled_after=args.stalled_after,
                     max_requests_per_second=args.max_requests_per_second,
                     progress=view,
+                    metrics_port=args.metrics_port,
                 )
             )
             await _until_signalled(work)
