@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import sys
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -360,3 +362,80 @@ async def test_the_metrics_endpoint_scraped_during_a_batch(tmp_path: Path) -> No
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("POSIX only")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) -> None:
+    pytest.importorskip("procrastinate")
+    from vidapi_async.batch import SharedBatch
+
+    from .test_shared_queue import jobs_for, spawn, worker_cmd
+
+    admin_dsn = await _database()
+    files = [make_file(tmp_path / f"w{i}.mp4", 3000) for i in range(4)]
+    port = _free_port()
+    try:
+        async with Emulator(probe=False, faults=Faults(latency=0.02)) as emu:
+            async with SharedBatch(admin_dsn) as shared:
+                assert (await shared.enqueue(jobs_for(files))).added == 4
+            cmd = worker_cmd(emu, admin_dsn, "--until-empty", "--metrics-port", str(port))
+            proc = await spawn([*cmd, "--log-format", "json"])
+            finished = asyncio.ensure_future(proc.communicate())
+            scraped: list[float] = []
+            while not finished.done():  # scrape the worker while it runs
+                try:
+                    got = await asyncio.to_thread(_scrape, port)
+                except urllib.error.URLError:
+                    got = None  # not listening yet, or already closed
+                if got is not None:
+                    scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
+                await asyncio.wait([finished], timeout=0.05)
+            _, err = await finished
+            token = emu.token
+    finally:
+        await _drop(admin_dsn)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert scraped, "the endpoint answered while the worker ran"
+    assert scraped == sorted(scraped) and scraped[-1] <= 4
+    lines = [json.loads(line) for line in err.decode().splitlines()]  # every line JSON
+    jobs = [
+        x for x in lines if x["logger"] == "vidapi_async.worker" and " done at " in x["message"]
+    ]
+    assert len(jobs) == 4
+    assert not any(token in x["message"] for x in lines)
+
+
+async def _database() -> str:
+    from .test_postgres_journal import DSN, connect_or_install
+
+    psycopg = pytest.importorskip("psycopg")
+    admin = await connect_or_install()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        await admin.execute(
+            psycopg.sql.SQL("create database {}").format(psycopg.sql.Identifier(name))
+        )
+    finally:
+        await admin.close()
+    return DSN.rsplit("/", 1)[0] + "/" + name
+
+
+async def _drop(dsn: str) -> None:
+    from .test_postgres_journal import connect_or_install
+
+    psycopg = pytest.importorskip("psycopg")
+    admin = await connect_or_install()
+    try:
+        name = dsn.rsplit("/", 1)[1]
+        await admin.execute(
+            psycopg.sql.SQL("drop database if exists {} with (force)").format(
+                psycopg.sql.Identifier(name)
+            )
+        )
+    finally:
+        await admin.close()

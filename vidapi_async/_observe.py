@@ -334,7 +334,8 @@ LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": loggin
 
 def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None) -> None:
     """The CLI's log output on stderr: ``-v`` INFO, ``-vv`` (or ``VIDAPI_LOG=debug``)
-    DEBUG; ``fmt`` ``"json"`` writes one JSON object per line. Nothing without either."""
+    DEBUG; ``fmt`` ``"json"`` writes one JSON object per line (INFO unless more is
+    asked). Nothing without either."""
     level: int | None = None
     if env:
         level = LEVELS.get(env.strip().lower())
@@ -342,8 +343,10 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
         level = logging.DEBUG
     elif verbosity == 1 and (level is None or level > logging.INFO):
         level = logging.INFO
-    if level is None and fmt != "json":
-        return
+    if level is None:
+        if fmt != "json":
+            return
+        level = logging.INFO  # a log shipper wants the jobs' lines
     handler = logging.StreamHandler()
     handler.setFormatter(
         JsonFormatter()
@@ -351,4 +354,4 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
         else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
     ROOT.addHandler(handler)
-    ROOT.setLevel(logging.WARNING if level is None else level)
+    ROOT.setLevel(level)

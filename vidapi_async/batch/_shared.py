@@ -33,6 +33,7 @@ from .._errors import (
     TransportError,
     UsageError,
 )
+from .._observe import worker_log
 from ._jobs import (
     BatchProgress,
     JobResult,
@@ -290,6 +291,11 @@ class SharedBatch:
         now = datetime.datetime.now(datetime.UTC)
         for job in stalled:
             assert job.id is not None
+            worker_log.warning(
+                "queue job %s lost by a worker without a heartbeat for %gs: queued again",
+                job.id,
+                stalled_after,
+            )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
 
     async def _empty(self) -> bool:
@@ -400,15 +406,18 @@ async def _pipeline_task(context: Any, key: str) -> None:
     elif until is None:
         runner._quota = None
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
+    worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
     if result.status is not JobStatus.FAILED:
         return
     error = result.error
     if isinstance(error, QuotaExceededError):
+        worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
         return  # recorded; a re-run after the reset resumes it
     if isinstance(error, TransportError | ServerError | RateLimitedError) or (
         isinstance(error, APIError) and error.status is None
     ):
+        worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
 
 

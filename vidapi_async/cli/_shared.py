@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._client import Client
 from .._errors import InvalidArgumentError
+from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._progress import time_column
@@ -87,8 +88,10 @@ class WorkerView:
     """This worker's own jobs as they finish: one line kept current on a terminal, a
     log line per finished job otherwise."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, as_log: bool = False) -> None:
         self.console = console
+        self.as_log = as_log
+        """Lines go to the ``vidapi_async.worker`` logger (``--log-format json``)."""
         self.last: BatchProgress | None = None
         self._shown = (0, 0)
         self._live: Any = None
@@ -112,10 +115,16 @@ class WorkerView:
             self._live.update(Text(self.line()))
         elif (progress.done, progress.failed) != self._shown:
             self._shown = (progress.done, progress.failed)
-            self.console.print(self.line(), highlight=False)
+            self.say(self.line())
+
+    def say(self, line: str) -> None:
+        if self.as_log:
+            worker_log.info("%s", line)
+        else:
+            self.console.print(line, highlight=False)
 
     def __enter__(self) -> WorkerView:
-        if self.console.is_terminal:
+        if self.console.is_terminal and not self.as_log:
             from rich.live import Live
             from rich.text import Text
 
@@ -140,7 +149,7 @@ class WorkerView:
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(args.journal) as shared:
-        with WorkerView(console) as view:
+        with WorkerView(console, as_log=args.log_format == "json") as view:
             work = asyncio.create_task(
                 shared.work(
                     client,
@@ -154,7 +163,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
             )
             await _until_signalled(work)
         status = await shared.status()
-    console.print(view.totals(status), highlight=False)
+    view.say(view.totals(status))
     return EXIT_OK
 
 
