@@ -390,8 +390,8 @@ async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) 
             while not finished.done():  # scrape the worker while it runs
                 try:
                     got = await asyncio.to_thread(_scrape, port)
-                except urllib.error.URLError:
-                    got = None  # not listening yet, or already closed
+                except OSError:  # URLError included
+                    got = None  # not listening yet, or closing
                 if got is not None:
                     scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
                 await asyncio.wait([finished], timeout=0.05)
@@ -439,3 +439,16 @@ async def _drop(dsn: str) -> None:
         )
     finally:
         await admin.close()
+
+
+async def test_a_metrics_port_in_use_is_a_clear_error(emulator: Emulator) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        async with client_for(emulator) as client:
+            batch = va.BatchUploader(client, metrics_port=port)
+            with pytest.raises(va.InvalidArgumentError, match=r"metrics_port.*in use"):
+                await batch.__aenter__()
+            with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
+                va.BatchUploader(client, metrics_port=70000)

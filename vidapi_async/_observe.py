@@ -144,14 +144,14 @@ class Observer:
     @contextlib.contextmanager
     def http_span(self, method: str, url: str, body_size: int | None) -> Iterator[Any]:
         """A CLIENT span for one request (only call with ``self.tracer`` set)."""
-        parts = urlsplit(url)
+        full, host, port = url_facts(url)
         attributes: dict[str, Any] = {
             "http.request.method": method,
-            "url.full": redacted_url(url),
-            "server.address": parts.hostname or "",
+            "url.full": full,
+            "server.address": host,
         }
-        if parts.port is not None:
-            attributes["server.port"] = parts.port
+        if port is not None:
+            attributes["server.port"] = port
         if body_size is not None:
             attributes["http.request.body.size"] = body_size
         attempt = ATTEMPT.get()
@@ -189,7 +189,7 @@ class Observer:
         self, method: str, url: str, status: int | None, seconds: float, size: int | None
     ) -> None:
         attributes: dict[str, Any] = {"http.request.method": method}
-        host = urlsplit(url).hostname
+        host = url_facts(url)[1]
         if host:
             attributes["server.address"] = host
         if status is not None:
@@ -255,18 +255,43 @@ PLAIN_QUERY: Final = frozenset(
 
 
 def redacted_url(url: str) -> str:
-    """``url`` with any ``user:password@`` as ``REDACTED:REDACTED@`` and every query value (seals,
-    signatures, tokens) but the API's plain parameters (``PLAIN_QUERY``) replaced by
+    """``url`` with any ``user:password@`` as ``REDACTED:REDACTED@`` and every query value
+    (seals, signatures, tokens) but the API's plain parameters (``PLAIN_QUERY``) replaced by
     ``REDACTED``, as OpenTelemetry's ``url.full`` asks."""
-    parts = urlsplit(url)
-    _, at, host = parts.netloc.rpartition("@")
-    out = f"{parts.scheme}://{'REDACTED:REDACTED@' if at else ''}{host}{parts.path}"
-    if parts.query:
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        out += "?" + "&".join(
-            f"{name}={quote(value) if name in PLAIN_QUERY else 'REDACTED'}" for name, value in pairs
-        )
-    return out
+    return url_facts(url)[0]
+
+
+def url_facts(url: str) -> tuple[str, str, int | None]:
+    """``url.full`` (``redacted_url``), ``server.address`` and ``server.port`` of ``url``;
+    the parts that repeat from request to request (server, query) are parsed once."""
+    scheme, _, rest = url.partition("://")
+    rest = rest.partition("#")[0]
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    path, asked, query = tail.partition("?")
+    origin, host, port = _server(scheme, netloc)
+    full = origin + path + ("?" + _redacted_query(query) if asked else "")
+    return full, host, port
+
+
+@functools.lru_cache(maxsize=64)
+def _server(scheme: str, netloc: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(f"{scheme}://{netloc}")
+    at = "@" in netloc
+    origin = f"{scheme}://{'REDACTED:REDACTED@' if at else ''}{netloc.rpartition('@')[2]}"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return origin, parts.hostname or "", port
+
+
+@functools.lru_cache(maxsize=256)
+def _redacted_query(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return "&".join(
+        f"{name}={quote(value) if name in PLAIN_QUERY else 'REDACTED'}" for name, value in pairs
+    )
 
 
 def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:

@@ -149,7 +149,13 @@ class BatchUploader:
 
     async def __aenter__(self) -> BatchUploader:
         if self._metrics_port is not None and self._metrics is None:
-            self._metrics = MetricsServer(self._metrics_port)
+            try:
+                self._metrics = MetricsServer(self._metrics_port)
+            except OSError as exc:
+                raise InvalidArgumentError(
+                    "metrics_port",
+                    f"cannot serve metrics on 127.0.0.1:{self._metrics_port}: {exc.strerror}",
+                ) from None
         try:
             return await self._open()
         except BaseException:
