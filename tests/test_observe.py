@@ -39,6 +39,14 @@ CLIENT_SECRET = "demo-secret"
 USER_PASSWORD = "demo-password"
 
 
+FAULTS = Faults(
+    error_rate=0.25,
+    seed=3,
+    error_statuses=(500, 503),
+    paths=("/upload", "/file/upload", "/video/"),  # requests retried (a create is not)
+)
+
+
 @pytest.fixture
 def exporter() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
     spans = InMemorySpanExporter()
@@ -86,12 +94,17 @@ def assert_no_secret(texts: list[str], secrets: list[str]) -> None:
 
 
 async def traced_run(
-    emu: Emulator, provider: TracerProvider, tmp_path: Path
+    emu: Emulator, provider: TracerProvider, tmp_path: Path, meters: MeterProvider | None = None
 ) -> tuple[list[str], va.Video]:
     """Uploads (chunked, retried) and calls under faults; the secrets they used."""
     video = make_file(tmp_path / "clip.mp4", 300_000)
     async with client_for(
-        emu, auth=oauth(), retry=fast_retry(), tracer_provider=provider, range_size=64_000
+        emu,
+        auth=oauth(),
+        retry=fast_retry(),
+        tracer_provider=provider,
+        meter_provider=meters,
+        range_size=64_000,
     ) as client:
         session = await client.get_upload_session()
         uploaded = await client.upload_file(video, upload_session=session, chunked=True)
@@ -108,9 +121,10 @@ async def test_a_span_per_request_the_server_saw_with_parents_and_no_secret(
     exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
 ) -> None:
     provider, memory = exporter
-    faults = Faults(error_rate=0.25, seed=3, error_statuses=(500, 503))
-    async with Emulator(faults=faults, probe=False) as emu:
-        secrets, _ = await traced_run(emu, provider, tmp_path)
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    async with Emulator(faults=FAULTS, probe=False) as emu:
+        secrets, _ = await traced_run(emu, provider, tmp_path, meters)
         seen = emu.requests
         upload_port = urlsplit(emu.upload_base).port
     spans = list(memory.get_finished_spans())
@@ -159,14 +173,16 @@ async def test_a_span_per_request_the_server_saw_with_parents_and_no_secret(
             assert parent is not None
             assert parent.split("-")[2] in api_spans
     assert_no_secret(list(every_value(spans)), secrets)
+    retries = {p.attributes["reason"]: p.value for p in _points(reader)["vidapi.retries"]}
+    assert retries and set(retries) <= {"500", "503"}
+    meters.shutdown()
 
 
 async def test_debug_logs_of_a_run_name_every_request_and_hold_no_secret(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    faults = Faults(error_rate=0.25, seed=3, error_statuses=(500, 503))
     caplog.set_level(logging.DEBUG, logger="vidapi_async")
-    async with Emulator(faults=faults, probe=False) as emu:
+    async with Emulator(faults=FAULTS, probe=False) as emu:
         secrets, _ = await traced_run(emu, TracerProvider(), tmp_path)
         seen = emu.requests
     records = [r for r in caplog.records if r.name.startswith("vidapi_async")]

@@ -301,7 +301,8 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
     def decorate(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
         @functools.wraps(method)
         async def traced(self: Any, *args: Any, **kwargs: Any) -> T:
-            observer: Observer = self._transport.observer
+            owner = getattr(self, "_client", self)  # a namespace holds its client
+            observer: Observer = owner._transport.observer
             if observer.tracer is None:
                 if observer.meter is None and not _metrics.REGISTRY.on:
                     return await method(self, *args, **kwargs)
