@@ -468,3 +468,18 @@ async def test_a_metrics_port_in_use_is_a_clear_error(emulator: Emulator) -> Non
                 await batch.__aenter__()
             with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
                 va.BatchUploader(client, metrics_port=70000)
+
+
+async def test_spans_sampled_out_export_nothing_and_still_propagate(emulator: Emulator) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    async with client_for(emulator, tracer_provider=provider) as client:
+        await client.me()
+    provider.shutdown()
+    assert memory.get_finished_spans() == ()
+    [request] = [r for r in emulator.requests if r.path == "/me"]
+    parent = request.headers.get("traceparent") or request.headers["Traceparent"]
+    assert int(parent.split("-")[3], 16) & 1 == 0  # not sampled: the server may agree

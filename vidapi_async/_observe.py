@@ -144,26 +144,14 @@ class Observer:
     @contextlib.contextmanager
     def http_span(self, method: str, url: str, body_size: int | None) -> Iterator[Any]:
         """A CLIENT span for one request (only call with ``self.tracer`` set)."""
-        full, host, port = url_facts(url)
-        attributes: dict[str, Any] = {
-            "http.request.method": method,
-            "url.full": full,
-            "server.address": host,
-        }
-        if port is not None:
-            attributes["server.port"] = port
-        if body_size is not None:
-            attributes["http.request.body.size"] = body_size
-        attempt = ATTEMPT.get()
-        if attempt > 1:
-            attributes["http.request.resend_count"] = attempt - 1
         with self.tracer.start_as_current_span(
             method,
             kind=otel_trace.SpanKind.CLIENT,
-            attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
+            if span.is_recording():  # a span sampled out costs no attribute
+                span.set_attributes(_request_attributes(method, url, body_size))
             try:
                 yield span
             except BaseException as exc:
@@ -174,9 +162,10 @@ class Observer:
     @staticmethod
     def answered(span: Any, status: int) -> None:
         """The answer's status on a request's span (an error status is its error.type)."""
-        span.set_attribute("http.response.status_code", status)
         if status >= 400:
-            span.set_attribute("error.type", str(status))
+            span.set_attributes({"http.response.status_code": status, "error.type": str(status)})
+        else:
+            span.set_attribute("http.response.status_code", status)
 
     def inject(self, headers: dict[str, str]) -> None:
         """``traceparent`` of the current span into ``headers`` (API calls only)."""
@@ -252,6 +241,24 @@ PLAIN_QUERY: Final = frozenset(
     {"fields", "page", "limit", "sort", "search", "tags", "channel", "owners", "flags"}
 )
 """Query parameters of the API that never hold a secret; any other value is redacted."""
+
+
+def _request_attributes(method: str, url: str, body_size: int | None) -> dict[str, Any]:
+    """OpenTelemetry's HTTP client attributes of a request about to be sent."""
+    full, host, port = url_facts(url)
+    attributes: dict[str, Any] = {
+        "http.request.method": method,
+        "url.full": full,
+        "server.address": host,
+    }
+    if port is not None:
+        attributes["server.port"] = port
+    if body_size is not None:
+        attributes["http.request.body.size"] = body_size
+    attempt = ATTEMPT.get()
+    if attempt > 1:
+        attributes["http.request.resend_count"] = attempt - 1
+    return attributes
 
 
 def redacted_url(url: str) -> str:
