@@ -483,3 +483,28 @@ async def test_spans_sampled_out_export_nothing_and_still_propagate(emulator: Em
     [request] = [r for r in emulator.requests if r.path == "/me"]
     parent = request.headers.get("traceparent") or request.headers["Traceparent"]
     assert int(parent.split("-")[3], 16) & 1 == 0  # not sampled: the server may agree
+
+
+async def test_a_source_fetch_is_a_span_without_its_credentials(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    from .wire import Reply, Seen, WireServer
+
+    def source(seen: Seen) -> Reply:
+        return Reply(200, b"v" * 50_000, {"Content-Type": "video/mp4"})
+
+    provider, memory = exporter
+    async with WireServer(source) as src, client_for(emulator, tracer_provider=provider) as c:
+        where = src.url.replace("://", "://src-user:src-Pw0rd@")
+        await c.upload_from_url(f"{where}/clip.mp4?sig=sig-Value-9", headers={"X-K": "k-Val-7"})
+        [get] = src.seen
+        assert "traceparent" not in get.headers  # a source gets none
+    spans = list(memory.get_finished_spans())
+    [fetch] = [
+        s
+        for s in spans
+        if (s.attributes or {}).get("url.full", "").endswith("clip.mp4?sig=REDACTED")
+    ]  # type: ignore[union-attr]
+    assert str((fetch.attributes or {})["url.full"]).startswith("http://REDACTED:REDACTED@")
+    assert fetch.parent is not None
+    assert_no_secret(list(every_value(spans)), ["src-Pw0rd", "sig-Value-9", "k-Val-7"])

@@ -275,7 +275,7 @@ class Transport:
         if not self._owns_session and self._session is not None:
             given = connector_ssl(self._session.connector)
             agent = self._session.headers.get("User-Agent", USER_AGENT)
-        async with fetch_source(
+        fetch = fetch_source(
             url,
             headers,
             agent=agent,
@@ -285,8 +285,15 @@ class Transport:
             max_size=max_size,
             ssl=True if given is None else given,
             proxy_for=self._proxy,
-        ) as answer:
-            yield answer
+        )
+        if self.observer.tracer is None:
+            async with fetch as answer:
+                yield answer
+            return
+        # A span for the source's GET (its credentials redacted); no traceparent to it.
+        with self.observer.http_span("GET", url, None):
+            async with fetch as answer:
+                yield answer
 
     async def send(
         self,
