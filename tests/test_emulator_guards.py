@@ -95,3 +95,23 @@ async def test_serve_port_0_gives_the_upload_server_a_free_port(tmp_path: Path) 
     finally:
         proc.terminate()
         await proc.communicate()
+
+
+async def test_the_request_log_masks_secret_headers_whatever_their_case() -> None:
+    async with Emulator() as emu:
+        host, port = emu.base_url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(
+            b"GET /me HTTP/1.1\r\nHost: x\r\nauthorization: Bearer lower-token-1\r\n"
+            b"x-emulator-control: " + emu.control_secret.encode() + b"\r\n"
+            b"X-EMULATOR-CONTROL: upper-secret-2\r\nConnection: close\r\n\r\n"
+        )
+        await writer.drain()
+        await reader.read()
+        writer.close()
+        await writer.wait_closed()
+        logged = [r for r in emu.requests if r.path == "/me"]
+    assert logged
+    text = repr(logged)
+    for secret in ("lower-token-1", emu.control_secret, "upper-secret-2"):
+        assert secret not in text

@@ -368,3 +368,128 @@ def test_the_cli_needs_no_secret_on_its_command_line() -> None:
         for a in parser._subparsers._group_actions  # type: ignore[union-attr]
     ).choices["batch"]
     assert "PGPASSWORD" in " ".join(batch.format_help().split())
+
+
+# --- the unspecified address reaches this host: judged as loopback, and the peer too ---
+
+UNSPECIFIED = "0" + ".0.0.0"  # an address to judge, not one to bind
+
+
+@pytest.mark.parametrize("host", [UNSPECIFIED, f"[::ffff:{UNSPECIFIED}]"])
+async def test_the_unspecified_address_cannot_stand_in_for_a_denied_loopback(
+    emulator: Emulator, host: str
+) -> None:
+    async with WireServer(lambda seen: Reply(200, DATA)) as src:
+        port = src.url.rsplit(":", 1)[1]
+        policy = va.SourcePolicy(deny=("127.0.0.0/8", "::1/128"))
+        async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+            with pytest.raises(va.SourceError, match=r"SourcePolicy\.deny"):
+                await client.upload_from_url(f"http://{host}:{port}/x.mp4")
+    assert src.seen == []
+
+
+def test_the_unspecified_addresses_are_judged_as_the_loopback_they_reach() -> None:
+    for unspecified in (UNSPECIFIED, "0.1.2.3", "::", f"::ffff:{UNSPECIFIED}"):
+        assert va.SourcePolicy(deny=("127.0.0.0/8", "::1/128")).refusal(unspecified)
+        only_zero = va.SourcePolicy(allow=("0.0.0.0/8", "::/128"))
+        assert "SourcePolicy.allow" in (only_zero.refusal(unspecified) or "")
+    assert va.SourcePolicy(deny=("0.0.0.0/8",)).refusal(UNSPECIFIED)
+
+
+async def test_a_name_resolving_to_the_unspecified_address_is_refused_on_its_peer(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name that resolves to 0.0.0.0 (a hostile DNS answer) is refused, and the
+    policy is asked about the peer the socket really reached before a byte is sent."""
+    import aiohttp
+
+    from vidapi_async import _sources
+
+    async def hostile(self: object, host: str, port: int = 0, family: int = 0) -> list[dict]:
+        return [
+            {
+                "hostname": host,
+                "host": UNSPECIFIED,
+                "port": port,
+                "family": 2,
+                "proto": 6,
+                "flags": 0,
+            }
+        ]
+
+    judged: list[str] = []
+    plain = _sources.SourcePolicy.refusal
+
+    def spy(self: va.SourcePolicy, connected: str, previous: str | None = None) -> str | None:
+        judged.append(connected)
+        return plain(self, connected, previous)
+
+    monkeypatch.setattr(aiohttp.DefaultResolver, "resolve", hostile)
+    async with WireServer(lambda seen: Reply(200, DATA)) as src:
+        port = src.url.rsplit(":", 1)[1]
+        policy = va.SourcePolicy(deny=("127.0.0.0/8",))
+        async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+            with pytest.raises(va.SourceError, match=r"SourcePolicy\.deny"):
+                await client.upload_from_url(f"http://rebound.example:{port}/x.mp4")
+        monkeypatch.setattr(_sources.SourcePolicy, "refusal", spy)
+        async with client_for(emulator, retry=va.NO_RETRY) as client:
+            await client.upload_from_url(f"http://rebound.example:{port}/x.mp4")
+    assert len(src.seen) == 1  # the refused one never reached it
+    assert "127.0.0.1" in judged  # the socket's peer, not only the address resolved
+
+
+# --- through a proxy: the proxy connects, the policy still holds -----------------------
+
+
+@pytest.fixture
+async def forward_proxy(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[WireServer, list[Reply]]]:
+    """A forward proxy (the scripted server: it answers absolute-form requests itself,
+    from ``replies`` in turn) in the environment; the emulator, on 127.0.0.1, direct."""
+    replies: list[Reply] = []
+    async with WireServer(lambda seen: replies.pop(0)) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("http_proxy", raising=False)
+        yield proxy, replies
+
+
+@pytest.mark.parametrize(
+    "policy", [va.SourcePolicy(allow=("192.0.2.0/24",)), va.SourcePolicy(deny=("10.0.0.0/8",))]
+)
+async def test_through_a_proxy_a_name_not_resolved_here_fails_closed_under_a_rule(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]], policy: va.SourcePolicy
+) -> None:
+    proxy, replies = forward_proxy
+    replies.append(Reply(200, DATA))
+    async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+        with pytest.raises(va.SourceError, match=r"cannot be resolved.*SourcePolicy\.(allow|deny)"):
+            await client.upload_from_url("http://metadata.internal.invalid/latest/")
+    assert proxy.seen == []
+
+
+async def test_through_a_proxy_a_name_not_resolved_here_goes_to_it_without_rules(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]]
+) -> None:
+    proxy, replies = forward_proxy
+    replies.append(Reply(200, DATA))
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        uploaded = await client.upload_from_url("http://videos.proxied.invalid/v.mp4")
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert [s.target for s in proxy.seen] == ["http://videos.proxied.invalid/v.mp4"]
+
+
+async def test_through_a_proxy_a_redirect_is_judged_from_the_sources_address(
+    emulator: Emulator, forward_proxy: tuple[WireServer, list[Reply]]
+) -> None:
+    """The proxy is on 127.0.0.1, the source at a public address: its redirect to a
+    private one is refused (judged from the source's address, not the proxy's)."""
+    proxy, replies = forward_proxy
+    moved = Reply(302, b"m" * 1_000_000, {"Location": "http://127.0.0.3:9/inside"})
+    replies += [moved, Reply(200, DATA)]  # a body not read yet: the connection is held
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        with pytest.raises(va.SourceError, match="allow_private"):
+            await client.upload_from_url("http://93.184.216.34/v.mp4")
+    assert [s.target for s in proxy.seen] == ["http://93.184.216.34/v.mp4"]

@@ -74,6 +74,10 @@ def test_bytes_after_the_answer_make_the_connection_unusable() -> None:
         b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
         b"HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
         b"SMTP ready\r\n\r\n",
+        # Both lengths (RFC 9112 6.3: a smuggling attempt): an error, never reused.
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"2\r\nok\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\ncontent-length: 0\r\n\r\n0\r\n\r\n",
     ],
 )
 def test_what_a_strict_parser_refuses_is_refused(raw: bytes) -> None:

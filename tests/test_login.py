@@ -296,3 +296,35 @@ async def test_on_a_terminal_the_account_is_confirmed_before_it_is_kept(tmp_path
                 os.close(follower)
             assert (proc.returncode == 0) is kept, err.decode()
             assert login_file.exists() is kept
+
+
+async def _send_line(port: int, line: bytes) -> bytes:
+    """A raw request to the login listener; its status line."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(line)
+        await writer.drain()
+        return (await reader.readline()).rstrip()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_the_login_listener_ends_on_an_error_with_its_state_and_answers_a_huge_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from vidapi_async.cli._login import _wait_for_code
+
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.create_task(_wait_for_code(0, 20, ready, "RIGHTSTATE"))
+    port = int(urllib.parse.urlsplit(await ready).port or 0)
+    huge = await _send_line(port, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n")
+    assert huge.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), huge
+    wrong = b"GET /callback?error=access_denied&state=WRONG HTTP/1.1\r\n\r\n"
+    assert (await _send_line(port, wrong)).startswith(b"HTTP/1.1 400")
+    assert not waiting.done()  # a wrong state ends nothing
+    right = b"GET /callback?error=access_denied&error_description=no&state=RIGHTSTATE HTTP/1.1"
+    assert (await _send_line(port, right + b"\r\n\r\n")).startswith(b"HTTP/1.1 ")
+    with pytest.raises(va.OAuthError, match="access_denied"):
+        await waiting
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []

@@ -7,6 +7,7 @@ so, where there is still none."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from vidapi_async.batch._journal import JobLost
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -117,3 +119,123 @@ def test_bad_settings_are_refused() -> None:
         va.PostgresJournal(DSN, schema="x; drop table")
     with pytest.raises(va.UsageError, match="DSN"):
         va.PostgresJournal("")
+
+
+async def test_a_journal_that_cannot_connect_names_the_cause() -> None:
+    """No such database, connection refused, authentication failed: each named, and
+    never the password."""
+    from .pg_cluster import pg_cluster
+
+    with pg_cluster() as cluster:
+        base = cluster.dsn.rsplit("/", 1)[0]
+        conn = await psycopg.AsyncConnection.connect(cluster.dsn, autocommit=True)
+        try:
+            await conn.execute("create role pw_user login password 'right-pw'")
+            hba = Path(cluster.data) / "pg_hba.conf"
+            hba.write_text("host all pw_user 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+            await conn.execute("select pg_reload_conf()")
+        finally:
+            await conn.close()
+        port = cluster.port
+        cases = {
+            f"{base}/no_such_db": "no such database",
+            f"postgresql://pw_user:s3cretpw@127.0.0.1:{port}/postgres": "authentication failed",
+            f"postgresql://u:s3cretpw@127.0.0.1:{port - 1 if port > 1024 else port + 1}/x": (
+                "connection refused"
+            ),
+        }
+        for dsn, cause in cases.items():
+            with pytest.raises(va.JournalError) as info:
+                await va.PostgresJournal(dsn).open()
+            assert cause in str(info.value)
+            assert "s3cretpw" not in str(info.value)
+
+
+def test_fencing_keeps_one_holders_history_in_stage_order() -> None:
+    """Hypothesis stateful: two holders of one job claim it and write stages in any
+    interleaving; a write lands only while its holder has the newest claim and never
+    moves the job to an earlier stage, so the row only ever shows the latest holder's
+    writes, in stage order."""
+    from hypothesis import settings
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+    try:
+        psycopg.connect(DSN, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL at {DSN} ({type(exc).__name__})")
+    stages = list(va.Stage)
+
+    class TwoHolders(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.loop = asyncio.new_event_loop()
+            self.schema = f"t_{uuid.uuid4().hex[:12]}"
+            self.journal = va.PostgresJournal(DSN, schema=self.schema)
+            self.run(self.journal.open())
+            self.held: dict[int, va.JobRecord] = {}  # holder -> its record (its token)
+            self.newest = 0  # the newest claim's token
+            self.history: list[tuple[int, int]] = []  # (token, stage rank) of each write
+
+        def run(self, coro: object) -> object:
+            return self.loop.run_until_complete(coro)  # type: ignore[arg-type]
+
+        @rule(holder=st.integers(0, 1))
+        def claim(self, holder: int) -> None:
+            record = self.run(self.journal.claim("job"))
+            assert isinstance(record, va.JobRecord)
+            if record.stage is va.Stage.DONE:
+                assert record.runs == self.newest  # a done job is not claimed again
+                return
+            assert record.runs == self.newest + 1  # the token only grows
+            self.newest = record.runs
+            self.held[holder] = record
+
+        @rule(holder=st.integers(0, 1), step=st.integers(-2, 3))
+        def write(self, holder: int, step: int) -> None:
+            record = self.held.get(holder)
+            if record is None:
+                return
+            rank = min(max(record.stage.rank + step, 0), len(stages) - 1)
+            record.stage = stages[rank]
+            record.file_url = f"holder{holder}-token{record.runs}"
+            stored = self.run(self.journal.load("job"))
+            assert isinstance(stored, va.JobRecord)
+            allowed = record.runs == stored.runs and rank >= stored.stage.rank
+            try:
+                self.run(self.journal.save(record))
+            except JobLost:
+                assert not allowed
+                return
+            assert allowed
+            self.history.append((record.runs, rank))
+
+        @invariant()
+        def one_history_in_stage_order(self) -> None:
+            if not self.history:
+                return
+            assert self.history == sorted(self.history)  # by token, then by stage
+            stored = self.run(self.journal.load("job"))
+            assert isinstance(stored, va.JobRecord)
+            token, rank = self.history[-1]
+            # the row is the last landed write (a later claim only raises its token)
+            assert stored.runs >= token
+            assert stored.stage.rank == rank
+            assert stored.file_url is not None and stored.file_url.endswith(f"token{token}")
+
+        def teardown(self) -> None:
+            async def drop() -> None:
+                conn = await psycopg.AsyncConnection.connect(DSN, autocommit=True)
+                try:
+                    await conn.execute(q("drop schema if exists {s} cascade", self.schema))
+                finally:
+                    await conn.close()
+
+            try:
+                self.run(self.journal.close())
+                self.run(drop())
+            finally:
+                self.loop.close()
+
+    TwoHolders.TestCase.settings = settings(max_examples=25, stateful_step_count=25, deadline=None)
+    TwoHolders.TestCase().runTest()

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 import vidapi_async as va
@@ -219,3 +220,27 @@ def test_no_proxy_honours_cidr_blocks_and_host_port(no_proxy: str, direct: bool)
     assert (chosen is None) is direct
     named = proxy_for("https://up.example.com/u", settings)
     assert (named is None) is (no_proxy in ("up.example.com", ".example.com", "*"))
+
+
+async def test_the_token_never_goes_through_a_proxy_in_clear(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An http base_url: API calls go direct, whether the proxy is given or comes from
+    the environment; a caller's session that would take the environment's proxy is
+    refused before a byte is sent."""
+    from .wire import Reply, WireServer
+
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    async with Emulator() as emu, WireServer(lambda seen: Reply(200, b"{}")) as proxy:
+        assert emu.base_url.startswith("http://")
+        async with va.Client("demo-token", base_url=emu.base_url, proxy=proxy.url) as c:
+            assert (await c.me()).id
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        async with va.Client("demo-token", base_url=emu.base_url) as c:
+            assert (await c.me()).id
+        async with aiohttp.ClientSession(trust_env=True) as theirs:
+            async with va.Client("demo-token", base_url=emu.base_url, session=theirs) as c:
+                with pytest.raises(va.UsageError, match="in clear"):
+                    await c.get_auth_info()
+    assert proxy.seen == []

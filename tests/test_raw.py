@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,13 @@ from .wire import Reply, Seen, WireServer
         "/me\r\nHost: evil",
         "/me/%zz",
         "/me/%2",
+        "/%2e%2e%2fadmin",
+        "/..%2Fadmin",
+        "/x/.%2f",
+        "/a%5C..",
+        "/x/%00",
+        "/x/%1f",
+        "/x/%7F",
         "",
         None,
         b"/me",
@@ -328,7 +336,11 @@ _PIECES = st.sampled_from(
         "%2e",
         "%2E",
         "%2f",
+        "%2F",
         "%5c",
+        "%00",
+        "%1f",
+        "%7F",
         "\\",
         "?",
         "#",
@@ -370,3 +382,31 @@ def test_a_checked_path_stays_on_the_base_urls_origin_and_path(path: str) -> Non
     assert url.raw_path == "/rest" + yarl.URL("https://h" + checked).raw_path
     assert not url.query_string
     assert not url.fragment
+    # A server that decodes the path then splits it (on / or \) finds no dot segment
+    # and no control character.
+    decoded = urllib.parse.unquote(url.raw_path)
+    assert not {".", ".."} & set(re.split(r"[/\\]", decoded)), url.raw_path
+    assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded), url.raw_path
+
+
+async def test_a_listing_claiming_more_for_ever_stops_at_the_platforms_last_page() -> None:
+    """Fresh ids and ``has_more`` on every page: the platform pages up to 100, so the
+    listing ends there with an ``UnexpectedResponseError`` (nothing is dropped silently)."""
+
+    def pager(seen: Seen) -> Reply:
+        page = int(urllib.parse.parse_qs(seen.raw_query)["page"][0])
+        return Reply.json({"list": [{"id": f"x{page}"}], "has_more": True, "page": page})
+
+    got: list[str] = []
+
+    async def drain(client: va.Client) -> None:
+        async for item in client.paginate("/me/playlists", limit=1):
+            got.append(item["id"])
+            if len(got) > 100:
+                return  # paging on past the platform's last page
+
+    async with WireServer(pager) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.UnexpectedResponseError, match="page 100"):
+            await drain(client)
+    assert got == [f"x{n}" for n in range(1, 101)]
+    assert len(srv.seen) == 100

@@ -5,6 +5,7 @@ deliveries (events, signature, retries, log) to a real aiohttp.web receiver on
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 import urllib.parse
@@ -308,3 +309,65 @@ async def test_wait_until_ready_polls_when_no_event_comes(
         video = await client.create_video(url=uploaded.url, title="t", channel="news")
         ready = await client.wait_until_ready(video.id, poll=0.05, events=events)
     assert ready.is_ready
+
+
+# --- hostile input: always a typed refusal, never a 500 ------------------------------------
+
+HUGE_STAMP = {"X-Vidapi-Signature": "t=" + "1" * 4400 + ",v1=ab"}
+HOSTILE_HEADERS = [
+    HUGE_STAMP,
+    {"X-Vidapi-Signature": "t=1700000000,v1=\u00e9\u00e9"},
+    {"X-Vidapi-Signature": "t=\u0661\u0662,v1=ab"},
+    {"X-Vidapi-Signature": "=,=,t=,v1"},
+]
+HOSTILE_BODIES = [
+    b"[" * 300_000,
+    b"{" * 300_000,
+    b"1" * 5000,
+    b'{"type": "video.created", "timestamp": ' + b"9" * 5000 + b"}",
+    b"\xff\xfe{}",
+]
+
+
+@pytest.mark.parametrize("headers", HOSTILE_HEADERS)
+def test_a_hostile_signature_header_is_a_signature_error(headers: dict[str, str]) -> None:
+    with pytest.raises(va.WebhookSignatureError):
+        webhooks.parse_event(json.dumps(EVENT).encode(), headers, secret=SECRET)
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES)
+def test_a_hostile_body_is_a_webhook_error(body: bytes) -> None:
+    with pytest.raises(va.WebhookError):
+        webhooks.parse_event(body)
+
+
+async def test_the_handlers_answer_hostile_input_401_or_400() -> None:
+    import aiohttp
+
+    async with Receiver(lambda _: None) as signed, Receiver(lambda _: None, secret=None) as bare:
+        async with aiohttp.ClientSession() as http:
+            for headers in HOSTILE_HEADERS:
+                async with http.post(signed.url, data=b"{}", headers=headers) as resp:
+                    assert resp.status == 401
+            for body in HOSTILE_BODIES:
+                async with http.post(bare.url, data=io.BytesIO(body)) as resp:
+                    assert resp.status == 400
+            async with http.post(bare.url, data=io.BytesIO(b" " * ((1 << 20) + 1))) as resp:
+                assert resp.status == 413
+    assert signed.events == [] and bare.events == []
+    app = webhooks.asgi_app(lambda _: None, secret=SECRET)
+    for headers in HOSTILE_HEADERS:
+        assert await _asgi(app, "POST", b"{}", headers) == 401
+    for body in HOSTILE_BODIES:
+        assert await _asgi(webhooks.asgi_app(lambda _: None), "POST", body, {}) == 400
+
+
+def test_an_empty_secret_is_refused_where_it_is_given() -> None:
+    body = json.dumps(EVENT).encode()
+    headers = {"X-Vidapi-Signature": webhooks.sign(body, "", 1_700_000_000)}
+    with pytest.raises(va.InvalidArgumentError, match="secret"):
+        webhooks.parse_event(body, headers, secret="", now=1_700_000_000)
+    with pytest.raises(va.InvalidArgumentError, match="secret"):
+        webhooks.aiohttp_handler(lambda _: None, secret="")
+    with pytest.raises(va.InvalidArgumentError, match="secret"):
+        webhooks.asgi_app(lambda _: None, secret="")

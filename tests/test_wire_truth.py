@@ -438,3 +438,51 @@ async def test_every_request_says_who_is_calling(tmp_path: Path, own_session: bo
         f"python/{platform.python_version()}"
     )
     assert agents["/upload"] == agents["/file/upload"] == (ours if own_session else "mine/1")
+
+
+def _shown_forms(secret: str) -> list[str]:
+    """The ways a server may echo a form's value: raw, form-encoded, percent-encoded
+    (either case of hex digit)."""
+    from urllib.parse import quote, quote_plus
+
+    forms = {secret, quote_plus(secret), quote(secret, safe=""), quote(secret)}
+    return sorted(forms | {f.lower() for f in forms if "%" in f})
+
+
+def _echo_form(seen: Seen) -> Reply:
+    """An API that echoes the form it got in every shape: raw, decoded, as JSON."""
+    from urllib.parse import parse_qsl
+
+    raw = seen.body.decode()
+    fields = dict(parse_qsl(raw))
+    message = f"refused: {raw} (decoded: {fields}; lower: {raw.lower()})"
+    body = {"error": {"code": 400, "message": message, "type": "invalid_parameter"}}
+    return Reply.json({**body, "error_description": message, "form": fields}, status=400)
+
+
+@pytest.mark.parametrize("password", ["p@ss w+rd/1", "Pässwörter9", "ab", "Z"])
+async def test_an_echoed_password_is_masked_in_every_encoding_and_length(password: str) -> None:
+    import re
+
+    async with WireServer(_echo_form) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.APIError) as info:
+            await client.set_password("x123", password)
+    assert srv.seen[0].body  # the server did get (and echo) the form
+    texts = [str(info.value), repr(info.value), repr(info.value.body)]
+    for form in _shown_forms(password):
+        if len(password) > 2:
+            assert leaks(info.value, form) == []
+        else:  # a word of one or two characters: as a word, or as the field's value
+            found = [t for t in texts if re.search(rf"(?<![\w%]){re.escape(form)}(?!\w)", t)]
+            assert found == [], form
+    assert "password=***" in str(info.value)  # still readable: what was echoed, masked
+
+
+async def test_an_oauth_echo_masks_short_and_encoded_credentials() -> None:
+    auth = va.OAuth.password("cid", "k9", username="ann", password="p@ss w+rd/1")
+    async with WireServer(_echo_form) as srv, va.Client(auth=auth, base_url=srv.url) as client:
+        with pytest.raises(va.OAuthError) as info:
+            await client.get_video("x1")
+    assert srv.seen[0].body
+    assert leaks(info.value, *_shown_forms("p@ss w+rd/1")) == []
+    assert "k9" not in str(info.value) and "k9" not in repr(info.value.body)

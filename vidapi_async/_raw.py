@@ -25,7 +25,7 @@ from ._calls import CallsBase
 from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
 from ._observe import operation
 
-__all__ = ["RawCalls", "iter_pages", "raw_request", "scope_for"]
+__all__ = ["MAX_PAGE", "RawCalls", "iter_pages", "raw_request", "scope_for"]
 
 _SCOPES: Final = (
     # (methods, path pattern, scope): the scope each known write needs, so that a raw
@@ -94,6 +94,10 @@ def _key(item: object) -> str:
     return "sha1:" + hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
+MAX_PAGE = 100
+"""The platform's last page of any listing."""
+
+
 async def iter_pages(
     call: Callable[[wire.Request], Awaitable[Mapping[str, Any]]],
     page_request: Callable[[int], wire.Request],
@@ -107,7 +111,8 @@ async def iter_pages(
     (a listing that shifted while paging) is skipped; a page holding nothing but items
     already seen while claiming more is an ``UnexpectedResponseError`` (a server
     repeating a page would otherwise be paged for ever). The platform pages at most
-    up to page 100: past that ``has_more`` is not followed.
+    up to page ``MAX_PAGE`` (100): a page 100 that still claims more ends the listing
+    with an ``UnexpectedResponseError`` (after its items), not silently.
     """
     seen: set[str] = set()
     given = 0
@@ -135,6 +140,12 @@ async def iter_pages(
                 return
         if data.get("has_more") is not True or not items:
             return
+        if page >= MAX_PAGE:
+            raise UnexpectedResponseError(
+                f"{request.what}: page {page} still claims more, but the platform pages no "
+                f"further than page {MAX_PAGE}; narrow the listing to see the rest",
+                status=200,
+            )
         if not fresh:
             raise UnexpectedResponseError(
                 f"{request.what}: page {page} repeats items already listed while claiming "
@@ -206,8 +217,9 @@ class RawCalls(CallsBase):
         """The items of a list endpoint (``"/me/playlists"``), fetched ``limit`` at a
         time as the iteration goes, paging on ``has_more``; at most ``max_items``.
 
-        An empty page ends it; a page that repeats items already listed ends it with
-        an ``UnexpectedResponseError``. ``page`` and ``limit`` are this method's: giving
+        An empty page ends it; a page that repeats items already listed, or a page 100
+        (the platform's last) that still claims more, ends it with an
+        ``UnexpectedResponseError``. ``page`` and ``limit`` are this method's: giving
         them in ``params`` is a ``UsageError``.
         """
         if not 1 <= check.positive_int(limit, "limit") <= 100:

@@ -75,6 +75,22 @@ def address(text: str) -> Address:
     return ip
 
 
+_THIS_HOST_V4: Final = ipaddress.ip_network("0.0.0.0/8")
+_LOOPBACK_V4: Final = ipaddress.IPv4Address("127.0.0.1")
+_LOOPBACK_V6: Final = ipaddress.IPv6Address("::1")
+
+
+def reaches(ip: Address) -> tuple[Address, ...]:
+    """The address and, for an unspecified one (``0.0.0.0/8``, ``::``, their IPv4-mapped
+    forms), the loopback address a connection to it actually reaches: a policy judges
+    both, so ``0.0.0.0`` cannot stand in for ``127.0.0.1``."""
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _THIS_HOST_V4:
+        return ip, _LOOPBACK_V4
+    if isinstance(ip, ipaddress.IPv6Address) and ip.is_unspecified:
+        return ip, _LOOPBACK_V6
+    return (ip,)
+
+
 def is_public(ip: Address) -> bool:
     """Not loopback, link-local, private, unspecified or otherwise reserved."""
     return ip.is_global and not ip.is_multicast
@@ -105,9 +121,16 @@ class SourcePolicy:
         """Why a source connected to ``connected`` must not be read (``None``: it may),
         ``previous`` being the address of the request that redirected there."""
         try:
-            ip = address(connected)
+            ips = reaches(address(connected))
         except ValueError:
             return f"{connected!r} is not an IP address"
+        for ip in ips:
+            why = self._refusal(ip, previous)
+            if why:
+                return why if ip == ips[0] else f"{ips[0]} reaches {ip}: {why}"
+        return None
+
+    def _refusal(self, ip: Address, previous: str | None) -> str | None:
         for net in self.deny:
             if ip in net:
                 return f"{ip} is in the denied network {net} (SourcePolicy.deny)"

@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._errors import WebhookError, WebhookSignatureError
+from ._errors import InvalidArgumentError, WebhookError, WebhookSignatureError
 
 __all__ = [
     "EVENT_TYPES",
@@ -43,6 +43,7 @@ __all__ = [
     "WebhookEvent",
     "WebhookEvents",
     "asgi_app",
+    "check_secret",
     "parse_event",
     "sign",
 ]
@@ -62,6 +63,17 @@ READY_EVENTS: Final = frozenset({"video.format.ready", "video.published"})
 FAILED_EVENTS: Final = frozenset({"video.format.error", "video.deleted"})
 MAX_BODY_BYTES: Final = 1 << 20
 """The largest event body the handlers read (an event is a few hundred bytes)."""
+STAMP_DIGITS: Final = 12
+"""The most digits a signature's ``t=`` may have (unix seconds have 10 until 2286)."""
+
+
+def check_secret(secret: object) -> None:
+    """A signing secret is a non-empty string (or ``None``: no signature checked); an
+    empty one would accept what anybody signs with an empty key."""
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise InvalidArgumentError(
+            "secret", "expected a non-empty string (or None: signatures not checked)"
+        )
 
 
 @attrs.frozen
@@ -102,7 +114,7 @@ def _verify(
     stamp, macs = None, []
     for part in header.split(","):
         key, _, value = part.strip().partition("=")
-        if key == "t" and value.isascii() and value.isdigit():
+        if key == "t" and value.isascii() and value.isdigit() and len(value) <= STAMP_DIGITS:
             stamp = int(value)
         elif key == "v1":
             macs.append(value.strip())
@@ -140,13 +152,14 @@ def parse_event(
         raise WebhookError("the body must be bytes")
     if len(body) > MAX_BODY_BYTES:
         raise WebhookError(f"the body is larger than {MAX_BODY_BYTES} bytes")
+    check_secret(secret)
     if secret is not None:
         found = {k.lower(): v for k, v in (headers or {}).items()}
         _verify(bytes(body), found.get(SIGNATURE_HEADER.lower()), secret, tolerance, now)
     try:
         payload = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        raise WebhookError("the body is not JSON") from None
+    except (ValueError, RecursionError):  # UnicodeDecodeError too; nesting too deep
+        raise WebhookError("the body is not JSON (or nests too deep)") from None
     if not isinstance(payload, dict):
         raise WebhookError("the body is not a JSON object")
     kind = _text(payload, "type", "event")
@@ -219,7 +232,9 @@ def asgi_app(
     """An ASGI 3 application that takes POSTed events at any path: each event is parsed
     (and its signature checked with ``secret``), handed to ``callback`` (sync or
     async), and answered 204; a refused one 400 (401 for a signature), not a POST 405.
-    Mount it under your framework's router (Starlette's ``Mount``, ...)."""
+    Mount it under your framework's router (Starlette's ``Mount``, ...). An empty
+    ``secret`` is an ``InvalidArgumentError``."""
+    check_secret(secret)
 
     async def respond(send: ASGISend, status: int, body: bytes = b"") -> None:
         headers = [(b"content-type", b"application/json")] if body else []

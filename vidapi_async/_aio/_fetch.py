@@ -44,6 +44,8 @@ class _CheckedResolver(AbstractResolver):
     def __init__(self) -> None:
         self._inner = aiohttp.DefaultResolver()
         self.check: Check | None = None
+        self.peer_check: Check | None = None
+        self.proxied = False
         self.refused: str | None = None
         self.last: list[str] = []
 
@@ -69,6 +71,31 @@ class _CheckedResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+class _PeerCheckedConnector(aiohttp.TCPConnector):
+    """A connector that, once a connection is made (before any request byte goes on
+    it), judges the socket's real peer address with ``check``: what the address given
+    to ``connect`` reaches (``0.0.0.0`` reaches ``127.0.0.1``) is what the policy sees.
+    ``check`` is ``None`` through a proxy (the peer is then the proxy)."""
+
+    def __init__(self, resolver: _CheckedResolver, **kwargs: Any) -> None:
+        super().__init__(resolver=resolver, **kwargs)
+        self._checked = resolver
+
+    async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
+        made = await super()._wrap_create_connection(*args, **kwargs)
+        check = self._checked.peer_check
+        if check is None:
+            return made
+        transport = made[0]
+        peer = transport.get_extra_info("peername")
+        why = check(str(peer[0])) if peer else "the connected peer address is unknown"
+        if why:
+            transport.abort()
+            self._checked.refused = why
+            raise OSError(why)
+        return made
 
 
 def _peer(resp: aiohttp.ClientResponse) -> str | None:
@@ -105,16 +132,27 @@ class _Deadline:
             raise e.SourceError(f"GET {self._shown}: {why}", status=None) from None
 
 
-async def _check_name(host: str, port: int, check: Check) -> None:
-    """Through a proxy the proxy connects: the name is resolved here and checked."""
+async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) -> list[str]:
+    """Through a proxy the proxy connects: the name is resolved here and checked; the
+    addresses it has here. A name that does not resolve here cannot be checked: under
+    ``allow`` or ``deny`` it is refused (fail closed), without them the proxy may try."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        return  # the proxy will say it cannot resolve it either
-    for info in infos:
-        why = check(str(info[4][0]))
+        if policy.allow or policy.deny:
+            rule = "SourcePolicy.allow" if policy.allow else "SourcePolicy.deny"
+            raise e.SourceError(
+                f"source refused: {host} cannot be resolved here, so the address the proxy "
+                f"would reach cannot be checked ({rule})",
+                status=None,
+            ) from None
+        return []
+    found = [str(info[4][0]) for info in infos]
+    for ip in found:
+        why = check(ip)
         if why:
             raise e.SourceError(f"source refused: {why}", status=None)
+    return found
 
 
 @contextlib.asynccontextmanager
@@ -134,7 +172,7 @@ async def fetch_source(
     decoded body in pieces of at most ``piece`` bytes. Every refusal is a
     ``SourceError`` naming the rule; nothing of the source's answer is kept."""
     resolver = _CheckedResolver()
-    connector = aiohttp.TCPConnector(ssl=ssl, resolver=resolver, use_dns_cache=False)
+    connector = _PeerCheckedConnector(resolver, ssl=ssl, use_dns_cache=False)
     async with aiohttp.ClientSession(
         connector=connector,
         cookie_jar=aiohttp.DummyCookieJar(),
@@ -149,7 +187,11 @@ async def fetch_source(
                 session, resolver, url, headers, policy, previous, clock, timeouts, proxy_for
             )
             try:
-                peer = _peer(resp) or (resolver.last[0] if resolver.last else None)
+                # The previous hop for a redirect's rule: the source's own address (through
+                # a proxy, the one checked for its name; the peer is then the proxy's).
+                peer = resolver.last[0] if resolver.last else None
+                if not resolver.proxied:
+                    peer = _peer(resp) or peer
                 if 300 <= resp.status < 400 and "Location" in resp.headers:
                     if headers:
                         raise e.SourceError(
@@ -208,6 +250,8 @@ async def _get_checked(
     host = parts.hostname or ""
     via = proxy_for(url)
     resolver.check, resolver.refused, resolver.last = None, None, []
+    resolver.peer_check = check if via is None else None
+    resolver.proxied = via is not None
     try:
         literal: str | None = str(address(host))
     except ValueError:
@@ -215,8 +259,9 @@ async def _get_checked(
     why = check(literal) if literal is not None else None
     if why:
         raise e.SourceError(f"source refused: {why}", status=None)
-    if via is not None and literal is None:
-        await _check_name(host, parts.port or (443 if parts.scheme == "https" else 80), check)
+    if via is not None:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        resolver.last = [literal] if literal else await _check_name(host, port, policy, check)
     elif literal is None:
         resolver.check = check
     extra: dict[str, Any] = {} if via is None else {"proxy": via.url}

@@ -101,6 +101,20 @@ class Transport:
             return proxy_for(url, urllib.request.getproxies_environment())
         return proxy_for(url, self._proxies)
 
+    def _api_proxy(self, url: str) -> Proxy | None:
+        """The proxy an API request goes through. None for an http url: the token (and
+        a token request's form) would pass the proxy in clear, so it goes direct; a
+        caller's session that would take the environment's proxy there is refused."""
+        if url[:5].lower() != "http:":
+            return self._proxy(url) if self._owns_session else None  # theirs: their trust_env
+        if self._proxy(url) is not None and not self._owns_session:
+            raise e.UsageError(
+                f"{url_for_humans(url)}: the session given would send this http request, "
+                "token and all, through the environment's proxy in clear; use an https "
+                "base_url, a session with trust_env=False, or NO_PROXY for this host"
+            )
+        return None
+
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             # Created lazily: ClientSession() needs a running loop.
@@ -349,7 +363,7 @@ class Transport:
         if "User-Agent" not in session.headers:  # a caller's session without its own
             headers = {"User-Agent": USER_AGENT, **headers}
         extra: dict[str, str] = {}
-        via = self._proxy(url) if self._owns_session else None  # theirs: their trust_env
+        via = self._api_proxy(url)
         if via is not None:
             extra["proxy"] = via.url
         try:

@@ -19,7 +19,9 @@ def aiohttp_handler(
 
     Each event is parsed (its signature checked with ``secret``), handed to
     ``callback`` (sync or async) and answered 204; a refused one 400 (401 for a
-    signature), a body over 1 MiB 413, so the platform does not retry it for ever."""
+    signature), a body over 1 MiB 413, so the platform does not retry it for ever. An
+    empty ``secret`` is an ``InvalidArgumentError``."""
+    hooks.check_secret(secret)
 
     async def handler(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > hooks.MAX_BODY_BYTES:

@@ -3,7 +3,8 @@ out). The request's head is h11's; its body is sent by the caller (``sendfile``,
 and only counted here (``send_with_data_passthrough``), so h11 checks the length
 declared. The answer is h11's strict reading: 1xx answers skipped, status and lengths
 ASCII digits, chunk sizes hex digits, ``Transfer-Encoding`` exactly ``chunked``, two
-different Content-Lengths refused, a body capped in size.
+different Content-Lengths refused, a Content-Length with a Transfer-Encoding refused
+(RFC 9112 6.3), a body capped in size.
 """
 
 from __future__ import annotations
@@ -105,6 +106,10 @@ class AnswerFramer:
                 self._headers = {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in event.headers.raw_items()
                 }
+                names = {name.lower() for name in self._headers}
+                if {"content-length", "transfer-encoding"} <= names:
+                    # RFC 9112 6.3: a sign of smuggling; the connection is not reused.
+                    raise BrokenAnswer("an answer with both Content-Length and Transfer-Encoding")
                 length = _length(self._headers)
                 if length is not None and length > self._cap:
                     raise AnswerTooLarge(f"an answer larger than {self._cap} bytes")

@@ -3,6 +3,8 @@ go with it. No I/O, no asyncio, no aiohttp."""
 
 from __future__ import annotations
 
+import functools
+import re
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -112,8 +114,9 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 def api_path(path: object) -> str:
     """A path on the API's base url, for the raw calls, checked so that it can only
     name a path there: one leading ``/``, no scheme, no host (``//host/x``), no ``..``
-    or ``.`` segment (escaped or not), no query or fragment, no backslash, no control
-    character, ``%`` only as an escape. Raises ``ValueError`` saying why."""
+    or ``.`` segment (escaped or not, nor once ``%2F``/``%5C`` are read as separators),
+    no query or fragment, no backslash, no control character (escaped or not), ``%``
+    only as an escape. Raises ``ValueError`` saying why."""
     if not isinstance(path, str):
         raise ValueError(f"expected a string, got {type(path).__name__}")
     if not path.startswith("/"):
@@ -130,9 +133,12 @@ def api_path(path: object) -> str:
     for i, char in enumerate(path):
         if char == "%" and not (len(path[i + 1 : i + 3]) == 2 and set(path[i + 1 : i + 3]) <= _HEX):
             raise ValueError("'%' must start an escape such as %2F")
-    for segment in path.split("/"):
-        if urllib.parse.unquote(segment) in (".", ".."):
-            raise ValueError("must not hold '.' or '..' segments")
+    decoded = urllib.parse.unquote(path)
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
+        raise ValueError("must not hold control characters, escaped or not (%00-%1F, %7F)")
+    # Split as a server that decodes first would: on '/' and '\', escaped or not.
+    if {".", ".."} & set(decoded.replace("\\", "/").split("/")):
+        raise ValueError("must not hold '.' or '..' segments (escaped, or with %2F or %5C)")
     return path
 
 
@@ -174,12 +180,48 @@ def url_for_humans(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+_SECRET_VALUE = re.compile(r"\b(" + "|".join(sorted(SECRET_FORM_FIELDS)) + r")=[^&\s\"',;]*")
+"""A secret form field's value as a form echoes it (``password=...``)."""
+_SHORT_SECRET = 3
+"""A secret shorter than this is masked as a word only (not inside other words)."""
+
+
+def _escaped(form: str) -> str:
+    """A pattern for one form of a secret; its percent escapes in either case."""
+    return re.sub(
+        r"%([0-9A-F]{2})",
+        lambda m: "%" + "".join(f"[{c}{c.lower()}]" if c.isalpha() else c for c in m[1]),
+        re.escape(form),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for every secret in its raw, form-encoded and percent-encoded forms."""
+    parts = []
+    for secret in sorted(secrets, key=len, reverse=True):
+        forms = {
+            secret,
+            urllib.parse.quote_plus(secret),
+            urllib.parse.quote(secret, safe=""),
+            urllib.parse.quote(secret),
+        }
+        either = "|".join(_escaped(f) for f in sorted(forms, key=len, reverse=True))
+        if len(secret) < _SHORT_SECRET:
+            either = rf"(?<![\w%])(?:{either})(?!\w)"
+        parts.append(f"(?:{either})")
+    return re.compile("|".join(parts)) if parts else None
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret replaced by ``***``, for anything a server echoes."""
-    for secret in secrets:
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text
+    """``text`` with every secret replaced by ``***``, for anything a server echoes:
+    in its raw, form-encoded and percent-encoded forms, anywhere; one of fewer than
+    three characters where it stands as a word; and a secret form field's value
+    (``password=...``) whatever it is."""
+    pattern = _secrets_pattern(tuple(s for s in secrets if s))
+    if pattern is not None:
+        text = pattern.sub("***", text)
+    return _SECRET_VALUE.sub(r"\1=***", text)
 
 
 def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:

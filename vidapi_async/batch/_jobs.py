@@ -116,6 +116,9 @@ class JobStatus(enum.StrEnum):
     SKIPPED = "skipped"
     """Already done in an earlier run (per the journal)."""
     FAILED = "failed"
+    LOST = "lost"
+    """Another worker of a shared queue took the job over (this one was paused past
+    its lease); this one stopped it and recorded nothing."""
 
 
 @attrs.frozen

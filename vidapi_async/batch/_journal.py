@@ -64,6 +64,15 @@ class Stage(enum.StrEnum):
 _RANKS = {stage: i for i, stage in enumerate(Stage)}
 
 
+class JobLost(Exception):
+    """A fenced journal refused a write: another worker claimed the job since (its
+    token, ``runs``, is higher). The job stops at once and records nothing more."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"lost job {key} to another worker")
+        self.key = key
+
+
 @attrs.define
 class JobRecord:
     """One job's progress, as the journal keeps it."""

@@ -3,26 +3,130 @@ stages as the SQLite journal, in a table any host can reach.
 
 This is the journal only: a batch on one host with its progress in PostgreSQL. Several
 hosts on one shared queue (procrastinate) build on it; see the README.
+
+Fencing: ``claim`` gives each start of a job a token that only grows (``runs``, in the
+job's row); every ``save`` takes effect only if the row still holds the record's token
+and the write does not move the job to an earlier stage. A refused write raises
+``JobLost``: another holder has the job.
+
+The database may go away (a restart, a network cut): each statement then waits, with
+backoff, for a new connection and runs again (the statements are idempotent for their
+holder), saying so once at WARNING; ``give_up`` makes the waits end in ``JournalError``
+instead (a stopping worker).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
 from .._errors import JournalError, UsageError
-from ._journal import _COLUMNS, SCHEMA_VERSION, JobRecord, Stage, _record
+from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresJournal"]
+__all__ = ["PostgresJournal", "connect_cause", "db_away"]
+
+log = logging.getLogger("vidapi_async.batch")
+
+T = TypeVar("T")
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+_CAUSES = (
+    ("password authentication failed", "authentication failed"),
+    ("authentication failed", "authentication failed"),
+    ("no password supplied", "authentication failed (no password given)"),
+    ("connection refused", "connection refused"),
+    ("role", "no such user"),  # 'role "x" does not exist'
+    ("database", "no such database"),  # 'database "x" does not exist'
+    ("could not translate host name", "unknown host"),
+    ("name or service not known", "unknown host"),
+    ("timeout", "timed out"),
+    ("timed out", "timed out"),
+    ("the database system is starting up", "the server is starting up"),
+    ("the database system is shutting down", "the server is shutting down"),
+)
+
+
+def connect_cause(exc: BaseException) -> str:
+    """Why a connection failed, in a few words (the server's message is not echoed: it
+    can hold the user name and host, never shown beside a password)."""
+    text = str(exc).lower()
+    for needle, cause in _CAUSES:
+        if needle in text and (needle not in ("role", "database") or "does not exist" in text):
+            return cause
+    return "cannot connect"
+
+
+def db_away(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) says the database cannot be reached: a
+    refused or broken connection, a server shutting down, a pool with no connection."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - the extra is missing
+        return False
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, psycopg.OperationalError) and not isinstance(
+            exc, psycopg.errors.QueryCanceled
+        ):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+class Outage:
+    """Whether the database is away, said once at WARNING when it goes and when it is
+    back; shared by everything of one worker that talks to it."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.away: str | None = None
+        self.give_up = asyncio.Event()
+
+    def gone(self, exc: BaseException) -> None:
+        if self.away is None:
+            self.away = connect_cause(exc)
+            log.warning(
+                "the database %s is away (%s): nothing new starts; waiting for it",
+                self.where,
+                self.away,
+            )
+
+    def back(self) -> None:
+        if self.away is not None:
+            self.away = None
+            log.warning("the database %s is back", self.where)
+
+    async def patiently(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, again after a backoff for as long as the database is away (until
+        ``give_up`` is set: then the ``JournalError`` 'the database is away')."""
+        delay = 0.2
+        while True:
+            try:
+                result = await call()
+            except Exception as exc:
+                if not db_away(exc):
+                    raise
+                self.gone(exc)
+                if self.give_up.is_set():
+                    raise JournalError(self.where, f"the database is away ({self.away})") from None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.give_up.wait(), delay)
+                delay = min(delay * 2, 3.0)
+                continue
+            self.back()
+            return result
 
 
 def _where(dsn: str) -> str:
@@ -58,6 +162,9 @@ class PostgresJournal:
         self._select_one: Any = None
         self._select_all: Any = None
         self._upsert: Any = None
+        self._claim: Any = None
+        self.outage = Outage(self.where)
+        self._opened = False
 
     def __repr__(self) -> str:
         return f"PostgresJournal({self.where!r}, schema={self.schema!r})"
@@ -81,9 +188,9 @@ class PostgresJournal:
                 "PostgresJournal needs psycopg: pip install 'vidapi-async[postgres]'"
             ) from None
         try:
-            conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+            conn = await self._connect()
         except psycopg.Error as exc:
-            raise self._fail(f"cannot connect ({type(exc).__name__})") from None
+            raise self._fail(f"cannot connect: {connect_cause(exc)}") from None
         q = self._q
         try:
             await conn.execute(q("create schema if not exists {s}"))
@@ -125,7 +232,53 @@ class PostgresJournal:
             await conn.close()
             raise self._fail(f"cannot be used ({type(exc).__name__}: {exc.sqlstate})") from None
         self._conn = conn
+        self._opened = True
         self._prepare_statements()
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(self._dsn, autocommit=True, connect_timeout=5)
+
+    async def _run(self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+        """``fn(connection)`` under the lock, on a new connection after a lost one,
+        waiting while the database is away (see ``Outage.patiently``)."""
+        if not self._opened:
+            raise UsageError("the journal is not open: use it in 'async with BatchUploader'")
+
+        async def once() -> T:
+            async with self._lock:
+                if self._conn is None or self._conn.closed:
+                    self._conn = await self._connect()
+                try:
+                    return await fn(self._conn)
+                except Exception as exc:
+                    if db_away(exc):
+                        conn, self._conn = self._conn, None
+                        await conn.close()
+                    raise
+
+        return await self.outage.patiently(once)
+
+    async def fetchone(self, query: Any, params: Any = None) -> Any:
+        """One row of ``query`` (or ``None``), reconnecting as needed."""
+
+        async def fn(conn: psycopg.AsyncConnection[Any]) -> Any:
+            return await (await conn.execute(query, params)).fetchone()
+
+        return await self._run(fn)
+
+    async def fetchall(self, query: Any, params: Any = None) -> list[Any]:
+        async def fn(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
+            return await (await conn.execute(query, params)).fetchall()
+
+        return await self._run(fn)
+
+    async def execute(self, query: Any, params: Any = None) -> None:
+        async def fn(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(query, params)
+
+        await self._run(fn)
 
     def _prepare_statements(self) -> None:
         from psycopg import sql
@@ -143,9 +296,20 @@ class PostgresJournal:
         }
         self._select_one = sql.SQL("select {cols} from {s}.jobs where key = %s").format(**parts)
         self._select_all = sql.SQL("select {cols} from {s}.jobs order by updated").format(**parts)
+        order = sql.Literal([str(stage) for stage in Stage])
+        # Fenced: only the holder of the row's token writes, and never to an earlier stage.
         self._upsert = sql.SQL(
             "insert into {s}.jobs ({cols}, updated) values ({marks}, now()) "
-            "on conflict (key) do update set {updates}, updated = now()"
+            "on conflict (key) do update set {updates}, updated = now() "
+            "where {s}.jobs.runs = excluded.runs and array_position({order}::text[], "
+            "{s}.jobs.stage) <= array_position({order}::text[], excluded.stage) "
+            "returning key"
+        ).format(order=order, **parts)
+        self._claim = sql.SQL(
+            "insert into {s}.jobs (key, stage, subtitles_done, runs, updated) "
+            "values (%s, 'pending', '[]', 1, now()) "
+            "on conflict (key) do update set runs = {s}.jobs.runs + 1, updated = now() "
+            "where {s}.jobs.stage <> 'done' returning {cols}"
         ).format(**parts)
 
     def _connected(self) -> psycopg.AsyncConnection[Any]:
@@ -154,26 +318,34 @@ class PostgresJournal:
         return self._conn
 
     async def load(self, key: str) -> JobRecord | None:
-        async with self._lock:
-            cur = await self._connected().execute(self._select_one, (key,))
-            row = await cur.fetchone()
+        row = await self.fetchone(self._select_one, (key,))
         return None if row is None else _record(row)
 
+    async def claim(self, key: str) -> JobRecord:
+        """Start the job ``key``: its record with a new token (``runs`` one higher, in
+        one statement), or as it is when done."""
+        row = await self.fetchone(self._claim, (key,))
+        if row is None:  # done: not claimed
+            row = await self.fetchone(self._select_one, (key,))
+            assert row is not None
+        return _record(row)
+
     async def save(self, record: JobRecord) -> None:
+        """Write ``record`` if its ``runs`` is still the row's and its stage is not
+        earlier than the row's; else raise ``JobLost``."""
         values = attrs.asdict(record)
         values["stage"] = str(record.stage)
         values["subtitles_done"] = json.dumps(record.subtitles_done)
-        async with self._lock:
-            await self._connected().execute(self._upsert, tuple(values[c] for c in _COLUMNS))
+        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS))
+        if row is None:
+            raise JobLost(record.key)
 
     async def records(self) -> list[JobRecord]:
         """Every job, oldest update first."""
-        async with self._lock:
-            cur = await self._connected().execute(self._select_all)
-            rows = await cur.fetchall()
-        return [_record(row) for row in rows]
+        return [_record(row) for row in await self.fetchall(self._select_all)]
 
     async def close(self) -> None:
         conn, self._conn = self._conn, None
+        self._opened = False
         if conn is not None:
             await conn.close()

@@ -44,7 +44,7 @@ from .._files import LocalFile, check_srt_file, inspect_file
 from .._metrics import MetricsServer
 from .._models import UploadSession, Video
 from ._jobs import BatchProgress, JobResult, JobStatus, UploadJob, file_key, url_key
-from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._postgres import PostgresJournal
 from ._spares import Spares
 
@@ -310,28 +310,39 @@ class BatchUploader:
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
         self.client._transport.observer.label_job(key)
+        claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
-            record = await self._journal.load(key) or JobRecord(key)
+            if claim is not None:
+                record = await claim(key)
+            else:
+                record = await self._journal.load(key) or JobRecord(key)
             if record.stage is Stage.DONE:
                 self._count("skipped")
                 return JobResult(
                     job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
                 )
-            record.runs += 1
+            if claim is None:
+                record.runs += 1
             self._count("started")
             try:
-                await self._pipeline(job, record, local, subtitles)
-            except VidapiError as exc:
-                if isinstance(exc, QuotaExceededError) and self._quota is None:
-                    self._quota = exc
-                    self.client._transport.observer.quota_refused()
-                    log.warning("the account's quota is reached: no new upload will start")
-                record.error = f"{type(exc).__name__}: {exc}"
-                await self._journal.save(record)
-                self._count("failed")
-                log.warning("job %s failed at %s: %s", key, record.stage, record.error)
+                try:
+                    await self._pipeline(job, record, local, subtitles)
+                except VidapiError as exc:
+                    if isinstance(exc, QuotaExceededError) and self._quota is None:
+                        self._quota = exc
+                        self.client._transport.observer.quota_refused()
+                        log.warning("the account's quota is reached: no new upload will start")
+                    record.error = f"{type(exc).__name__}: {exc}"
+                    await self._journal.save(record)
+                    self._count("failed")
+                    log.warning("job %s failed at %s: %s", key, record.stage, record.error)
+                    return JobResult(
+                        job, key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+                    )
+            except JobLost:
+                log.warning("lost job %s to another worker", key)
                 return JobResult(
-                    job, key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+                    job, key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
                 )
             self._count("done")
             return JobResult(
@@ -368,8 +379,10 @@ class BatchUploader:
             await self._upload(job, record, local)  # None: a url job
         if record.stage.rank < Stage.CREATED.rank:
             video = None
-            if record.stage is Stage.CREATING:
-                # The create may have been sent before the last run stopped: look first.
+            if record.stage is Stage.CREATING or (record.runs > 1 and self._fenced()):
+                # The create may have been sent before the last run stopped (or by a
+                # worker that held the job before): look first.
+                await self._advance(record, Stage.CREATING)  # fenced: still ours?
                 found = await client.find_videos_by_tag(_tag(record.key))
                 video = found[0] if found else None
             if video is None:
@@ -450,14 +463,22 @@ class BatchUploader:
                 if again or _bad_param(exc) != "url":
                     raise
                 log.info("job %s: the uploaded file is gone; uploading it again", record.key)
-                await self._advance(record, Stage.PENDING, file_url=None)
                 local = None
                 if job.path is not None:
                     local = await asyncio.to_thread(inspect_file, job.path)
-                await self._upload(job, record, local)
+                # recorded at 'creating' still: a record never moves to an earlier stage
+                await self._upload(job, record, local, again=True)
         raise AssertionError("unreachable")
 
-    async def _upload(self, job: UploadJob, record: JobRecord, local: LocalFile | None) -> None:
+    def _fenced(self) -> bool:
+        return hasattr(self._journal, "claim")
+
+    async def _upload(
+        self, job: UploadJob, record: JobRecord, local: LocalFile | None, *, again: bool = False
+    ) -> None:
+        async def mark(stage: Stage, **changes: Any) -> None:
+            await self._advance(record, record.stage if again else stage, **changes)
+
         if local is not None:
             self._bytes_total += local.size
         sent_before = [0]
@@ -485,7 +506,7 @@ class BatchUploader:
             )
             self._files.pop(record.key, None)
             self._spares.ahead(self._waiting)
-            await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+            await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
             return
 
         # The file was checked just above: the client does not check it again.
@@ -501,7 +522,12 @@ class BatchUploader:
         }
         if self.chunked if self.chunked is not None else self.client.chunks(local.size):
             kwargs["chunked"] = True
-            if record.stage is Stage.UPLOADING and record.upload_url and record.progress_url:
+            if (
+                not again
+                and record.stage is Stage.UPLOADING
+                and record.upload_url
+                and record.progress_url
+            ):
                 session = UploadSession(record.upload_url, record.progress_url)
                 try:
                     uploaded = await self.client._send_file(
@@ -514,13 +540,10 @@ class BatchUploader:
                         type(exc).__name__,
                     )
                 else:
-                    await self._advance(
-                        record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None
-                    )
+                    await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
                     return
             session = await self._spares.take()
-            await self._advance(
-                record,
+            await mark(
                 Stage.UPLOADING,
                 upload_url=session.upload_url,
                 progress_url=session.progress_url,
@@ -531,7 +554,7 @@ class BatchUploader:
         uploaded = await self.client._send_file(local, **kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
         self._spares.ahead(self._waiting)  # the next job's address, during this create
-        await self._advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+        await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
 
     def _count(self, name: str) -> None:
         self._counts[name] += 1

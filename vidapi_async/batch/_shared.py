@@ -4,6 +4,7 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 - ``enqueue`` stores each job's spec in the journal's schema (table ``specs``) and defers
   a task whose only argument is the job's key (procrastinate logs task arguments; a spec
   may hold a video password). A job already done, queued or running is not added again.
+  Jobs go in batches: two statements per few thousand jobs.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
   task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
@@ -12,6 +13,14 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   retried by the queue (``max_attempts``).
 - The account's quota is shared: the first refusal any worker sees is kept in the table
   ``flags`` until it resets, and no worker starts an upload or a create before then.
+- Fencing: each start of a job claims it in the journal (a token that only grows); a
+  worker paused past ``stalled_after`` whose job was taken over has its next journal
+  write refused, stops that job, records nothing and logs "lost job KEY to another
+  worker". Two workers taking over one stalled job, a job that finished meanwhile: normal
+  races, logged at debug.
+- The database may go away: every statement of a worker (journal, queue, rate, quota)
+  waits for it with backoff and runs again; meanwhile nothing new starts, and a job is
+  never failed for it. A worker stopped while it is away stops at once.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import logging
 from collections.abc import AsyncIterable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +37,7 @@ import attrs
 from .._client import Client
 from .._errors import (
     APIError,
+    JournalError,
     QuotaExceededError,
     RateLimitedError,
     ServerError,
@@ -43,7 +54,7 @@ from ._jobs import (
     file_key,
     url_key,
 )
-from ._postgres import PostgresJournal
+from ._postgres import Outage, PostgresJournal
 from ._runner import BatchUploader, _each
 
 if TYPE_CHECKING:
@@ -52,6 +63,122 @@ if TYPE_CHECKING:
 __all__ = ["SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
+
+log = logging.getLogger("vidapi_async.worker")
+
+_RACES = ("Job was not found or not in", "Job was not found or has an invalid status")
+
+
+def _is_race(exc: BaseException) -> bool:
+    """A queue call refused because another worker changed the job first."""
+    seen: BaseException | None = exc
+    for _ in range(5):  # procrastinate's ConnectorException holds the message as its cause
+        if seen is None:
+            return False
+        if any(text in str(seen) for text in _RACES):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
+    """procrastinate's ``JobManager``, made patient and race-tolerant: every call waits
+    while the database is away; a retry or finish that another worker made moot (it
+    took the job over, or it is finished) is logged at debug; a job this worker lost is
+    left to its new holder; a worker whose row was pruned (paused too long) registers
+    again under a new id."""
+    from procrastinate import manager
+
+    class PatientJobManager(manager.JobManager):
+        def __init__(self) -> None:
+            super().__init__(connector)
+            self._alias: dict[int, int] = {}
+
+        def _id(self, worker_id: int) -> int:
+            return self._alias.get(worker_id, worker_id)
+
+        async def fetch_job(self, queues: Any, worker_id: int) -> Any:
+            async def fetch() -> Any:
+                try:
+                    return await base.fetch_job(self, queues, self._id(worker_id))
+                except Exception as exc:
+                    if "foreign key" not in str(exc).lower():
+                        raise
+                await self._register_again(worker_id)
+                return await base.fetch_job(self, queues, self._id(worker_id))
+
+            return await outage.patiently(fetch)
+
+        async def _register_again(self, worker_id: int) -> None:
+            new = await base.register_worker(self)
+            log.debug("worker %s was pruned (paused?); registered again as %s", worker_id, new)
+            self._alias[worker_id] = new
+
+        async def update_heartbeat(self, worker_id: int) -> None:
+            async def beat() -> None:
+                row = await self.connector.execute_query_one_async(
+                    "update procrastinate_workers set last_heartbeat = now() "
+                    "where id = %(worker_id)s returning id",
+                    worker_id=self._id(worker_id),
+                )
+                if row is None:
+                    await self._register_again(worker_id)
+
+            await outage.patiently(beat)
+
+        async def register_worker(self) -> int:
+            return int(await outage.patiently(lambda: base.register_worker(self)))
+
+        async def unregister_worker(self, worker_id: int) -> None:
+            await self._unless_stopping(lambda: base.unregister_worker(self, self._id(worker_id)))
+
+        async def _unless_stopping(self, call: Any) -> None:
+            """``call`` patiently; skipped when the worker stops with the database
+            away (its row and its jobs are then left to be taken over)."""
+            try:
+                await outage.patiently(call)
+            except JournalError:
+                if not outage.give_up.is_set():
+                    raise
+                log.debug("stopping with the database away: left for another worker")
+
+        async def prune_stalled_workers(self, seconds_since_heartbeat: float) -> list[int]:
+            return list(
+                await outage.patiently(
+                    lambda: base.prune_stalled_workers(self, seconds_since_heartbeat)
+                )
+            )
+
+        async def get_stalled_jobs(self, *args: Any, **kwargs: Any) -> Any:
+            return await outage.patiently(lambda: base.get_stalled_jobs(self, *args, **kwargs))
+
+        async def list_jobs_to_abort_async(self, queue: str | None = None) -> Any:
+            return await outage.patiently(lambda: base.list_jobs_to_abort_async(self, queue))
+
+        async def finish_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
+            await self._settle(
+                job_id, lambda: base.finish_job_by_id_async(self, job_id, *args, **kwargs)
+            )
+
+        async def retry_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
+            await self._settle(
+                job_id, lambda: base.retry_job_by_id_async(self, job_id, *args, **kwargs)
+            )
+
+        async def _settle(self, job_id: int, call: Any) -> None:
+            if job_id in lost:
+                lost.discard(job_id)
+                log.debug("job %s: left to the worker that took it over", job_id)
+                return
+            try:
+                await self._unless_stopping(call)
+            except Exception as exc:
+                if not _is_race(exc):
+                    raise
+                log.debug("job %s: taken over or finished by another worker already", job_id)
+
+    base = manager.JobManager
+    return PatientJobManager()
 
 
 class _Transient(Exception):
@@ -85,6 +212,17 @@ def _job(spec: dict[str, Any]) -> UploadJob:
     return UploadJob(**{**spec, "subtitles": subs})
 
 
+def _keyed(jobs: list[UploadJob]) -> list[tuple[UploadJob, str | None]]:
+    """Each job with its key, or ``None`` when its file cannot be read (blocking)."""
+    out: list[tuple[UploadJob, str | None]] = []
+    for job in jobs:
+        try:
+            out.append((job, _key_of(job)))
+        except OSError:
+            out.append((job, None))
+    return out
+
+
 def _key_of(job: UploadJob) -> str:
     if job.key is not None:
         return job.key
@@ -111,6 +249,8 @@ class SharedBatch:
         self.queue = queue
         self._dsn = dsn
         self._app: procrastinate.App | None = None
+        self._lost: set[int] = set()
+        """Queue ids of jobs this worker lost: their new holder finishes them."""
 
     async def __aenter__(self) -> SharedBatch:
         try:
@@ -120,18 +260,24 @@ class SharedBatch:
                 "the shared queue needs procrastinate: pip install 'vidapi-async[postgres]'"
             ) from None
         await self.journal.open()
-        conn = self.journal._connected()
-        q = self.journal._q
-        await conn.execute(
+        journal = self.journal
+        q = journal._q
+        await journal.execute(
             q("create table if not exists {s}.specs (key text primary key, spec text not null)")
         )
-        await conn.execute(
+        await journal.execute(
             q(
                 "create table if not exists {s}.flags "
                 "(name text primary key, until timestamptz not null)"
             )
         )
-        app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=self._dsn))
+        # (procrastinate's pool checks a connection before handing it out: one lost to a
+        # restart is replaced)
+        connector = procrastinate.PsycopgConnector(
+            conninfo=self._dsn, timeout=5.0, kwargs={"connect_timeout": 5}
+        )
+        app = procrastinate.App(connector=connector)
+        app.job_manager = _job_manager(connector, journal.outage, self._lost)
         app.task(
             name=TASK,
             queue=self.queue,
@@ -140,7 +286,8 @@ class SharedBatch:
         )(_pipeline_task)
         await app.open_async()
         self._app = app
-        async with self.journal._lock:
+
+        async def schema(conn: Any) -> None:
             # procrastinate's tables, once per database (an advisory lock: two hosts
             # starting at once do not both create them)
             await conn.execute("select pg_advisory_lock(7317001)")
@@ -152,6 +299,12 @@ class SharedBatch:
                     await app.schema_manager.apply_schema_async()
             finally:
                 await conn.execute("select pg_advisory_unlock(7317001)")
+
+        try:
+            await journal._run(schema)
+        except BaseException:
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -167,46 +320,88 @@ class SharedBatch:
 
     # --- enqueue -------------------------------------------------------------------------
 
-    async def enqueue(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> Enqueued:
-        app = self._ready()
-        conn = self.journal._connected()
-        q = self.journal._q
+    async def enqueue(
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        *,
+        batch_size: int = 2000,
+    ) -> Enqueued:
+        """Add the jobs, ``batch_size`` at a time: per batch, one statement keeps their
+        specs and tells which are done, queued or running already, and one defers the
+        rest (memory does not grow with the number of jobs)."""
+        self._ready()
         added = already = 0
         unreadable: list[str] = []
-        task = app.tasks[TASK]
+        chunk: list[UploadJob] = []
+
+        async def flush() -> None:
+            nonlocal added, already
+            keyed = await asyncio.to_thread(_keyed, chunk)
+            chunk.clear()
+            specs: dict[str, str] = {}
+            for job, key in keyed:
+                if key is None:
+                    unreadable.append(job.where)
+                elif key in specs:
+                    already += 1  # the same job twice in this batch
+                else:
+                    specs[key] = json.dumps(_spec(job))
+            if specs:
+                new = await self._enqueue_batch(specs)
+                added += new
+                already += len(specs) - new
+
         async for job in _each(jobs):
+            chunk.append(job)
+            if len(chunk) >= batch_size:
+                await flush()
+        if chunk:
+            await flush()
+        return Enqueued(added, already, unreadable)
+
+    async def _enqueue_batch(self, specs: dict[str, str]) -> int:
+        """Keep the specs and defer the jobs among them not done, queued or running
+        already; how many were deferred."""
+        app = self._ready()
+        keys = list(specs)
+        q = self.journal._q
+        rows = await self.journal.fetchall(
+            q(
+                "with kept as (insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
+                "on conflict (key) do update set spec = excluded.spec) "
+                "select k from unnest(%s::text[]) k where exists(select 1 from {s}.jobs "
+                "where key = k and stage = 'done') or exists(select 1 from procrastinate_jobs "
+                "where lock = k and status in ('todo', 'doing'))"
+            ),
+            (keys, list(specs.values()), keys),
+        )
+        there = {row[0] for row in rows}
+        fresh = [key for key in keys if key not in there]
+        if not fresh:
+            return 0
+        task = app.tasks[TASK]
+        new_jobs = [
+            task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
+        ]
+        try:
+            await self.journal.outage.patiently(
+                lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
+            )
+            return len(fresh)
+        except Exception as exc:
+            if type(exc).__name__ != "AlreadyEnqueued":
+                raise
+        # another host enqueued some of them meanwhile: one at a time
+        added = 0
+        for job in new_jobs:
             try:
-                key = await asyncio.to_thread(_key_of, job)
-            except OSError:
-                unreadable.append(job.where)
-                continue
-            # One round trip: keep the spec, and learn whether the job is done already
-            # or queued or running (then nothing is added).
-            async with self.journal._lock:
-                row = await (
-                    await conn.execute(
-                        q(
-                            "with kept as (insert into {s}.specs values (%s, %s) "
-                            "on conflict (key) do update set spec = excluded.spec) "
-                            "select exists(select 1 from {s}.jobs where key = %s "
-                            "and stage = 'done') or exists(select 1 from procrastinate_jobs "
-                            "where lock = %s and status in ('todo', 'doing'))"
-                        ),
-                        (key, json.dumps(_spec(job)), key, key),
-                    )
-                ).fetchone()
-            if row is not None and row[0]:  # done, queued or running already
-                already += 1
-                continue
-            try:
-                await task.configure(lock=key, queueing_lock=key).defer_async(key=key)
+                await app.job_manager.defer_job_async(job)
             except Exception as exc:
                 if type(exc).__name__ != "AlreadyEnqueued":
                     raise
-                already += 1
             else:
                 added += 1
-        return Enqueued(added, already, unreadable)
+        return added
 
     # --- work ----------------------------------------------------------------------------
 
@@ -257,8 +452,11 @@ class SharedBatch:
             progress=progress,
             metrics_port=metrics_port,
         )
+        outage = self.journal.outage
+        outage.give_up.clear()
         async with runner:
-            context = {"shared": self, "runner": runner}
+            jobs: set[asyncio.Task[Any]] = set()
+            context = {"shared": self, "runner": runner, "jobs": jobs}
             worker = asyncio.create_task(
                 app.run_worker_async(
                     queues=[self.queue],
@@ -270,6 +468,7 @@ class SharedBatch:
                     stalled_worker_timeout=stalled_after,
                     fetch_job_polling_interval=poll,
                     shutdown_graceful_timeout=30,
+                    listen_notify=False,  # polls: a LISTEN lost to a restart ends a worker
                 ),
                 name="vidapi-worker",
             )
@@ -280,6 +479,12 @@ class SharedBatch:
                     if until_empty and await self._empty():
                         break
             finally:
+                if outage.away is not None:
+                    # Stopping while the database is away: nothing can be recorded, so
+                    # the jobs in flight stop now and are left to be taken over.
+                    outage.give_up.set()
+                    for job in jobs:
+                        job.cancel()
                 worker.cancel()
                 await asyncio.gather(worker, return_exceptions=True)
 
@@ -299,43 +504,31 @@ class SharedBatch:
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
 
     async def _empty(self) -> bool:
-        conn = self.journal._connected()
-        async with self.journal._lock:
-            row = await (
-                await conn.execute(
-                    "select count(*) from procrastinate_jobs where queue_name = %s "
-                    "and status in ('todo', 'doing')",
-                    (self.queue,),
-                )
-            ).fetchone()
+        row = await self.journal.fetchone(
+            "select count(*) from procrastinate_jobs where queue_name = %s "
+            "and status in ('todo', 'doing')",
+            (self.queue,),
+        )
         return row is not None and row[0] == 0
 
     # --- quota, shared -------------------------------------------------------------------
 
     async def quota_until(self) -> datetime.datetime | None:
-        conn = self.journal._connected()
-        async with self.journal._lock:
-            row = await (
-                await conn.execute(
-                    self.journal._q(
-                        "select until from {s}.flags where name = 'quota' and until > now()"
-                    )
-                )
-            ).fetchone()
+        row = await self.journal.fetchone(
+            self.journal._q("select until from {s}.flags where name = 'quota' and until > now()")
+        )
         return None if row is None else row[0]
 
     async def quota_hit(self, error: QuotaExceededError) -> None:
         wait = error.retry_after if error.retry_after is not None else 3600.0
-        conn = self.journal._connected()
-        async with self.journal._lock:
-            await conn.execute(
-                self.journal._q(
-                    "insert into {s}.flags values ('quota', now() + %s * interval '1 second') "
-                    "on conflict (name) do update "
-                    "set until = greatest({s}.flags.until, excluded.until)"
-                ),
-                (wait,),
-            )
+        await self.journal.execute(
+            self.journal._q(
+                "insert into {s}.flags values ('quota', now() + %s * interval '1 second') "
+                "on conflict (name) do update "
+                "set until = greatest({s}.flags.until, excluded.until)"
+            ),
+            (wait,),
+        )
 
     # --- a request rate shared by every worker ---------------------------------------------
 
@@ -347,37 +540,39 @@ class SharedBatch:
     # --- status --------------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
-        """Jobs ``queued``, ``running``, ``done``, ``failed``, and counts per ``stages``."""
-        conn = self.journal._connected()
-        async with self.journal._lock:
-            queue = dict(
-                await (
-                    await conn.execute(
-                        "select status::text, count(*) from procrastinate_jobs "
-                        "where queue_name = %s group by status",
-                        (self.queue,),
-                    )
-                ).fetchall()
-            )
-            stages = dict(
-                await (
-                    await conn.execute(
-                        self.journal._q("select stage, count(*) from {s}.jobs group by stage")
-                    )
-                ).fetchall()
-            )
-            failed = await (
-                await conn.execute(
-                    self.journal._q(
-                        "select count(*) from {s}.jobs where error is not null and stage <> 'done'"
-                    )
-                )
-            ).fetchone()
+        """Jobs ``queued``, ``running``, ``done``, ``failed``, and counts per ``stages``:
+        one read of the queue and the journal together (a job failed in the queue counts
+        as failed, a job whose journal says done counts as done)."""
+        row = await self.journal.fetchone(
+            self.journal._q(
+                "with q as (select distinct on (lock) lock as key, status::text as status "
+                "from procrastinate_jobs where queue_name = %s order by lock, id desc), "
+                "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
+                "on q.key = j.key), "
+                "c as (select "
+                "count(*) filter (where stage is not distinct from 'done') as done, "
+                "count(*) filter (where stage is distinct from 'done' and "
+                "status in ('todo', 'doing') is not true and "
+                "(status = 'failed' or error is not null)) as failed, "
+                "count(*) filter (where stage is distinct from 'done' and status = 'todo') "
+                "as queued, "
+                "count(*) filter (where stage is distinct from 'done' and status = 'doing') "
+                "as running from a) "
+                "select c.queued, c.running, c.done, c.failed, "
+                "(select coalesce(json_object_agg(stage, n), '{{}}') from "
+                "(select stage, count(*) as n from {s}.jobs group by stage) st) from c"
+            ),
+            (self.queue,),
+        )
+        assert row is not None
+        queued, running, done, failed, stages = row
+        if isinstance(stages, str):
+            stages = json.loads(stages)
         return {
-            "queued": int(queue.get("todo", 0)),
-            "running": int(queue.get("doing", 0)),
-            "done": int(stages.get("done", 0)),
-            "failed": int(failed[0] if failed else 0),
+            "queued": int(queued),
+            "running": int(running),
+            "done": int(done),
+            "failed": int(failed),
             "stages": {str(k): int(v) for k, v in stages.items()},
         }
 
@@ -386,13 +581,25 @@ async def _pipeline_task(context: Any, key: str) -> None:
     """One job from the queue, through the batch's pipeline."""
     shared: SharedBatch = context.additional_context["shared"]
     runner: BatchUploader = context.additional_context["runner"]
-    conn = shared.journal._connected()
-    async with shared.journal._lock:
-        row = await (
-            await conn.execute(
-                shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
-            )
-        ).fetchone()
+    jobs: set[asyncio.Task[Any]] = context.additional_context["jobs"]
+    me = asyncio.current_task()
+    assert me is not None
+    jobs.add(me)
+    try:
+        await _run_pipeline(shared, runner, context, key)
+    finally:
+        jobs.discard(me)
+
+
+async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any, key: str) -> None:
+    while key in runner._in_flight:  # noqa: ASYNC110
+        # The queue gave back a job this worker still runs (its heartbeat came late,
+        # after the database was away): this claim waits for that run to end, then
+        # finds the job done, or resumes it.
+        await asyncio.sleep(0.05)
+    row = await shared.journal.fetchone(
+        shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
+    )
     if row is None:
         return  # enqueued by a run whose spec is gone: nothing to do
     job = _job(json.loads(row[0]))
@@ -407,6 +614,10 @@ async def _pipeline_task(context: Any, key: str) -> None:
         runner._quota = None
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
     worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
+    if result.status is JobStatus.LOST:
+        if context.job.id is not None:
+            shared._lost.add(context.job.id)  # its new holder finishes it in the queue
+        return
     if result.status is not JobStatus.FAILED:
         return
     error = result.error
@@ -434,18 +645,15 @@ class SharedRate:
     async def wait(self) -> None:
         journal = self._shared.journal
         step = 1.0 / self.per_second
-        async with journal._lock:
-            row = await (
-                await journal._connected().execute(
-                    journal._q(
-                        "insert into {s}.flags values ('rate', now() + %s * interval '1 second') "
-                        "on conflict (name) do update set until = "
-                        "greatest({s}.flags.until, now()) + %s * interval '1 second' "
-                        "returning extract(epoch from until - now()) - %s"
-                    ),
-                    (step, step, step),
-                )
-            ).fetchone()
+        row = await journal.fetchone(
+            journal._q(
+                "insert into {s}.flags values ('rate', now() + %s * interval '1 second') "
+                "on conflict (name) do update set until = "
+                "greatest({s}.flags.until, now()) + %s * interval '1 second' "
+                "returning extract(epoch from until - now()) - %s"
+            ),
+            (step, step, step),
+        )
         delay = float(row[0]) if row is not None else 0.0
         if delay > 0:
             await asyncio.sleep(delay)

@@ -16,6 +16,7 @@ from .._errors import QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._manifest import folder_entries
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._journal_spec import JournalSpec, journal_arg
 from ._progress import progress_bar, time_column
 
 if TYPE_CHECKING:
@@ -37,11 +38,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument(
         "--journal",
-        default="vidapi-journal.sqlite",
-        help="progress file (default: vidapi-journal.sqlite in the current folder); a "
-        "re-run of the same command skips done jobs and resumes the rest; or "
-        "postgresql://USER@HOST:PORT/DB: a queue that workers on many hosts share (the "
-        "password from $PGPASSWORD or ~/.pgpass, never in the address)",
+        type=journal_arg,
+        default=JournalSpec("sqlite", "vidapi-journal.sqlite"),
+        help="progress file (default: vidapi-journal.sqlite in the current folder; "
+        "sqlite:PATH or a name ending .sqlite/.db); a re-run of the same command skips done "
+        "jobs and resumes the rest; or a PostgreSQL DSN (postgresql://USER@HOST:PORT/DB or "
+        "'host=... dbname=...'): a queue that workers on many hosts share (the password "
+        "from $PGPASSWORD or ~/.pgpass, never in the address)",
     )
     p.add_argument(
         "--chunked",
@@ -114,7 +117,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         async with BatchUploader(
             client,
             concurrency=args.concurrency,
-            journal=args.journal,
+            journal=args.journal.where,
             chunked=True if args.chunked else None,  # else: big files chunked, by size
             workers=args.workers,
             progress=on_progress,

@@ -63,25 +63,56 @@ def _secret() -> str:
     return sys.stdin.readline().rstrip("\n")
 
 
+REFUSED_PAGE = (
+    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html; charset=utf-8\r\n"
+    b"Connection: close\r\n\r\n"
+    b"<!doctype html><title>vidapi</title><p>The login was refused: see the terminal.</p>"
+)
+BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"
+TOO_LONG = b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n"
+
+
+def _error_code(text: str) -> str:
+    """An OAuth ``error`` code as it may be shown: its safe characters, 64 at most."""
+    return "".join(c for c in text if c.isascii() and (c.isalnum() or c in "_-."))[:64] or "?"
+
+
 async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str], state: str) -> str:
     """Listen on 127.0.0.1 for the authorize page's redirect carrying ``state``: its
-    ``code``. Any other request (another local process guessing) gets a 400 and the
-    listener keeps waiting."""
+    ``code``; with ``state`` and an ``error`` instead (the user refused), an
+    ``OAuthError`` at once. Any other request (another local process guessing) gets a
+    400 (a request line over 64 KiB a 431) and the listener keeps waiting."""
     got: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
+            try:
+                raw = await asyncio.wait_for(reader.readline(), 10)
+            except ValueError:  # a line past the reader's 64 KiB limit
+                writer.write(TOO_LONG)
+                await writer.drain()
+                return
+            line = raw.decode("latin-1")
             target = line.split(" ")[1] if line.count(" ") >= 2 else ""
             query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(target).query))
-            came = query.get("state", "")
-            if "code" in query and secrets.compare_digest(came, state) and not got.done():
+            ours = secrets.compare_digest(query.get("state", "").encode(), state.encode())
+            if ours and "code" in query and not got.done():
                 got.set_result(query["code"])
                 writer.write(PAGE)
+            elif ours and "error" in query and not got.done():
+                code = _error_code(query["error"])
+                got.set_exception(
+                    e.OAuthError(
+                        f"the login page answered {code}: the login was refused or failed",
+                        status=None,
+                        error_type=code,
+                    )
+                )
+                writer.write(REFUSED_PAGE)
             else:
-                writer.write(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+                writer.write(BAD_REQUEST)
             await writer.drain()
-        except (OSError, TimeoutError, IndexError):
+        except (OSError, TimeoutError):
             pass
         finally:
             writer.close()

@@ -9,13 +9,16 @@ import collections
 import json
 import os
 import signal
+import sys
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._client import Client
-from .._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError, JournalError, UsageError
 from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
+from ._journal_spec import JournalSpec, journal_arg
 from ._progress import time_column
 
 if TYPE_CHECKING:
@@ -24,13 +27,21 @@ if TYPE_CHECKING:
 __all__ = ["add_shared_parsers", "is_shared", "run_shared_batch", "run_status", "run_worker"]
 
 
-def is_shared(journal: str | None) -> bool:
-    return bool(journal) and str(journal).startswith(("postgresql://", "postgres://"))
+def is_shared(journal: JournalSpec | None) -> bool:
+    return journal is not None and journal.kind == "postgresql"
+
+
+def _postgres(journal: JournalSpec, command: str) -> str:
+    if journal.kind != "postgresql":
+        raise UsageError(f"vidapi {command} needs a PostgreSQL journal (a DSN), not a file")
+    return journal.where
 
 
 def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser("worker", help="run jobs from a shared queue (any host)")
-    w.add_argument("--journal", required=True, help="postgresql://USER@HOST:PORT/DB")
+    w.add_argument(
+        "--journal", required=True, type=journal_arg, help="postgresql://USER@HOST:PORT/DB"
+    )
     w.add_argument("--concurrency", type=int, default=8)
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
     w.add_argument(
@@ -63,6 +74,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     s.add_argument(
         "--journal",
         required=True,
+        type=journal_arg,
         help="postgresql://USER@HOST:PORT/DB, or a batch's SQLite file (such as "
         "vidapi-journal.sqlite)",
     )
@@ -147,10 +159,30 @@ class WorkerView:
         )
 
 
+async def _work_then_status(
+    shared: SharedBatch, work: Coroutine[Any, Any, None]
+) -> dict[str, Any] | None:
+    """``work`` until it ends or a signal comes, then the queue's status; ``None`` when
+    stopped while the database is away (said in one line on stderr)."""
+    task = asyncio.create_task(work)
+    try:
+        await _until_signalled(task)
+        return await shared.status()
+    except JournalError as exc:
+        if shared.journal.outage.away is None:
+            raise
+        print(
+            f"vidapi: stopped; {exc}: the jobs it held are left to be taken over by a worker",
+            file=sys.stderr,
+        )
+        return None
+
+
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
-    async with SharedBatch(args.journal) as shared:
+    async with SharedBatch(_postgres(args.journal, "worker")) as shared:
         with WorkerView(console, as_log=args.log_format == "json") as view:
-            work = asyncio.create_task(
+            status = await _work_then_status(
+                shared,
                 shared.work(
                     client,
                     concurrency=args.concurrency,
@@ -159,11 +191,10 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     max_requests_per_second=args.max_requests_per_second,
                     progress=view,
                     metrics_port=args.metrics_port,
-                )
+                ),
             )
-            await _until_signalled(work)
-        status = await shared.status()
-    view.say(view.totals(status))
+    if status is not None:
+        view.say(view.totals(status))
     return EXIT_OK
 
 
@@ -171,7 +202,7 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
     from ._batch import _read_in_thread, report_skipped
 
     await report_skipped(args.source, console)
-    async with SharedBatch(args.journal) as shared:
+    async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
         enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
         console.print(
@@ -183,11 +214,11 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
             console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
         if args.enqueue_only:
             return EXIT_OK
-        work = asyncio.create_task(
-            shared.work(client, concurrency=args.concurrency, until_empty=True)
+        status = await _work_then_status(
+            shared, shared.work(client, concurrency=args.concurrency, until_empty=True)
         )
-        await _until_signalled(work)
-        status = await shared.status()
+    if status is None:
+        return EXIT_OK
     _print_status(args, console, status)
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
@@ -231,9 +262,9 @@ def sqlite_status(path: str) -> dict[str, object]:
 
 async def run_status(args: argparse.Namespace, console: Console) -> int:
     if not is_shared(args.journal):
-        _print_status(args, console, await asyncio.to_thread(sqlite_status, args.journal))
+        _print_status(args, console, await asyncio.to_thread(sqlite_status, args.journal.where))
         return EXIT_OK
-    async with SharedBatch(args.journal) as shared:
+    async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
             _print_status(args, console, await shared.status())
             return EXIT_OK

@@ -145,7 +145,7 @@ class LoggedRequest:
     at: float
 
 
-_MASKED_HEADERS = ("Authorization", "X-Emulator-Control")
+_MASKED_HEADERS = frozenset({"authorization", "x-emulator-control"})
 
 MAX_HEADER_BYTES = 64 * 1024
 """A request's headers may hold this much (names, values, separators); 431 beyond."""
@@ -214,9 +214,9 @@ class Platform:
         headers = dict(request.headers)
         if headers_refused:  # refused (431): not kept
             headers = {"X-Emulator-Refused": f"{headers_refused} bytes of headers"}
-        for name in _MASKED_HEADERS:
-            if name in headers:
-                scheme = headers[name].split(" ", 1)[0] if name == "Authorization" else ""
+        for name, value in headers.items():
+            if name.lower() in _MASKED_HEADERS:  # header names: any case
+                scheme = value.split(" ", 1)[0] if name.lower() == "authorization" else ""
                 headers[name] = f"{scheme} ***".strip()
         query = {k: ("***" if k == "seal" else v) for k, v in request.query.items()}
         self.log.append(

@@ -1,0 +1,284 @@
+"""The shared queue under faults other than SIGKILL: a worker paused past
+``--stalled-after`` (SIGSTOP), workers racing for the same stalled job, PostgreSQL
+restarted under running workers, and journal specs the CLI must not mistake for files.
+Against real PostgreSQL servers: the shared test server (a fresh database per test) and,
+for restarts, a throwaway cluster the test starts and restarts itself."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from vidapi_async.batch import SharedBatch
+from vidapi_async.emulator import Emulator, Faults
+
+from .conftest import make_file
+from .pg_cluster import pg_cluster
+from .test_shared_queue import (
+    assert_one_video_per_file,
+    dsn,  # noqa: F401 - a fixture
+    jobs_for,
+    spawn,
+    worker_cmd,
+)
+
+psycopg = pytest.importorskip("psycopg")
+pytest.importorskip("procrastinate")
+
+
+async def wait_for_request(emu: Emulator, host: str, method: str, path: str) -> None:
+    while not any(  # noqa: ASYNC110 - waiting for the emulator to see a request
+        r.host == host and r.method == method and r.path.rstrip("/") == path for r in emu.requests
+    ):
+        await asyncio.sleep(0.01)
+
+
+async def journal_records(where: str) -> dict[str, object]:
+    async with SharedBatch(where) as shared:
+        return {r.key: r for r in await shared.journal.records()}
+
+
+@pytest.mark.parametrize(
+    ("host", "method", "path"),
+    [("upload", "POST", "/upload"), ("api", "POST", "/me/videos")],
+    ids=["mid-upload", "mid-create"],
+)
+async def test_a_paused_worker_that_resumes_makes_no_second_video(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    host: str,
+    method: str,
+    path: str,
+) -> None:
+    files = [make_file(tmp_path / "paused.mp4", 200_000)]
+    async with Emulator(faults=Faults(latency=0.3)) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        opts = ("--stalled-after", "1.5", "--until-empty")
+        first = await asyncio.create_subprocess_exec(
+            *worker_cmd(emu, dsn, *opts),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            await asyncio.wait_for(wait_for_request(emu, host, method, path), 60)
+            first.send_signal(signal.SIGSTOP)  # a VM pause, a suspended laptop
+            second = await spawn(worker_cmd(emu, dsn, *opts))
+            _, err2 = await asyncio.wait_for(second.communicate(), 90)
+            assert second.returncode == 0, err2.decode()[-2000:]
+            taken_over = await journal_records(dsn)
+        finally:
+            first.send_signal(signal.SIGCONT)
+        _, err1 = await asyncio.wait_for(first.communicate(), 90)
+        assert first.returncode == 0, err1.decode()[-2000:]
+        videos = emu.videos()
+        assert len(videos) == 1, [v["id"] for v in videos]  # one video for one job
+        assert_one_video_per_file(emu, files)
+        after = await journal_records(dsn)
+    (record,) = after.values()
+    (before,) = taken_over.values()
+    assert str(record.stage) == "done"  # type: ignore[attr-defined]
+    assert record.video_id == before.video_id == videos[0]["id"]  # type: ignore[attr-defined]
+    assert "lost job" in err1.decode() and "to another worker" in err1.decode()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+async def test_three_workers_ten_kills_no_survivor_fails(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    seed: int,
+) -> None:
+    """Kills make stalled jobs that two live workers may both try to take over: that
+    race is normal, and no worker that was not killed exits non-zero."""
+    rng = random.Random(seed)
+    files = [make_file(tmp_path / f"s{i:02d}.mp4", 20_000 + i) for i in range(12)]
+    async with Emulator(faults=Faults(latency=0.02)) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        cmd = worker_cmd(emu, dsn, "--stalled-after", "1")
+        workers = [await spawn(cmd) for _ in range(3)]
+        survivors: list[asyncio.subprocess.Process] = []
+        try:
+            for _ in range(10):
+                await asyncio.sleep(rng.uniform(0.05, 0.6))
+                victim = rng.randrange(len(workers))
+                proc = workers[victim]
+                assert proc.returncode is None, "a live worker exited on its own"
+                proc.send_signal(signal.SIGKILL)
+                await proc.wait()
+                workers[victim] = await spawn(cmd)
+            for proc in workers:  # no kill now: they must finish the queue and stay up
+                assert proc.returncode is None, "a live worker exited on its own"
+            survivors = list(workers)
+            last = await spawn(worker_cmd(emu, dsn, "--stalled-after", "1", "--until-empty"))
+            _, err = await asyncio.wait_for(last.communicate(), 120)
+            assert last.returncode == 0, err.decode()[-2000:]
+        finally:
+            for proc in workers:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGTERM)
+            errs = [await asyncio.wait_for(p.communicate(), 60) for p in workers]
+        for proc, (_, err) in zip(survivors, errs, strict=False):
+            assert proc.returncode == 0, err.decode()[-2000:]
+        assert_one_video_per_file(emu, files)
+
+
+async def test_two_workers_taking_over_one_stalled_job_is_no_error(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """Both live workers see the same stalled job and hand it back at once: the loser's
+    refusal is a normal race (it crashed the worker: ConnectorException)."""
+    files = [make_file(tmp_path / "stalled.mp4", 1000)]
+    async with SharedBatch(dsn) as a, SharedBatch(dsn) as b:
+        await a.enqueue(jobs_for(files))
+        manager = a._ready().job_manager
+        dead = await manager.register_worker()  # a worker that took the job, then died
+        job = await manager.fetch_job(queues=[a.queue], worker_id=dead)
+        assert job is not None
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            await conn.execute(
+                "update procrastinate_workers set last_heartbeat = now() - interval '1 hour'"
+            )
+        for _ in range(5):  # both at once, and again once it is queued already
+            await asyncio.gather(a._retry_stalled(60), b._retry_stalled(60))
+        status = await a.status()
+    assert (status["queued"], status["running"]) == (1, 0)
+
+
+def _status(shared_status: dict[str, object]) -> tuple[int, int, int, int]:
+    return tuple(int(shared_status[k]) for k in ("queued", "running", "done", "failed"))  # type: ignore[return-value, call-overload]
+
+
+async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> None:
+    files = [make_file(tmp_path / f"r{i:02d}.mp4", 10_000 + i) for i in range(40)]
+    with pg_cluster() as cluster:
+        async with Emulator(faults=Faults(latency=0.05)) as emu:
+            async with SharedBatch(cluster.dsn) as shared:
+                assert (await shared.enqueue(jobs_for(files))).added == 40
+            cmd = worker_cmd(emu, cluster.dsn, "--stalled-after", "3", "--until-empty")
+            workers = [await spawn(cmd) for _ in range(2)]
+            answers: list[tuple[int, int, int, int]] = []
+
+            async def watch() -> None:
+                async with SharedBatch(cluster.dsn) as shared:
+                    while True:
+                        answers.append(_status(await shared.status()))
+                        await asyncio.sleep(0.2)
+
+            watcher = asyncio.create_task(watch())
+            try:
+
+                async def videos_at_least(n: int) -> None:
+                    while len(emu.videos()) < n:  # noqa: ASYNC110 - waiting for work
+                        await asyncio.sleep(0.05)
+
+                for _ in range(2):
+                    await asyncio.wait_for(videos_at_least(len(emu.videos()) + 5), 120)
+                    await asyncio.to_thread(cluster.restart)
+                for proc in workers:
+                    _, err = await asyncio.wait_for(proc.communicate(), 180)
+                    assert proc.returncode == 0, err.decode()[-3000:]
+            finally:
+                for proc in workers:
+                    if proc.returncode is None:
+                        proc.kill()
+                        await proc.wait()
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
+            async with SharedBatch(cluster.dsn) as shared:
+                final = _status(await shared.status())
+            assert_one_video_per_file(emu, files)
+    assert final == (0, 0, 40, 0)
+    assert answers
+    for queued, running, done, failed in answers:
+        assert failed == 0
+        assert queued + running + done == 40, answers
+    dones = [a[2] for a in answers]
+    assert dones == sorted(dones)  # never backwards
+
+
+async def test_a_worker_stopped_while_postgresql_is_down_stops_at_once(tmp_path: Path) -> None:
+    files = [make_file(tmp_path / f"d{i}.mp4", 50_000 + i) for i in range(6)]
+    with pg_cluster() as cluster:
+        async with Emulator(faults=Faults(latency=0.2)) as emu:
+            async with SharedBatch(cluster.dsn) as shared:
+                await shared.enqueue(jobs_for(files))
+            worker = await spawn(worker_cmd(emu, cluster.dsn, "--stalled-after", "2"))
+            assert worker.stderr is not None
+            await asyncio.wait_for(wait_for_request(emu, "upload", "POST", "/upload"), 60)
+            await asyncio.to_thread(cluster.stop)
+
+            async def read_until_away() -> bytes:
+                said = b""
+                while b"is away" not in said:
+                    line = await worker.stderr.readline()  # type: ignore[union-attr]
+                    if not line:
+                        break
+                    said += line
+                return said
+
+            said = await asyncio.wait_for(read_until_away(), 60)
+            assert b"is away" in said  # the worker says so; then it is stopped
+            worker.send_signal(signal.SIGTERM)
+            # a guard against a hang (it took a minute, then a traceback), not a timing
+            _, err = await asyncio.wait_for(worker.communicate(), 30)
+            assert worker.returncode == 0, err.decode()
+            assert "Traceback" not in err.decode()
+            assert "left to be taken over" in err.decode()
+            await asyncio.to_thread(cluster.start)
+            last = await spawn(
+                worker_cmd(emu, cluster.dsn, "--stalled-after", "1", "--until-empty")
+            )
+            _, err = await asyncio.wait_for(last.communicate(), 120)
+            assert last.returncode == 0, err.decode()[-2000:]
+            assert_one_video_per_file(emu, files)
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "vidapi_async.cli", "--token", "t", *args]
+
+
+async def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode() + err.decode()
+
+
+@pytest.mark.parametrize(
+    "spec", ["host=db.invalid password=hunter2secret", "mysql://u:hunter2secret@h/db", "journal"]
+)
+async def test_a_journal_spec_that_is_no_file_form_is_refused(tmp_path: Path, spec: str) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    make_file(folder / "a.mp4", 1000)
+    code, out = await _run(
+        _cli("batch", str(folder), "--channel", "news", "--journal", spec), tmp_path
+    )
+    if spec.startswith("host="):  # a key=value DSN: PostgreSQL, never a file
+        assert code != 0
+        assert "hunter2secret" not in out
+        assert "db.invalid" in out
+    else:
+        assert code == 2, out
+        assert "sqlite:PATH" in out and "postgresql://" in out
+        assert "hunter2secret" not in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["videos"]  # no file made
+
+
+async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
+    from vidapi_async.cli._journal_spec import parse_journal
+
+    assert parse_journal("sqlite:my journal") == ("sqlite", "my journal")
+    assert parse_journal("runs/batch.db") == ("sqlite", "runs/batch.db")
+    assert parse_journal("x.sqlite") == ("sqlite", "x.sqlite")
+    assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
+    assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
