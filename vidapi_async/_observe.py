@@ -366,9 +366,10 @@ LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": loggin
 
 
 def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None) -> None:
-    """The CLI's log output on stderr: ``-v`` INFO, ``-vv`` (or ``VIDAPI_LOG=debug``)
-    DEBUG; ``fmt`` ``"json"`` writes one JSON object per line (INFO unless more is
-    asked). Nothing without either."""
+    """The CLI's log output on stderr: warnings only (as Python shows them without any
+    configuration), ``-v`` INFO, ``-vv`` (or ``VIDAPI_LOG=debug``) DEBUG with the time,
+    level and logger of each line; ``fmt`` ``"json"`` writes one JSON object per line
+    (INFO unless more is asked)."""
     level: int | None = None
     if env:
         level = LEVELS.get(env.strip().lower())
@@ -376,15 +377,16 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
         level = logging.DEBUG
     elif verbosity == 1 and (level is None or level > logging.INFO):
         level = logging.INFO
-    if level is None:
-        if fmt != "json":
-            return
-        level = logging.INFO  # a log shipper wants the jobs' lines
     handler = logging.StreamHandler()
-    handler.setFormatter(
-        JsonFormatter()
-        if fmt == "json"
-        else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    )
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+        level = logging.INFO if level is None else level
+    elif level is None or level >= logging.WARNING:
+        handler.setFormatter(logging.Formatter("%(message)s"))  # the lines as before
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for old in [h for h in ROOT.handlers if getattr(h, "vidapi_cli", False)]:
+        ROOT.removeHandler(old)  # main() run again in one process: one handler
+    handler.vidapi_cli = True  # type: ignore[attr-defined]
     ROOT.addHandler(handler)
-    ROOT.setLevel(level)
+    ROOT.setLevel(logging.WARNING if level is None else level)
