@@ -15,6 +15,7 @@ from . import _validate as check
 from ._convert import structure
 from ._errors import UnexpectedResponseError
 from ._models import User, Video, Webhook
+from ._observe import operation
 from ._upload_calls import UploadCalls
 
 if TYPE_CHECKING:
@@ -46,17 +47,20 @@ def webhook_of(data: Mapping[str, Any], what: str) -> Webhook | None:
 class AccountCalls(UploadCalls):
     """``me``, ``set_thumbnail`` and the webhook; ``Client`` provides the machinery."""
 
+    @operation("get_auth_info")
     async def get_auth_info(self) -> dict[str, Any]:
         """``GET /auth``: who the token belongs to (``id``, ``username``,
         ``screenname``, ``scope``), as the platform says it."""
         return dict(await self._call(self._api("GET", "/auth")))
 
+    @operation("me")
     async def me(self, fields: Iterable[str] = USER_FIELDS) -> User:
         """``GET /me``: the account the token belongs to."""
         names = check.fields_value(fields)
         request = self._api("GET", "/me", query=[("fields", names)])
         return structure(await self._call(request), User, what=request.what)
 
+    @operation("set_thumbnail")
     async def set_thumbnail(
         self, video_id: str | Video, source: str | os.PathLike[str] | UploadSource
     ) -> Video:
@@ -81,6 +85,7 @@ class AccountCalls(UploadCalls):
         )
         return structure({"id": vid, **await self._call(request)}, Video, what=request.what)
 
+    @operation("set_webhook")
     async def set_webhook(
         self, url: str, *, events: Iterable[str], secret: str | None = None
     ) -> Webhook:
@@ -103,12 +108,14 @@ class AccountCalls(UploadCalls):
             raise UnexpectedResponseError("POST /me: the webhook was not kept", status=200)
         return found
 
+    @operation("get_webhook")
     async def get_webhook(self) -> Webhook | None:
         """The account's webhook (``GET /me?fields=webhook_url,webhook_events``), or
         ``None`` when none is set."""
         request = self._api("GET", "/me", query=[("fields", _WEBHOOK_FIELDS)])
         return webhook_of(await self._call(request), request.what)
 
+    @operation("remove_webhook")
     async def remove_webhook(self) -> None:
         """Stop the account's events: ``webhook_url`` written empty (a form's NULL)."""
         await self._write_me([("webhook_url", wire.form_value(None))])

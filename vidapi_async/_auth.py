@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ._errors import InvalidArgumentError, OAuthError, UnexpectedResponseError
 from ._models import AccessToken
+from ._observe import auth_log
 
 __all__ = ["OAuth", "PostForm", "StaticToken", "TokenProvider"]
 
@@ -179,7 +180,14 @@ class OAuth:
         async with self._lock:
             token = self._token
             if token is None or token.expires_within(self._token_leeway, now=self._clock()):
+                renewing = token is not None
                 self._token = token = await self._fetch(post_form, self.token_url or token_url)
+                auth_log.info(
+                    "access token %s (%s grant, expires in %s s)",
+                    "refreshed" if renewing else "fetched",
+                    self.grant_type,
+                    "?" if token.expires_at is None else int(token.expires_at - self._clock()),
+                )
                 if self._on_token is not None:
                     self._on_token(token)
             return token
@@ -187,6 +195,7 @@ class OAuth:
     def invalidate(self, token: AccessToken) -> bool:
         if self._token is token:
             self._token = None
+            auth_log.info("access token refused as invalid: a new one will be fetched")
         # Either way the next get_token gives a token other than the refused one: a new
         # fetch, or the one that another request already fetched.
         return True

@@ -10,6 +10,7 @@ from typing import Final
 from ._calls import CallsBase
 from ._convert import category_page
 from ._errors import APIError, InvalidArgumentError, TransportError
+from ._observe import operation
 
 __all__ = ["CATEGORIES_TTL", "CategoryCalls", "KeptCategories"]
 
@@ -39,6 +40,7 @@ class CategoryCalls(CallsBase):
 
     _categories: KeptCategories
 
+    @operation("categories")
     async def categories(self) -> list[str]:
         """``GET /channels``: the category slugs a video's ``channel`` takes, in the
         platform's order. Asked once, then kept by the client for an hour."""

@@ -41,6 +41,7 @@ from ._errors import (
 from ._limits import Bandwidth, RequestRate
 from ._live import LiveCalls
 from ._models import AccessToken
+from ._observe import Observer
 from ._players import Players
 from ._playlists import Playlists
 from ._raw import RawCalls
@@ -75,6 +76,10 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
 
     The bearer token is sent only to ``base_url``'s origin (scheme, host and port); the
     upload server is authorised by the seal in its address and never sees it.
+
+    Spans and metrics go to OpenTelemetry's global providers (extra ``otel``), or to
+    ``tracer_provider=`` and ``meter_provider=`` when given; see the README's "Logs,
+    traces and metrics".
     """
 
     def __init__(
@@ -100,6 +105,8 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         chunk_size: int | object = _UNSET,
         source_policy: SourcePolicy | None = None,
         max_source_size: int = MAX_SOURCE_SIZE,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
@@ -138,6 +145,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             bandwidth=None
             if max_bandwidth is None
             else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
+            observer=Observer(tracer_provider, meter_provider),
         )
         self.timeouts = timeouts or Timeouts()
         if chunk_size is not _UNSET:
@@ -274,7 +282,6 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             self._check_scope(request, token)
             headers = request.headers(token.token, self._origin)
             body = request.encoded_form()
-            log.debug("%s", request.what)
             resp = await self._transport.send(
                 request.method,
                 request.url,

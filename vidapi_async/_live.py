@@ -8,6 +8,7 @@ from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
+from ._observe import operation
 from ._videos import VideoCalls
 
 __all__ = ["LiveCalls"]
@@ -18,6 +19,7 @@ log = logging.getLogger("vidapi_async")
 class LiveCalls(VideoCalls):
     """Live operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
 
+    @operation("create_live_stream")
     async def create_live_stream(
         self,
         *,
@@ -50,10 +52,12 @@ class LiveCalls(VideoCalls):
         )
         return structure(await self._call(request), Video, what=request.what)
 
+    @operation("make_live")
     async def make_live(self, video_id: str | Video) -> Video:
         """Turn an existing video into a live stream (``mode=live``)."""
         return await self._post_video(video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos")
 
+    @operation("get_live_stream")
     async def get_live_stream(self, video_id: str | Video) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
         return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")

@@ -10,6 +10,7 @@ from typing import Final
 from . import _validate as check
 from ._errors import InvalidArgumentError
 from ._models import Player
+from ._observe import operation
 from ._resource import Resource, form_of
 
 __all__ = ["PLAYER_FIELDS", "Players"]
@@ -45,6 +46,7 @@ class Players(Resource):
     conventions (``autostart="off"``, ``mute=True``, ``color="#ff0000"``); the server
     judges which settings exist. Ids may be text or the ``Player`` itself."""
 
+    @operation("players.create")
     async def create(self, *, label: str, **settings: object) -> Player:
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         form = _settings({"label": check.text(label, "label", blank=False), **settings})
@@ -58,12 +60,14 @@ class Players(Resource):
             scope=_SCOPE,
         )
 
+    @operation("players.get")
     async def get(self, player_id: str | Player, fields: Iterable[str] = PLAYER_FIELDS) -> Player:
         """``GET /player/<id>``: a player's settings."""
         return await self._send(
             "GET", f"/player/{_id(player_id)}", Player, fields=fields, scope=_SCOPE
         )
 
+    @operation("players.update")
     async def update(self, player_id: str | Player, **settings: object) -> Player:
         """``POST /player/<id>``: change settings (``label`` among them)."""
         if not settings:
@@ -79,6 +83,7 @@ class Players(Resource):
             scope=_SCOPE,
         )
 
+    @operation("players.delete")
     async def delete(self, player_id: str | Player) -> None:
         """``DELETE /player/<id>``: embeds using its id stop working."""
         request = self._client._api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)

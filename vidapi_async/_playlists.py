@@ -10,6 +10,7 @@ from . import _validate as check
 from ._errors import InvalidArgumentError
 from ._fields import VIDEO_FIELDS
 from ._models import Playlist, Video
+from ._observe import operation
 from ._resource import Resource, form_of
 
 __all__ = ["PLAYLIST_FIELDS", "Playlists"]
@@ -26,6 +27,7 @@ def _id(value: object) -> str:
 class Playlists(Resource):
     """The caller's playlists. Ids may be given as text or as the ``Playlist`` itself."""
 
+    @operation("playlists.create")
     async def create(
         self, *, name: str, description: str | None = None, private: bool = False
     ) -> Playlist:
@@ -48,6 +50,7 @@ class Playlists(Resource):
             scope=_SCOPE,
         )
 
+    @operation("playlists.get")
     async def get(
         self, playlist_id: str | Playlist, fields: Iterable[str] = PLAYLIST_FIELDS
     ) -> Playlist:
@@ -55,6 +58,7 @@ class Playlists(Resource):
         pid = _id(playlist_id)
         return await self._send("GET", f"/playlist/{pid}", Playlist, fields=fields)
 
+    @operation("playlists.update")
     async def update(self, playlist_id: str | Playlist, **fields: object) -> Playlist:
         """``POST /playlist/<id>``: change ``name``, ``description`` or ``private``."""
         unknown = sorted(set(fields) - _WRITABLE)
@@ -78,6 +82,7 @@ class Playlists(Resource):
             scope=_SCOPE,
         )
 
+    @operation("playlists.delete")
     async def delete(self, playlist_id: str | Playlist) -> None:
         """``DELETE /playlist/<id>`` (the videos themselves stay)."""
         pid = _id(playlist_id)
@@ -88,11 +93,13 @@ class Playlists(Resource):
         """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
         return self._list("/me/playlists", Playlist, fields)
 
+    @operation("playlists.add_video")
     async def add_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
         """``POST /playlist/<id>/videos/<video_id>``: append a video (one's own or a
         public one); adding one already there changes nothing, so it is retried."""
         await self._video_call("POST", playlist_id, video_id)
 
+    @operation("playlists.remove_video")
     async def remove_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
         """``DELETE /playlist/<id>/videos/<video_id>``; one not in it: ``NotFoundError``."""
         await self._video_call("DELETE", playlist_id, video_id)

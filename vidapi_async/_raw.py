@@ -23,6 +23,7 @@ from . import _protocol as wire
 from . import _validate as check
 from ._calls import CallsBase
 from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
+from ._observe import operation
 
 __all__ = ["MAX_PAGE", "RawCalls", "iter_pages", "raw_request", "scope_for"]
 
@@ -157,6 +158,7 @@ async def iter_pages(
 class RawCalls(CallsBase):
     """The raw calls, mixed into ``Client`` (which provides ``_call``)."""
 
+    @operation("get")
     async def get(
         self,
         path: str,
@@ -175,6 +177,7 @@ class RawCalls(CallsBase):
         request = raw_request(self.base_url, "GET", path, params=params, fields=fields)
         return dict(await self._call(request))
 
+    @operation("post")
     async def post(
         self,
         path: str,
@@ -197,6 +200,7 @@ class RawCalls(CallsBase):
         )
         return dict(await self._call(request))
 
+    @operation("delete")
     async def delete(self, path: str) -> dict[str, Any]:
         """``DELETE path``; retried as reads are (deleting twice deletes once)."""
         return dict(await self._call(raw_request(self.base_url, "DELETE", path)))

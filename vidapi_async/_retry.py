@@ -33,10 +33,11 @@ from ._errors import (
     UploadRejectedError,
     VidapiError,
 )
+from ._observe import ATTEMPT, retried
 
 __all__ = ["NO_RETRY", "RetryPolicy", "create_checked", "retrying"]
 
-log = logging.getLogger("vidapi_async")
+log = logging.getLogger("vidapi_async.retry")
 T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -108,6 +109,9 @@ async def retrying(
     attempt = 0
     while True:
         attempt += 1
+        # Seen by the request's span (http.request.resend_count) and its log line; set
+        # only when it differs, so a first attempt costs one lookup.
+        token = ATTEMPT.set(attempt) if attempt > 1 or ATTEMPT.get() > 1 else None
         try:
             return await operation(attempt)
         except VidapiError as exc:
@@ -122,7 +126,19 @@ async def retrying(
                 type(exc).__name__,
                 wait,
             )
+            retried(_reason(exc))
             await policy.sleep(wait)
+        finally:
+            if token is not None:
+                ATTEMPT.reset(token)
+
+
+def _reason(exc: VidapiError) -> str:
+    """A short, bounded label for why a request is tried again."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int):
+        return str(status)
+    return type(exc).__name__
 
 
 async def create_checked(

@@ -11,6 +11,7 @@ from ._convert import structure
 from ._fields import SUBTITLE_FIELDS
 from ._files import LocalFile, check_srt_file
 from ._models import Subtitle, Video
+from ._observe import operation
 from ._retry import create_checked
 from ._upload_calls import UploadCalls
 
@@ -22,6 +23,7 @@ log = logging.getLogger("vidapi_async")
 class SubtitleCalls(UploadCalls):
     """Subtitle operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
 
+    @operation("create_subtitle")
     async def create_subtitle(
         self,
         video_id: str | Video,
@@ -62,6 +64,7 @@ class SubtitleCalls(UploadCalls):
 
         return await create_checked(self.retry, create, find, what=request.what)
 
+    @operation("upload_subtitle")
     async def upload_subtitle(
         self,
         video_id: str | Video,
@@ -89,6 +92,7 @@ class SubtitleCalls(UploadCalls):
             video_id, language=language, url=uploaded.url, dedupe=dedupe
         )
 
+    @operation("list_subtitles")
     async def list_subtitles(self, video_id: str | Video) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
         request = self._api(

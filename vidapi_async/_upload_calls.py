@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +23,7 @@ from ._errors import (
 )
 from ._files import LocalFile, inspect_file
 from ._models import UploadedFile, UploadProgress, UploadSession
+from ._observe import operation, upload_log
 from ._retry import retrying
 from ._sources import (
     DEFAULT_NAME,
@@ -36,17 +37,17 @@ from ._uploads import UploadPlan, send_chunked, send_single_shot
 
 __all__ = ["UploadCalls"]
 
-log = logging.getLogger("vidapi_async")
-
 
 class UploadCalls(CallsBase):
     """Upload operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
 
+    @operation("get_upload_session")
     async def get_upload_session(self) -> UploadSession:
         """``GET /file/upload``: a one-time address to upload one file to."""
         request = self._api("GET", "/file/upload")
         return structure(await self._call(request), UploadSession, what=request.what)
 
+    @operation("get_upload_progress")
     async def get_upload_progress(self, upload: UploadSession | str) -> UploadProgress:
         """``GET progress_url``: the state of an upload (no token is sent there)."""
         url = upload.progress_url if isinstance(upload, UploadSession) else upload
@@ -54,6 +55,7 @@ class UploadCalls(CallsBase):
         request = wire.Request("GET", url, authenticated=False, exact_url=True)
         return structure(await self._call(request), UploadProgress, what="GET progress_url")
 
+    @operation("upload_file")
     async def upload_file(
         self,
         source: UploadSource | None = None,
@@ -182,6 +184,7 @@ class UploadCalls(CallsBase):
             LocalFile(opened.name, opened.size), stream=opened.stream, **options
         )
 
+    @operation("upload_from_url")
     async def upload_from_url(
         self,
         url: str,
@@ -301,13 +304,20 @@ class UploadCalls(CallsBase):
             stream=stream,
             digest=digest,
         )
-        log.debug("upload of %s (%d bytes) started", local.path, local.size)
+        started = time.perf_counter()
+        upload_log.info(
+            "upload of %s started: %s, %d bytes",
+            plan.filename,
+            f"chunked, {workers} worker(s)" if chunked else "single request",
+            local.size,
+        )
         if chunked:
             session = upload_session or await self.get_upload_session()
             url = self._server_url(session.upload_url, "upload_url")
             data = await send_chunked(
                 self._transport, self.timeouts, url, plan, policy=self.retry, resume=resume
             )
+            _log_end(plan.filename, local.size, started)
             return structure(data, UploadedFile, what="upload response", status=200)
 
         async def attempt(n: int) -> UploadedFile:
@@ -322,7 +332,14 @@ class UploadCalls(CallsBase):
         )
         if digest is not None:
             compare_hash(uploaded, digest, plan.filename)
+        _log_end(plan.filename, local.size, started)
         return uploaded
+
+
+def _log_end(name: str, size: int, started: float) -> None:
+    seconds = time.perf_counter() - started
+    rate = size / seconds / 1e6 if seconds > 0 else 0.0
+    upload_log.info("upload of %s done: %d bytes in %.2fs (%.1f MB/s)", name, size, seconds, rate)
 
 
 def _check_spooled(name: str, expected: int, got: int) -> None:

@@ -24,6 +24,7 @@ from ._errors import (
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
+from ._observe import operation
 from ._raw import iter_pages
 from ._retry import create_checked
 from ._sources import UploadSource
@@ -38,6 +39,7 @@ log = logging.getLogger("vidapi_async")
 class VideoCalls(UploadCalls, CategoryCalls):
     """Video operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
 
+    @operation("create_video")
     async def create_video(
         self,
         *,
@@ -91,6 +93,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
 
         return await create_checked(self.retry, create, find, what=request.what)
 
+    @operation("delete_video")
     async def delete_video(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
@@ -116,6 +119,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         async for request, item in iter_pages(self._call, page_request):
             yield structure(item, Video, what=request.what)
 
+    @operation("find_videos_by_tag")
     async def find_videos_by_tag(self, tag: str) -> list[Video]:
         """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
         first (at most 100)."""
@@ -173,6 +177,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             idempotent=False,
         )
 
+    @operation("upload_video")
     async def upload_video(
         self,
         source: UploadSource | None = None,
@@ -219,6 +224,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             is_created_for_kids=is_created_for_kids,
         )
 
+    @operation("get_video")
     async def get_video(
         self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS
     ) -> Video:
@@ -238,6 +244,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         )
         return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
 
+    @operation("wait_until_ready")
     async def wait_until_ready(
         self,
         video_id: str | Video,
@@ -285,6 +292,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             timeout,
         )
 
+    @operation("update_video")
     async def update_video(
         self,
         video_id: str | Video,
@@ -321,6 +329,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         )
         return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
 
+    @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
         """Protect a video with ``password``, or make it public again with ``None``.
 

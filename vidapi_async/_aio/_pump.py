@@ -500,8 +500,10 @@ class UploadPump:
         connection: Connection | None = None,
         proxy: Proxy | None = None,
         bandwidth: Bandwidth | None = None,
+        wrap: Callable[[Callable[[], RawResponse]], Callable[[], RawResponse]] | None = None,
     ) -> RawResponse:
-        """Send one request whose body is ``region``; the whole answer."""
+        """Send one request whose body is ``region``; the whole answer. ``wrap`` (a
+        span, the caller's context) wraps what the thread runs."""
         if self._closed:
             raise e.ClientClosedError("this Client is closed; create a new one")
         loop = asyncio.get_running_loop()
@@ -541,7 +543,8 @@ class UploadPump:
             proxy=proxy,
             bandwidth=bandwidth,
         )
-        future = asyncio.wrap_future(self._threads.submit(job.run), loop=loop)
+        run = job.run if wrap is None else wrap(job.run)
+        future = asyncio.wrap_future(self._threads.submit(run), loop=loop)
         self._jobs.add(job)
         future.add_done_callback(lambda _: self._jobs.discard(job))
         try:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
+import logging
 import platform
 import ssl as ssl_module
+import threading
+import time
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import metadata
 
 import aiohttp
@@ -22,6 +26,7 @@ import yarl
 from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
+from .._observe import ATTEMPT, Observer, http_log
 from .._protocol import Proxy, proxy_for, url_for_humans
 from .._sources import SourcePolicy
 from ._compat import connector_ssl
@@ -73,7 +78,10 @@ class Transport:
         proxies: Mapping[str, str] | None = None,
         rate: RequestRate | Pacer | None = None,
         bandwidth: Bandwidth | None = None,
+        observer: Observer | None = None,
     ) -> None:
+        self.observer = observer or Observer()
+        """Spans and metrics (``_observe``), decided once for the client."""
         self._session = session
         self._rate = rate
         self._bandwidth = bandwidth
@@ -171,6 +179,51 @@ class Transport:
         agent = USER_AGENT
         if not self._owns_session and self._session is not None:
             agent = self._session.headers.get("User-Agent", USER_AGENT)
+        send = functools.partial(
+            self._upload,
+            pump,
+            url,
+            agent,
+            headers,
+            region,
+            timeouts,
+            read_size=read_size,
+            progress=progress,
+            connection=connection,
+        )
+        observer = self.observer
+        watched = observer.active or http_log.isEnabledFor(logging.DEBUG)
+        if not watched:
+            return await send()
+        wrap = None
+        if observer.tracer is not None:
+            # The thread's span is a child of the operation's: the context goes along.
+            wrap = functools.partial(_in_thread, observer, url, region.size)
+        started = time.perf_counter()
+        status: int | None = None
+        try:
+            resp = await send(wrap=wrap)
+            status = resp.status
+            return resp
+        finally:
+            self._done("POST", url, status, started, region.size)
+            if status is not None and status < 300:
+                observer.uploaded(region.length)
+
+    async def _upload(
+        self,
+        pump: UploadPump,
+        url: str,
+        agent: str,
+        headers: Mapping[str, str],
+        region: FileRegion,
+        timeouts: Timeouts,
+        *,
+        read_size: int,
+        progress: ProgressCallback | None,
+        connection: Connection | None,
+        wrap: Wrap | None = None,
+    ) -> RawResponse:
         return await pump.send(
             "POST",
             url,
@@ -185,7 +238,24 @@ class Transport:
             connection=connection,
             proxy=self._proxy(url),
             bandwidth=self._bandwidth,
+            wrap=wrap,
         )
+
+    def _done(
+        self, method: str, url: str, status: int | None, started: float, size: int | None
+    ) -> None:
+        seconds = time.perf_counter() - started
+        self.observer.request_done(method, url, status, seconds, size)
+        if http_log.isEnabledFor(logging.DEBUG):
+            http_log.debug(
+                "%s %s -> %s, %d bytes sent, %.3fs, attempt %d",
+                method,
+                url_for_humans(url),
+                status if status is not None else "no answer",
+                size or 0,
+                seconds,
+                ATTEMPT.get(),
+            )
 
     async def _get_pump(self) -> UploadPump:
         async with self._pump_lock:
@@ -223,7 +293,7 @@ class Transport:
         if not self._owns_session and self._session is not None:
             given = connector_ssl(self._session.connector)
             agent = self._session.headers.get("User-Agent", USER_AGENT)
-        async with fetch_source(
+        fetch = fetch_source(
             url,
             headers,
             agent=agent,
@@ -233,8 +303,15 @@ class Transport:
             max_size=max_size,
             ssl=True if given is None else given,
             proxy_for=self._proxy,
-        ) as answer:
-            yield answer
+        )
+        if self.observer.tracer is None:
+            async with fetch as answer:
+                yield answer
+            return
+        # A span for the source's GET (its credentials redacted); no traceparent to it.
+        with self.observer.http_span("GET", url, None):
+            async with fetch as answer:
+                yield answer
 
     async def send(
         self,
@@ -253,6 +330,35 @@ class Transport:
         server's (a progress address) and goes out byte for byte, its percent-escapes
         untouched.
         """
+        observer = self.observer
+        if not (observer.active or http_log.isEnabledFor(logging.DEBUG)):
+            return await self._send(method, url, headers, data, timeout, exact_url)
+        started = time.perf_counter()
+        status: int | None = None
+        size = None if data is None else len(data)
+        try:
+            if observer.tracer is None:
+                resp = await self._send(method, url, headers, data, timeout, exact_url)
+            else:
+                with observer.http_span(method, url, size) as span:
+                    headers = dict(headers)
+                    observer.inject(headers)  # traceparent: API calls only
+                    resp = await self._send(method, url, headers, data, timeout, exact_url)
+                    observer.answered(span, resp.status)
+            status = resp.status
+            return resp
+        finally:
+            self._done(method, url, status, started, size)
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        data: bytes | None,
+        timeout: aiohttp.ClientTimeout,
+        exact_url: bool,
+    ) -> RawResponse:
         session = self._get_session()
         if self._rate is not None:
             await self._rate.wait()
@@ -278,6 +384,26 @@ class Transport:
             # aiohttp's exception, whose request_info carries the Authorization header.
             failure = translate(exc, method, url)
         raise failure
+
+
+Wrap = Callable[[Callable[[], RawResponse]], Callable[[], RawResponse]]
+"""Wraps what a pump thread runs (a span around the request)."""
+
+
+def _in_thread(
+    observer: Observer, url: str, size: int, run: Callable[[], RawResponse]
+) -> Callable[[], RawResponse]:
+    """``run`` in the context of the caller (taken now, on the loop), inside a span."""
+    context = contextvars.copy_context()
+
+    def traced() -> RawResponse:
+        with observer.http_span("POST", url, size) as span:
+            span.set_attribute("thread.name", threading.current_thread().name)
+            resp = run()
+            observer.answered(span, resp.status)
+            return resp
+
+    return lambda: context.run(traced)
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, method: str, url: str) -> bytes:

@@ -41,6 +41,7 @@ from .._errors import (
     VidapiError,
 )
 from .._files import LocalFile, check_srt_file, inspect_file
+from .._metrics import MetricsServer
 from .._models import UploadSession, Video
 from ._jobs import (
     BatchProgress,
@@ -57,7 +58,7 @@ from ._spares import Spares
 
 __all__ = ["BatchUploader"]
 
-log = logging.getLogger("vidapi_async")
+log = logging.getLogger("vidapi_async.batch")
 
 
 _STOP = object()
@@ -90,8 +91,15 @@ class BatchUploader:
         progress: Callable[[BatchProgress], Any] | None = None,
         wait_ready: bool = False,
         ready_timeout: float = 3600.0,
+        metrics_port: int | None = None,
     ) -> None:
         self.client = client
+        if metrics_port is not None and (
+            not isinstance(metrics_port, int) or not 0 <= metrics_port <= 65535
+        ):
+            raise InvalidArgumentError("metrics_port", "expected a port number (0: any free one)")
+        self._metrics_port = metrics_port
+        self._metrics: MetricsServer | None = None
         self.wait_ready = wait_ready
         """Each job also waits until the platform has encoded its video (stage
         ``ready``); a failed encoding fails the job with ``EncodingError``."""
@@ -143,7 +151,33 @@ class BatchUploader:
         self._channels: dict[str, InvalidArgumentError | None] = {}
         """Each channel checked against the platform's categories, and its verdict."""
 
+    @property
+    def metrics_port(self) -> int | None:
+        """The port ``/metrics`` is served on while the batch runs (``metrics_port=0``:
+        the one the system chose), or ``None``."""
+        return None if self._metrics is None else self._metrics.port
+
     async def __aenter__(self) -> BatchUploader:
+        if self._metrics_port is not None and self._metrics is None:
+            try:
+                self._metrics = MetricsServer(self._metrics_port)
+            except OSError as exc:
+                raise InvalidArgumentError(
+                    "metrics_port",
+                    f"cannot serve metrics on 127.0.0.1:{self._metrics_port}: {exc.strerror}",
+                ) from None
+        try:
+            return await self._open()
+        except BaseException:
+            self._close_metrics()
+            raise
+
+    def _close_metrics(self) -> None:
+        if self._metrics is not None:
+            server, self._metrics = self._metrics, None
+            server.close()
+
+    async def _open(self) -> BatchUploader:
         arg = self._journal_arg
         if arg is None:
             self._journal, self._owns_journal = MemoryJournal(), True
@@ -170,9 +204,12 @@ class BatchUploader:
         # Leaving the block stops a run whose iteration was abandoned (a ``break`` does
         # not close an async generator at once).
         await self._stop_tasks()
-        if self._journal is not None and self._owns_journal:
-            await self._journal.close()
-        self._journal = None
+        try:
+            if self._journal is not None and self._owns_journal:
+                await self._journal.close()
+        finally:
+            self._journal = None
+            self._close_metrics()
 
     async def _stop_tasks(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -255,6 +292,21 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def _run_job(self, job: UploadJob) -> JobResult:
+        observer = self.client._transport.observer
+        if not observer.active:
+            return await self._run_job_inner(job)
+        started = time.perf_counter()
+        observer.job_started()
+        outcome = "failed"
+        try:
+            with observer.job_span():
+                result = await self._run_job_inner(job)
+            outcome = result.status.value
+            return result
+        finally:
+            observer.job_finished(outcome, time.perf_counter() - started)
+
+    async def _run_job_inner(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
         forget = getattr(self._journal, "forget", None)
@@ -265,6 +317,7 @@ class BatchUploader:
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
+        self.client._transport.observer.label_job(key)
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
             if claim is not None:
@@ -285,6 +338,7 @@ class BatchUploader:
                 except VidapiError as exc:
                     if isinstance(exc, QuotaExceededError) and self._quota is None:
                         self._quota = exc
+                        self.client._transport.observer.quota_refused()
                         log.warning("the account's quota is reached: no new upload will start")
                     record.error = f"{type(exc).__name__}: {exc}"
                     await self._journal.save(record)

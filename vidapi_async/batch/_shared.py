@@ -44,6 +44,7 @@ from .._errors import (
     TransportError,
     UsageError,
 )
+from .._observe import worker_log
 from ._jobs import (
     BatchProgress,
     JobResult,
@@ -63,7 +64,7 @@ __all__ = ["SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
-log = logging.getLogger("vidapi_async.batch")
+log = logging.getLogger("vidapi_async.worker")
 
 _RACES = ("Job was not found or not in", "Job was not found or has an invalid status")
 
@@ -414,9 +415,11 @@ class SharedBatch:
         poll: float = 1.0,
         max_requests_per_second: float | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
+        metrics_port: int | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
-        queued and none is held by a worker with a fresh heartbeat.
+        queued and none is held by a worker with a fresh heartbeat. ``metrics_port``:
+        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
         this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does."""
@@ -425,7 +428,9 @@ class SharedBatch:
         if max_requests_per_second is not None:  # for this work only: the client's own after
             transport._rate = self.shared_rate(max_requests_per_second)
         try:
-            await self._work(client, concurrency, until_empty, stalled_after, poll, progress)
+            await self._work(
+                client, concurrency, until_empty, stalled_after, poll, progress, metrics_port
+            )
         finally:
             transport._rate = kept
 
@@ -437,10 +442,15 @@ class SharedBatch:
         stalled_after: float,
         poll: float,
         progress: Callable[[BatchProgress], Any] | None = None,
+        metrics_port: int | None = None,
     ) -> None:
         app = self._ready()
         runner = BatchUploader(
-            client, concurrency=concurrency, journal=self.journal, progress=progress
+            client,
+            concurrency=concurrency,
+            journal=self.journal,
+            progress=progress,
+            metrics_port=metrics_port,
         )
         outage = self.journal.outage
         outage.give_up.clear()
@@ -486,6 +496,11 @@ class SharedBatch:
         now = datetime.datetime.now(datetime.UTC)
         for job in stalled:
             assert job.id is not None
+            worker_log.warning(
+                "queue job %s lost by a worker without a heartbeat for %gs: queued again",
+                job.id,
+                stalled_after,
+            )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
 
     async def _empty(self) -> bool:
@@ -598,6 +613,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     elif until is None:
         runner._quota = None
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
+    worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
     if result.status is JobStatus.LOST:
         if context.job.id is not None:
             shared._lost.add(context.job.id)  # its new holder finishes it in the queue
@@ -606,11 +622,13 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         return
     error = result.error
     if isinstance(error, QuotaExceededError):
+        worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
         return  # recorded; a re-run after the reset resumes it
     if isinstance(error, TransportError | ServerError | RateLimitedError) or (
         isinstance(error, APIError) and error.status is None
     ):
+        worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
 
 

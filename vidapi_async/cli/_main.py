@@ -21,6 +21,7 @@ from .. import _errors as e
 from .. import _validate as check
 from .._client import DEFAULT_BASE_URL, Client
 from .._files import check_srt_file, inspect_file
+from .._observe import configure_logging
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, non_negative_number, port, proxy_url
@@ -63,6 +64,14 @@ def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
         default=default(4),
         metavar="N",
         help="attempts per request, the first included (default 4; 1: never retry)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default(0),
+        help="log to stderr: -v what happens (INFO), -vv every request (DEBUG); "
+        "or set VIDAPI_LOG=info|debug",
     )
     p.add_argument(
         "--proxy",
@@ -206,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"vidapi: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
     args = _parser().parse_args(argv)
+    configure_logging(
+        args.verbose, getattr(args, "log_format", "text"), os.environ.get("VIDAPI_LOG")
+    )
     from rich.console import Console
 
     console = Console(stderr=True)

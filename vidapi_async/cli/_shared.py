@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
+from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._args import positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
@@ -57,6 +58,19 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
+    w.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics",
+    )
+    w.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one JSON object per log line on stderr, for log shippers",
+    )
     s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
     s.add_argument(
         "--journal",
@@ -87,8 +101,10 @@ class WorkerView:
     """This worker's own jobs as they finish: one line kept current on a terminal, a
     log line per finished job otherwise."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, as_log: bool = False) -> None:
         self.console = console
+        self.as_log = as_log
+        """Lines go to the ``vidapi_async.worker`` logger (``--log-format json``)."""
         self.last: BatchProgress | None = None
         self._shown = (0, 0)
         self._live: Any = None
@@ -112,10 +128,16 @@ class WorkerView:
             self._live.update(Text(self.line()))
         elif (progress.done, progress.failed) != self._shown:
             self._shown = (progress.done, progress.failed)
-            self.console.print(self.line(), highlight=False)
+            self.say(self.line())
+
+    def say(self, line: str) -> None:
+        if self.as_log:
+            worker_log.info("%s", line)
+        else:
+            self.console.print(line, highlight=False)
 
     def __enter__(self) -> WorkerView:
-        if self.console.is_terminal:
+        if self.console.is_terminal and not self.as_log:
             from rich.live import Live
             from rich.text import Text
 
@@ -159,7 +181,7 @@ async def _work_then_status(
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(_postgres(args.journal, "worker")) as shared:
-        with WorkerView(console) as view:
+        with WorkerView(console, as_log=args.log_format == "json") as view:
             status = await _work_then_status(
                 shared,
                 shared.work(
@@ -169,10 +191,11 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     stalled_after=args.stalled_after,
                     max_requests_per_second=args.max_requests_per_second,
                     progress=view,
+                    metrics_port=args.metrics_port,
                 ),
             )
     if status is not None:
-        console.print(view.totals(status), highlight=False)
+        view.say(view.totals(status))
     return EXIT_OK
 
 

@@ -1,0 +1,550 @@
+"""Logs, OpenTelemetry spans and metrics, and the Prometheus endpoint, checked against
+what the emulator saw: one span and one ``.http`` line per request it logged, the
+``traceparent`` it received, and no secret in any line, attribute, event or label."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import sys
+import textwrap
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+from prometheus_client.parser import text_string_to_metric_families
+
+import vidapi_async as va
+from vidapi_async._observe import configure_logging, redacted_url
+from vidapi_async.emulator import Emulator, Faults
+from vidapi_async.testing import client_for
+
+from .conftest import fast_retry, make_file
+from .test_cli import vidapi
+
+PASSWORD = "vid-pass-Zq81"
+CLIENT_SECRET = "demo-secret"
+USER_PASSWORD = "demo-password"
+
+
+FAULTS = Faults(
+    error_rate=0.25,
+    seed=3,
+    error_statuses=(500, 503),
+    paths=("/upload", "/file/upload", "/video/"),  # requests retried (a create is not)
+)
+
+
+@pytest.fixture
+def exporter() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    yield provider, spans
+    provider.shutdown()
+
+
+def oauth() -> va.OAuth:
+    return va.OAuth.password(
+        "demo-client",
+        CLIENT_SECRET,
+        username="demo",
+        password=USER_PASSWORD,
+        scopes=("manage_videos",),
+    )
+
+
+def every_value(spans: list[ReadableSpan]) -> Iterator[str]:
+    """Every string a span exporter would ship: names, attributes, events, links."""
+    for span in spans:
+        yield span.name
+        for value in (span.attributes or {}).values():
+            yield str(value)
+        for event in span.events:
+            yield event.name
+            yield from (str(v) for v in (event.attributes or {}).values())
+        yield from span.attributes or {}
+
+
+def seal_values(upload_url: str) -> list[str]:
+    return [v for _, v in parse_qsl(urlsplit(upload_url).query) if len(v) >= 6]
+
+
+async def token_of(client: va.Client) -> str:
+    return (await client.access_token()).token
+
+
+def assert_no_secret(texts: list[str], secrets: list[str]) -> None:
+    assert secrets and all(secrets)
+    for text in texts:
+        for secret in secrets:
+            assert secret not in text, (secret, text)
+
+
+async def traced_run(
+    emu: Emulator, provider: TracerProvider, tmp_path: Path, meters: MeterProvider | None = None
+) -> tuple[list[str], va.Video]:
+    """Uploads (chunked, retried) and calls under faults; the secrets they used."""
+    video = make_file(tmp_path / "clip.mp4", 300_000)
+    async with client_for(
+        emu,
+        auth=oauth(),
+        retry=fast_retry(),
+        tracer_provider=provider,
+        meter_provider=meters,
+        range_size=64_000,
+    ) as client:
+        session = await client.get_upload_session()
+        uploaded = await client.upload_file(video, upload_session=session, chunked=True)
+        created = await client.create_video(url=uploaded.url, title="t", channel="news")
+        await client.set_password(created.id, PASSWORD)
+        await client.get_video(created.id)
+        single = await client.upload_video(video, title="u", channel="news", chunked=False)
+        token = await token_of(client)
+    secrets = [token, PASSWORD, CLIENT_SECRET, USER_PASSWORD, *seal_values(session.upload_url)]
+    return secrets, single
+
+
+async def test_a_span_per_request_the_server_saw_with_parents_and_no_secret(
+    exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    provider, memory = exporter
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    async with Emulator(faults=FAULTS, probe=False) as emu:
+        secrets, _ = await traced_run(emu, provider, tmp_path, meters)
+        seen = emu.requests
+        upload_port = urlsplit(emu.upload_base).port
+    spans = list(memory.get_finished_spans())
+    requests = [s for s in spans if s.kind is SpanKind.CLIENT]
+    assert len(requests) == len(seen)
+    by_id = {s.context.span_id: s for s in spans}
+
+    def operations_of(span: ReadableSpan) -> list[str]:
+        """The operations a span runs in, innermost first (its parent chain)."""
+        names = []
+        while span.parent is not None:
+            span = by_id[span.parent.span_id]
+            names.append(span.name)
+        return names
+
+    for span in requests:
+        attrs = span.attributes or {}
+        assert attrs["http.request.method"] == span.name
+        assert attrs["server.address"] == "127.0.0.1"
+        assert str(attrs["url.full"]).startswith("http://127.0.0.1:")
+        assert operations_of(span)[0].startswith("vidapi "), span.name
+        if attrs["http.response.status_code"] >= 400:  # type: ignore[operator]
+            assert attrs["error.type"] == str(attrs["http.response.status_code"])
+    uploads = [s for s in requests if (s.attributes or {})["server.port"] == upload_port]
+    ranges = [s for s in uploads if operations_of(s) == ["vidapi upload_file"]]
+    assert len(ranges) >= 5  # 300 kB in 64 kB ranges, retries included
+    for span in uploads:  # sent from the pump's threads, children of the operation
+        assert str((span.attributes or {})["thread.name"]).startswith("vidapi-upload")
+        assert "http.request.body.size" in (span.attributes or {})
+    sizes = [(s.attributes or {})["http.request.body.size"] for s in ranges]
+    assert 64_000 in sizes  # a range
+    single = [s for s in uploads if operations_of(s)[1:] == ["vidapi upload_video"]]
+    assert single and all(
+        (s.attributes or {})["http.request.body.size"] > 300_000  # type: ignore[operator]
+        for s in single
+    )  # the single-shot request: the file and its multipart envelope
+    resent = [s for s in requests if "http.request.resend_count" in (s.attributes or {})]
+    assert resent, "the faults caused retries: their spans say so"
+    # W3C traceparent on API calls, of the request's own span; never to the upload host.
+    api_spans = {format(s.context.span_id, "016x"): s for s in requests if s not in uploads}
+    for request in seen:
+        parent = request.headers.get("traceparent") or request.headers.get("Traceparent")
+        if request.host == "upload":
+            assert parent is None
+        else:
+            assert parent is not None
+            assert parent.split("-")[2] in api_spans
+    assert_no_secret(list(every_value(spans)), secrets)
+    retries = {p.attributes["reason"]: p.value for p in _points(reader)["vidapi.retries"]}
+    assert retries and set(retries) <= {"500", "503"}
+    meters.shutdown()
+
+
+async def test_debug_logs_of_a_run_name_every_request_and_hold_no_secret(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="vidapi_async")
+    async with Emulator(faults=FAULTS, probe=False) as emu:
+        secrets, _ = await traced_run(emu, TracerProvider(), tmp_path)
+        seen = emu.requests
+    records = [r for r in caplog.records if r.name.startswith("vidapi_async")]
+    lines = [r.getMessage() for r in records]
+    http = [r for r in records if r.name == "vidapi_async.http"]
+    assert len(http) == len(seen)
+    assert {r.name for r in records} >= {
+        "vidapi_async.http",
+        "vidapi_async.retry",
+        "vidapi_async.upload",
+        "vidapi_async.auth",
+    }
+    assert any("fetched" in r.getMessage() for r in records if r.name == "vidapi_async.auth")
+    assert_no_secret(lines, secrets)
+    for line in lines:
+        assert "%2F" not in line and "%3D" not in line  # no piece of a seal
+
+
+def test_the_logger_tree_is_silent_by_default() -> None:
+    root = logging.getLogger("vidapi_async")
+    assert any(isinstance(h, logging.NullHandler) for h in root.handlers)
+
+
+def test_url_full_keeps_plain_parameters_and_redacts_the_rest() -> None:
+    url = "https://u:p4ss@up.example/upload?uuid=abc&seal=x%2Fy&fields=id,title"
+    assert redacted_url(url) == (
+        "https://REDACTED:REDACTED@up.example/upload?uuid=REDACTED&seal=REDACTED&fields=id%2Ctitle"
+    )
+
+
+def test_json_log_format_writes_one_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
+    root = logging.getLogger("vidapi_async")
+    before, level = list(root.handlers), root.level
+    configure_logging(0, "json")
+    try:
+        logging.getLogger("vidapi_async.worker").warning('job "%s" lost', "k1")
+        try:
+            raise va.ServerError("boom", status=500)
+        except va.ServerError:
+            logging.getLogger("vidapi_async.batch").exception("job failed")
+    finally:
+        for handler in root.handlers[len(before) :]:
+            root.removeHandler(handler)
+        root.setLevel(level)
+    lines = capsys.readouterr().err.splitlines()
+    first, second = (json.loads(line) for line in lines)
+    assert first["logger"] == "vidapi_async.worker"
+    assert first["level"] == "warning"
+    assert first["message"] == 'job "k1" lost'
+    assert first["time"].endswith("Z")
+    assert second["error"].startswith("ServerError: boom")
+
+
+async def test_cli_vv_logs_the_demo_on_stderr_without_a_secret() -> None:
+    code, _, err = await vidapi("-vv", "demo", "--no-serve")
+    assert code == 0, err
+    http = [line for line in err.splitlines() if " vidapi_async.http: " in line]
+    assert len(http) >= 5
+    assert any(" vidapi_async.upload: " in line for line in err.splitlines())
+    for line in err.splitlines():
+        assert "demo-token" not in line and "demo-only-password" not in line
+        assert "%2F" not in line and "%3D" not in line and "seal=" not in line
+
+
+async def test_vidapi_log_env_turns_debug_on() -> None:
+    code, _, err = await vidapi(
+        "--retries",
+        "1",
+        "--token",
+        "tok-Secret-123",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "api",
+        "/me",
+        env={"VIDAPI_LOG": "debug"},
+    )
+    assert code != 0
+    lines = [line for line in err.splitlines() if " vidapi_async.http: " in line]
+    assert len(lines) == 1 and "GET http://127.0.0.1:9/me -> no answer" in lines[0]
+    assert "tok-Secret-123" not in err
+
+
+async def test_spans_and_metrics_of_a_batch_with_failures(
+    exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    provider, memory = exporter
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    files = [make_file(tmp_path / f"f{i}.mp4", 5000) for i in range(4)]
+    jobs = [va.UploadJob(path=f, title=f"t{i}", channel="news") for i, f in enumerate(files)]
+    jobs.append(va.UploadJob(path=tmp_path / "gone.mp4", title="x", channel="news"))
+    jobs.append(va.UploadJob(path=files[0], title="bad", channel="no-such-channel", key="bad"))
+    jobs.append(
+        va.UploadJob(
+            path=files[1], title="pw", channel="news", password=PASSWORD, key="with-password"
+        )
+    )
+    async with (
+        Emulator(probe=False) as emu,
+        client_for(emu, meter_provider=meters, tracer_provider=provider) as client,
+    ):
+        async with va.BatchUploader(client, concurrency=2) as batch:
+            results = [r async for r in batch.run(jobs)]
+        seen = len(emu.requests)
+        token = await token_of(client)
+    outcomes = {r.status.value for r in results}
+    assert outcomes == {"done", "failed"}
+    points = _points(reader)
+    jobs_by = {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]}
+    assert jobs_by == {"done": 5, "failed": 2}
+    assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
+    assert sum(p.count for p in points["http.client.request.duration"]) == seen
+    # the bad channel's file was uploaded before its create was refused
+    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 6 * 5000
+    meters.shutdown()
+    spans = list(memory.get_finished_spans())
+    job_spans = [s for s in spans if s.name == "vidapi job"]
+    assert len(job_spans) == 7
+    keys = {(s.attributes or {}).get("vidapi.job.key") for s in job_spans}
+    assert {"bad", "with-password"} <= keys
+    assert len(keys - {None}) == 6  # the missing file never got a key
+    by_id = {s.context.span_id: s for s in spans}
+    for span in spans:
+        if span.kind is SpanKind.CLIENT:
+            top = span
+            while top.parent is not None:
+                top = by_id[top.parent.span_id]
+            assert top.name == "vidapi job"
+    assert_no_secret(list(every_value(spans)), [token, PASSWORD])
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    data = reader.get_metrics_data()
+    assert data is not None
+    out: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            assert scope.scope.name == "vidapi_async"
+            for metric in scope.metrics:
+                out.setdefault(metric.name, []).extend(metric.data.data_points)
+    return out
+
+
+def _scrape(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = resp.read().decode()
+    values: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+            values[f"{sample.name}{{{labels}}}"] = sample.value
+    return values
+
+
+async def test_the_metrics_endpoint_scraped_during_a_batch(tmp_path: Path) -> None:
+    files = [make_file(tmp_path / f"f{i}.mp4", 4000) for i in range(3)]
+    finished: list[int] = []
+    scrapes: list[float] = []
+    done = asyncio.Event()
+
+    def progress(p: va.BatchProgress) -> None:
+        finished.append(p.done + p.failed)
+        done.set()
+
+    async with Emulator(probe=False, faults=Faults(latency=0.01)) as emu:
+        async with client_for(emu) as client:
+            batch = va.BatchUploader(client, concurrency=1, progress=progress, metrics_port=0)
+            async with batch:
+                port = batch.metrics_port
+                assert port is not None
+
+                async def jobs() -> Any:
+                    for i, f in enumerate(files):
+                        while (finished[-1] if finished else 0) < i:
+                            done.clear()
+                            await done.wait()
+                        got = await asyncio.to_thread(_scrape, port)
+                        scrapes.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
+                        yield va.UploadJob(path=f, title=f"t{i}", channel="news")
+
+                results = [r async for r in batch.run(jobs())]
+                last = await asyncio.to_thread(_scrape, port)
+    assert [r.status.value for r in results] == ["done"] * 3
+    assert scrapes == [0.0, 1.0, 2.0]
+    assert last["vidapi_jobs_total{outcome=done}"] == 3.0
+    assert last["vidapi_upload_bytes_total{}"] == 3 * 4000
+    assert last["vidapi_jobs_in_flight{}"] == 0.0
+    assert any(k.startswith("http_client_request_duration_seconds_count{") for k in last)
+    with pytest.raises(urllib.error.URLError, match="refused"):  # closed with the batch
+        _scrape(port)
+
+
+if sys.platform == "win32":  # pragma: no cover
+    pytestmark = pytest.mark.skip("POSIX only")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) -> None:
+    pytest.importorskip("procrastinate")
+    from vidapi_async.batch import SharedBatch
+
+    from .test_shared_queue import jobs_for, spawn, worker_cmd
+
+    admin_dsn = await _database()
+    files = [make_file(tmp_path / f"w{i}.mp4", 3000) for i in range(4)]
+    port = _free_port()
+    try:
+        async with Emulator(probe=False, faults=Faults(latency=0.02)) as emu:
+            async with SharedBatch(admin_dsn) as shared:
+                assert (await shared.enqueue(jobs_for(files))).added == 4
+            cmd = worker_cmd(emu, admin_dsn, "--until-empty", "--metrics-port", str(port))
+            proc = await spawn([*cmd, "--log-format", "json"])
+            finished = asyncio.ensure_future(proc.communicate())
+            scraped: list[float] = []
+            while not finished.done():  # scrape the worker while it runs
+                try:
+                    got = await asyncio.to_thread(_scrape, port)
+                except OSError:  # URLError included
+                    got = None  # not listening yet, or closing
+                if got is not None:
+                    scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
+                await asyncio.wait([finished], timeout=0.05)
+            _, err = await finished
+            token = emu.token
+    finally:
+        await _drop(admin_dsn)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert scraped, "the endpoint answered while the worker ran"
+    assert scraped == sorted(scraped) and scraped[-1] <= 4
+    lines = [json.loads(line) for line in err.decode().splitlines()]  # every line JSON
+    jobs = [
+        x for x in lines if x["logger"] == "vidapi_async.worker" and " done at " in x["message"]
+    ]
+    assert len(jobs) == 4
+    assert not any(token in x["message"] for x in lines)
+
+
+async def _database() -> str:
+    from .test_postgres_journal import DSN, connect_or_install
+
+    psycopg = pytest.importorskip("psycopg")
+    admin = await connect_or_install()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        await admin.execute(
+            psycopg.sql.SQL("create database {}").format(psycopg.sql.Identifier(name))
+        )
+    finally:
+        await admin.close()
+    return DSN.rsplit("/", 1)[0] + "/" + name
+
+
+async def _drop(dsn: str) -> None:
+    from .test_postgres_journal import connect_or_install
+
+    psycopg = pytest.importorskip("psycopg")
+    admin = await connect_or_install()
+    try:
+        name = dsn.rsplit("/", 1)[1]
+        await admin.execute(
+            psycopg.sql.SQL("drop database if exists {} with (force)").format(
+                psycopg.sql.Identifier(name)
+            )
+        )
+    finally:
+        await admin.close()
+
+
+async def test_a_metrics_port_in_use_is_a_clear_error(emulator: Emulator) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        async with client_for(emulator) as client:
+            batch = va.BatchUploader(client, metrics_port=port)
+            with pytest.raises(va.InvalidArgumentError, match=r"metrics_port.*in use"):
+                await batch.__aenter__()
+            with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
+                va.BatchUploader(client, metrics_port=70000)
+
+
+async def test_spans_sampled_out_export_nothing_and_still_propagate(emulator: Emulator) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    async with client_for(emulator, tracer_provider=provider) as client:
+        await client.me()
+    provider.shutdown()
+    assert memory.get_finished_spans() == ()
+    [request] = [r for r in emulator.requests if r.path == "/me"]
+    parent = request.headers.get("traceparent") or request.headers["Traceparent"]
+    assert int(parent.split("-")[3], 16) & 1 == 0  # not sampled: the server may agree
+
+
+async def test_a_source_fetch_is_a_span_without_its_credentials(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    from .wire import Reply, Seen, WireServer
+
+    def source(seen: Seen) -> Reply:
+        return Reply(200, b"v" * 50_000, {"Content-Type": "video/mp4"})
+
+    provider, memory = exporter
+    async with WireServer(source) as src, client_for(emulator, tracer_provider=provider) as c:
+        where = src.url.replace("://", "://src-user:src-Pw0rd@")
+        await c.upload_from_url(f"{where}/clip.mp4?sig=sig-Value-9", headers={"X-K": "k-Val-7"})
+        [get] = src.seen
+        assert "traceparent" not in get.headers  # a source gets none
+    spans = list(memory.get_finished_spans())
+    [fetch] = [
+        s
+        for s in spans
+        if (s.attributes or {}).get("url.full", "").endswith("clip.mp4?sig=REDACTED")
+    ]  # type: ignore[union-attr]
+    assert str((fetch.attributes or {})["url.full"]).startswith("http://REDACTED:REDACTED@")
+    assert fetch.parent is not None
+    assert_no_secret(list(every_value(spans)), ["src-Pw0rd", "sig-Value-9", "k-Val-7"])
+
+
+def test_the_docs_logging_setup_shows_the_retry_lines_and_no_token(tmp_path: Path) -> None:
+    """The observability guide's logging block, run as written in a fresh process before a
+    call that the emulator fails once: its retry line reaches stderr, the token never."""
+    import subprocess
+
+    from .test_docs import doc_block
+
+    script = tmp_path / "logs.py"
+    script.write_text(
+        doc_block("observe-logging")
+        + textwrap.dedent(
+            """
+            import asyncio
+            from vidapi_async.emulator import Emulator, Faults
+            from vidapi_async.testing import client_for
+
+            async def main() -> None:
+                faults = Faults(error_rate=0.5, error_statuses=(503,), seed=1,
+                                methods=("GET",), paths=("/video/",))
+                async with Emulator(probe=False, faults=faults) as emu:
+                    async with client_for(emu) as client:
+                        video = await client.upload_video(
+                            __file__, title="t", channel="news"
+                        )
+                        for _ in range(4):
+                            await client.get_video(video.id)
+
+            asyncio.run(main())
+            """
+        ),
+        encoding="utf-8",
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "vidapi_async.retry" in out.stderr and " INFO " in out.stderr, out.stderr
+    assert "demo-token" not in out.stderr

@@ -1,0 +1,160 @@
+"""The metrics kept for a Prometheus endpoint, and the endpoint itself.
+
+No dependency: a small registry (counters, up-down counters, histograms with fixed
+buckets) fed by ``_observe.Observer`` while ``REGISTRY.on``, rendered in the Prometheus
+text exposition format (0.0.4) by a threaded HTTP server bound to 127.0.0.1 by default.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+__all__ = ["REGISTRY", "MetricsServer", "Registry"]
+
+KINDS: Final = {
+    "http.client.request.duration": ("histogram", "seconds", "HTTP request time"),
+    "http.client.request.body.size": ("histogram", "bytes", "HTTP request body sizes"),
+    "vidapi.upload.bytes": ("counter", "bytes", "bytes of files uploaded"),
+    "vidapi.retries": ("counter", "", "requests tried again, by reason"),
+    "vidapi.jobs": ("counter", "", "batch jobs finished, by outcome"),
+    "vidapi.job.duration": ("histogram", "seconds", "time a batch job took"),
+    "vidapi.quota.refusals": ("counter", "", "uploads refused for the account's quota"),
+    "vidapi.jobs.in_flight": ("gauge", "", "batch jobs running"),
+}
+SECONDS_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+BYTES_BUCKETS: Final = tuple(float(4**n) for n in range(4, 18))
+
+Labels = tuple[tuple[str, str], ...]
+
+
+class Registry:
+    """Values by metric and label set; ``on`` while at least one endpoint serves them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self.on = False
+        self._sums: dict[tuple[str, Labels], float] = {}
+        self._hist: dict[tuple[str, Labels], list[float]] = {}
+
+    def start(self) -> None:
+        with self._lock:
+            if self._users == 0:  # a new endpoint starts from zero, as a new process does
+                self._sums.clear()
+                self._hist.clear()
+            self._users += 1
+            self.on = True
+
+    def stop(self) -> None:
+        with self._lock:
+            self._users -= 1
+            self.on = self._users > 0
+
+    @staticmethod
+    def _labels(labels: Mapping[str, object]) -> Labels:
+        return tuple(sorted((k, str(v)) for k, v in labels.items()))
+
+    def add(self, name: str, value: float, labels: Mapping[str, object]) -> None:
+        key = (name, self._labels(labels))
+        with self._lock:
+            self._sums[key] = self._sums.get(key, 0.0) + value
+
+    def observe(self, name: str, value: float, labels: Mapping[str, object]) -> None:
+        buckets = _buckets(name)
+        key = (name, self._labels(labels))
+        with self._lock:
+            counts = self._hist.setdefault(key, [0.0] * (len(buckets) + 2))
+            for i, bound in enumerate(buckets):
+                if value <= bound:
+                    counts[i] += 1
+            counts[-2] += value
+            counts[-1] += 1
+
+    def render(self) -> str:
+        """The Prometheus text format of every value kept."""
+        with self._lock:
+            sums = dict(self._sums)
+            hist = {k: list(v) for k, v in self._hist.items()}
+        lines: list[str] = []
+        for name, (kind, unit, help_text) in KINDS.items():
+            base = name.replace(".", "_")
+            if unit and not base.endswith(f"_{unit}"):
+                base += f"_{unit}"
+            if kind == "histogram":
+                rows = [(labels, v) for (n, labels), v in hist.items() if n == name]
+                lines += [f"# HELP {base} {help_text}", f"# TYPE {base} histogram"]
+                for labels, counts in sorted(rows):
+                    for bound, count in zip(_buckets(name), counts, strict=False):
+                        lines.append(f"{base}_bucket{_fmt(labels, le=_num(bound))} {_num(count)}")
+                    lines.append(f"{base}_bucket{_fmt(labels, le='+Inf')} {_num(counts[-1])}")
+                    lines.append(f"{base}_sum{_fmt(labels)} {_num(counts[-2])}")
+                    lines.append(f"{base}_count{_fmt(labels)} {_num(counts[-1])}")
+                continue
+            values = sorted((labels, v) for (n, labels), v in sums.items() if n == name)
+            lines += [f"# HELP {base} {help_text}", f"# TYPE {base} {kind}"]
+            suffix = "_total" if kind == "counter" else ""
+            for labels, value in values:
+                lines.append(f"{base}{suffix}{_fmt(labels)} {_num(value)}")
+        return "\n".join(lines) + "\n"
+
+
+def _buckets(name: str) -> tuple[float, ...]:
+    return BYTES_BUCKETS if KINDS[name][1] == "bytes" else SECONDS_BUCKETS
+
+
+def _num(value: float) -> str:
+    return repr(float(value)) if value != int(value) else str(int(value))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _fmt(labels: Iterable[tuple[str, str]], **more: str) -> str:
+    pairs = [(k.replace(".", "_"), v) for k, v in labels] + list(more.items())
+    if not pairs:
+        return ""
+    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in pairs) + "}"
+
+
+REGISTRY: Final = Registry()
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.split("?")[0] != "/metrics":
+            self.send_error(404)
+            return
+        body = REGISTRY.render().encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # a scrape every few seconds is not worth a line
+
+
+class MetricsServer:
+    """``/metrics`` in the Prometheus text format on ``host:port`` (port 0: any free
+    one; ``port`` says which) from a thread of its own, until ``close``."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
+        self._server = http.server.ThreadingHTTPServer((host, port), _Handler)
+        self._server.daemon_threads = True
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="vidapi-metrics", daemon=True
+        )
+        REGISTRY.start()
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+        REGISTRY.stop()

@@ -1,0 +1,392 @@
+"""What the client tells the outside: the logger tree, OpenTelemetry spans and metrics.
+
+Loggers (``logging.NullHandler`` on the root of the tree): ``vidapi_async`` and its
+children ``.http`` (a DEBUG line per request), ``.retry``, ``.upload``, ``.batch``,
+``.worker`` and ``.auth``. No line carries a token, seal, password or credential.
+
+Spans and metrics go through the OpenTelemetry API (the ``otel`` extra) when it is
+installed: the global providers, or those given to ``Client``. Whether anything records
+is decided once per client (``Observer``); with no API installed, or with the API's
+no-op providers, every hook is one attribute test. The metrics are also kept in a small
+registry of our own (``_metrics``) while a Prometheus endpoint is being served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Final, TypeVar
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from . import _metrics
+
+__all__ = [
+    "ATTEMPT",
+    "JsonFormatter",
+    "Observer",
+    "configure_logging",
+    "operation",
+    "redacted_url",
+]
+
+ROOT: Final = logging.getLogger("vidapi_async")
+ROOT.addHandler(logging.NullHandler())
+http_log: Final = logging.getLogger("vidapi_async.http")
+retry_log: Final = logging.getLogger("vidapi_async.retry")
+upload_log: Final = logging.getLogger("vidapi_async.upload")
+batch_log: Final = logging.getLogger("vidapi_async.batch")
+worker_log: Final = logging.getLogger("vidapi_async.worker")
+auth_log: Final = logging.getLogger("vidapi_async.auth")
+
+SCOPE: Final = "vidapi_async"
+"""The instrumentation scope name of the tracer and the meter."""
+
+ATTEMPT: contextvars.ContextVar[int] = contextvars.ContextVar("vidapi_attempt", default=1)
+"""The attempt of the request being sent (set by ``retrying`` from the second on)."""
+ACTIVE: contextvars.ContextVar[Observer | None] = contextvars.ContextVar(
+    "vidapi_observer", default=None
+)
+"""The observer of the operation running (set only when it records something)."""
+
+T = TypeVar("T")
+
+try:  # the ``otel`` extra
+    from opentelemetry import metrics as otel_metrics
+    from opentelemetry import propagate as otel_propagate
+    from opentelemetry import trace as otel_trace
+except ImportError:  # pragma: no cover - exercised by the benchmark without the extra
+    otel_trace = None  # type: ignore[assignment]
+    otel_metrics = None  # type: ignore[assignment]
+    otel_propagate = None  # type: ignore[assignment]
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("vidapi-async")
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "0+unknown"
+
+
+def _recording_tracer(provider: Any) -> Any:
+    """A tracer of ``provider`` (or the global one), or ``None`` when it cannot record."""
+    if otel_trace is None:
+        return None
+    if provider is None:
+        provider = otel_trace.get_tracer_provider()
+        # The API's default (a proxy until an SDK is set) and its explicit no-op record
+        # nothing: checked here, once, rather than per call.
+        if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
+            return None
+    if type(provider).__name__ == "NoOpTracerProvider":
+        return None
+    return provider.get_tracer(SCOPE, _version())
+
+
+def _recording_meter(provider: Any) -> Any:
+    if otel_metrics is None:
+        return None
+    if provider is None:
+        provider = otel_metrics.get_meter_provider()
+        if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
+            return None
+    if type(provider).__name__ == "NoOpMeterProvider":
+        return None
+    return provider.get_meter(SCOPE, _version())
+
+
+class Observer:
+    """A client's tracer and instruments, decided once. ``tracer`` is ``None`` when no
+    span would record; ``metering`` is false when no metric would be kept."""
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        self.tracer = _recording_tracer(tracer_provider)
+        self.meter = meter = _recording_meter(meter_provider)
+        if meter is not None:
+            self._duration = meter.create_histogram(
+                "http.client.request.duration", unit="s", description="HTTP request time"
+            )
+            self._body = meter.create_histogram(
+                "http.client.request.body.size", unit="By", description="request body sizes"
+            )
+            self._upload_bytes = meter.create_counter(
+                "vidapi.upload.bytes", unit="By", description="bytes of files uploaded"
+            )
+            self._retries = meter.create_counter(
+                "vidapi.retries", unit="{retry}", description="requests tried again"
+            )
+            self._jobs = meter.create_counter(
+                "vidapi.jobs", unit="{job}", description="batch jobs finished, by outcome"
+            )
+            self._job_duration = meter.create_histogram(
+                "vidapi.job.duration", unit="s", description="time a batch job took"
+            )
+            self._quota = meter.create_counter(
+                "vidapi.quota.refusals", unit="{refusal}", description="quota refusals"
+            )
+            self._in_flight = meter.create_up_down_counter(
+                "vidapi.jobs.in_flight", unit="{job}", description="batch jobs running"
+            )
+
+    @property
+    def active(self) -> bool:
+        """Whether anything at all is recorded (spans, metrics or the endpoint)."""
+        return self.tracer is not None or self.meter is not None or _metrics.REGISTRY.on
+
+    # --- spans ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def http_span(self, method: str, url: str, body_size: int | None) -> Iterator[Any]:
+        """A CLIENT span for one request (only call with ``self.tracer`` set)."""
+        with self.tracer.start_as_current_span(
+            method,
+            kind=otel_trace.SpanKind.CLIENT,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            if span.is_recording():  # a span sampled out costs no attribute
+                span.set_attributes(_request_attributes(method, url, body_size))
+            try:
+                yield span
+            except BaseException as exc:
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(otel_trace.StatusCode.ERROR)
+                raise
+
+    @staticmethod
+    def answered(span: Any, status: int) -> None:
+        """The answer's status on a request's span (an error status is its error.type)."""
+        if status >= 400:
+            span.set_attributes({"http.response.status_code": status, "error.type": str(status)})
+        else:
+            span.set_attribute("http.response.status_code", status)
+
+    def inject(self, headers: dict[str, str]) -> None:
+        """``traceparent`` of the current span into ``headers`` (API calls only)."""
+        if otel_propagate is not None:
+            otel_propagate.inject(headers)
+
+    # --- metrics --------------------------------------------------------------------
+
+    def request_done(
+        self, method: str, url: str, status: int | None, seconds: float, size: int | None
+    ) -> None:
+        attributes: dict[str, Any] = {"http.request.method": method}
+        host = url_facts(url)[1]
+        if host:
+            attributes["server.address"] = host
+        if status is not None:
+            attributes["http.response.status_code"] = status
+        if self.meter is not None:
+            self._duration.record(seconds, attributes)
+            if size is not None:
+                self._body.record(size, attributes)
+        if _metrics.REGISTRY.on:
+            _metrics.REGISTRY.observe("http.client.request.duration", seconds, attributes)
+            if size is not None:
+                _metrics.REGISTRY.observe("http.client.request.body.size", size, attributes)
+
+    def _add(self, name: str, instrument: str, value: float, labels: dict[str, str]) -> None:
+        if self.meter is not None:
+            getattr(self, instrument).add(value, labels)
+        if _metrics.REGISTRY.on:
+            _metrics.REGISTRY.add(name, value, labels)
+
+    def uploaded(self, size: int) -> None:
+        self._add("vidapi.upload.bytes", "_upload_bytes", size, {})
+
+    def retried(self, reason: str) -> None:
+        self._add("vidapi.retries", "_retries", 1, {"reason": reason})
+
+    def quota_refused(self) -> None:
+        self._add("vidapi.quota.refusals", "_quota", 1, {})
+
+    def job_started(self) -> None:
+        self._add("vidapi.jobs.in_flight", "_in_flight", 1, {})
+
+    def job_finished(self, outcome: str, seconds: float) -> None:
+        self._add("vidapi.jobs.in_flight", "_in_flight", -1, {})
+        self._add("vidapi.jobs", "_jobs", 1, {"outcome": outcome})
+        if self.meter is not None:
+            self._job_duration.record(seconds, {"outcome": outcome})
+        if _metrics.REGISTRY.on:
+            _metrics.REGISTRY.observe("vidapi.job.duration", seconds, {"outcome": outcome})
+
+    @contextlib.contextmanager
+    def job_span(self) -> Iterator[None]:
+        """``vidapi job``, labelled with its key by ``label_job`` once it is known."""
+        token = ACTIVE.set(self)
+        try:
+            if self.tracer is None:
+                yield
+            else:
+                with self.tracer.start_as_current_span("vidapi job"):
+                    yield
+        finally:
+            ACTIVE.reset(token)
+
+    def label_job(self, key: str) -> None:
+        """The job's key (a digest or the caller's key, never a url) on its span."""
+        if self.tracer is not None:
+            otel_trace.get_current_span().set_attribute("vidapi.job.key", key)
+
+
+PLAIN_QUERY: Final = frozenset(
+    {"fields", "page", "limit", "sort", "search", "tags", "channel", "owners", "flags"}
+)
+"""Query parameters of the API that never hold a secret; any other value is redacted."""
+
+
+def _request_attributes(method: str, url: str, body_size: int | None) -> dict[str, Any]:
+    """OpenTelemetry's HTTP client attributes of a request about to be sent."""
+    full, host, port = url_facts(url)
+    attributes: dict[str, Any] = {
+        "http.request.method": method,
+        "url.full": full,
+        "server.address": host,
+    }
+    if port is not None:
+        attributes["server.port"] = port
+    if body_size is not None:
+        attributes["http.request.body.size"] = body_size
+    attempt = ATTEMPT.get()
+    if attempt > 1:
+        attributes["http.request.resend_count"] = attempt - 1
+    return attributes
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with any ``user:password@`` as ``REDACTED:REDACTED@`` and every query value
+    (seals, signatures, tokens) but the API's plain parameters (``PLAIN_QUERY``) replaced by
+    ``REDACTED``, as OpenTelemetry's ``url.full`` asks."""
+    return url_facts(url)[0]
+
+
+def url_facts(url: str) -> tuple[str, str, int | None]:
+    """``url.full`` (``redacted_url``), ``server.address`` and ``server.port`` of ``url``;
+    the parts that repeat from request to request (server, query) are parsed once."""
+    scheme, _, rest = url.partition("://")
+    rest = rest.partition("#")[0]
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    path, asked, query = tail.partition("?")
+    origin, host, port = _server(scheme, netloc)
+    full = origin + path + ("?" + _redacted_query(query) if asked else "")
+    return full, host, port
+
+
+@functools.lru_cache(maxsize=64)
+def _server(scheme: str, netloc: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(f"{scheme}://{netloc}")
+    at = "@" in netloc
+    origin = f"{scheme}://{'REDACTED:REDACTED@' if at else ''}{netloc.rpartition('@')[2]}"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return origin, parts.hostname or "", port
+
+
+@functools.lru_cache(maxsize=256)
+def _redacted_query(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return "&".join(
+        f"{name}={quote(value) if name in PLAIN_QUERY else 'REDACTED'}" for name, value in pairs
+    )
+
+
+def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:
+    """A method of the client traced as ``vidapi <name>`` (when its client records)."""
+    span_name = f"vidapi {name}"
+
+    def decorate(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+        @functools.wraps(method)
+        async def traced(self: Any, *args: Any, **kwargs: Any) -> T:
+            owner = getattr(self, "_client", self)  # a namespace holds its client
+            observer: Observer = owner._transport.observer
+            if observer.tracer is None:
+                if observer.meter is None and not _metrics.REGISTRY.on:
+                    return await method(self, *args, **kwargs)
+                token = ACTIVE.set(observer)
+                try:
+                    return await method(self, *args, **kwargs)
+                finally:
+                    ACTIVE.reset(token)
+            token = ACTIVE.set(observer)
+            try:
+                with observer.tracer.start_as_current_span(span_name):
+                    return await method(self, *args, **kwargs)
+            finally:
+                ACTIVE.reset(token)
+
+        return traced
+
+    return decorate
+
+
+def retried(reason: str) -> None:
+    """Count a retry with the observer of the operation running, if any."""
+    observer = ACTIVE.get()
+    if observer is not None:
+        observer.retried(reason)
+
+
+def monotonic() -> float:
+    return time.perf_counter()
+
+
+# --- log output for the CLI ---------------------------------------------------------
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message (and the exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            line["error"] = f"{type(exc).__name__}: {exc}"
+        return json.dumps(line, ensure_ascii=False)
+
+
+JsonFormatter.converter = time.gmtime
+
+LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
+
+
+def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None) -> None:
+    """The CLI's log output on stderr: warnings only (as Python shows them without any
+    configuration), ``-v`` INFO, ``-vv`` (or ``VIDAPI_LOG=debug``) DEBUG with the time,
+    level and logger of each line; ``fmt`` ``"json"`` writes one JSON object per line
+    (INFO unless more is asked)."""
+    level: int | None = None
+    if env:
+        level = LEVELS.get(env.strip().lower())
+    if verbosity >= 2:
+        level = logging.DEBUG
+    elif verbosity == 1 and (level is None or level > logging.INFO):
+        level = logging.INFO
+    handler = logging.StreamHandler()
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+        level = logging.INFO if level is None else level
+    elif level is None or level >= logging.WARNING:
+        handler.setFormatter(logging.Formatter("%(message)s"))  # the lines as before
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for old in [h for h in ROOT.handlers if getattr(h, "vidapi_cli", False)]:
+        ROOT.removeHandler(old)  # main() run again in one process: one handler
+    handler.vidapi_cli = True  # type: ignore[attr-defined]
+    ROOT.addHandler(handler)
+    ROOT.setLevel(logging.WARNING if level is None else level)
