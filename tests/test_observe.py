@@ -296,15 +296,16 @@ async def test_spans_and_metrics_of_a_batch_with_failures(
     assert jobs_by == {"done": 5, "failed": 2}
     assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
     assert sum(p.count for p in points["http.client.request.duration"]) == seen
-    # the bad channel's file was uploaded before its create was refused
-    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 6 * 5000
+    # the bad channel's job is refused before its upload (the channel is checked
+    # against the platform's categories first): five files sent
+    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 5 * 5000
     meters.shutdown()
     spans = list(memory.get_finished_spans())
     job_spans = [s for s in spans if s.name == "vidapi job"]
     assert len(job_spans) == 7
     keys = {(s.attributes or {}).get("vidapi.job.key") for s in job_spans}
     assert {"bad", "with-password"} <= keys
-    assert len(keys - {None}) == 6  # the missing file never got a key
+    assert len(keys - {None}) == 7  # a missing file's job is keyed by its path (recorded failed)
     by_id = {s.context.span_id: s for s in spans}
     for span in spans:
         if span.kind is SpanKind.CLIENT:
