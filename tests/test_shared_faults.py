@@ -282,3 +282,39 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("x.sqlite") == ("sqlite", "x.sqlite")
     assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
+
+
+async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplicate(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """A is paused right after sending its create, which the platform takes seconds to
+    process: B takes the job over, finds no tagged video yet and creates its own; A's
+    create lands later. A, resumed, is refused the record of its video: it deletes it."""
+    files = [make_file(tmp_path / "slow.mp4", 100_000)]
+    slow_create = Faults(latency=4.0, methods=("POST",), paths=("/me/videos",))
+    async with Emulator(faults=slow_create) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        opts = ("--stalled-after", "1.5", "--until-empty")
+        first = await spawn(worker_cmd(emu, dsn, *opts))
+        try:
+            await asyncio.wait_for(wait_for_request(emu, "api", "POST", "/me/videos"), 60)
+            first.send_signal(signal.SIGSTOP)  # its create is at the platform, in progress
+            second = await spawn(worker_cmd(emu, dsn, *opts))
+            _, err2 = await asyncio.wait_for(second.communicate(), 90)
+            assert second.returncode == 0, err2.decode()[-2000:]
+        finally:
+            first.send_signal(signal.SIGCONT)
+        _, err1 = await asyncio.wait_for(first.communicate(), 90)
+        assert first.returncode == 0, err1.decode()[-2000:]
+        creates = [r for r in emu.requests if r.method == "POST" and r.path == "/me/videos"]
+        assert len(creates) == 2  # both sent one: the case under test
+        videos = emu.videos()
+        assert len(videos) == 1, [(v["id"], v.get("tags")) for v in videos]
+        after = await journal_records(dsn)
+    (record,) = after.values()
+    assert str(record.stage) == "done"  # type: ignore[attr-defined]
+    assert record.video_id == videos[0]["id"]  # type: ignore[attr-defined]
+    said = err1.decode()
+    assert "lost job" in said and "deleted its duplicate video" in said

@@ -452,6 +452,9 @@ class SharedBatch:
             progress=progress,
             metrics_port=metrics_port,
         )
+        # A worker that made a video after losing its job waits this long for the job
+        # to record one (the taker-over, after its own takeover delay) before deciding.
+        runner.settle_for = 4 * stalled_after
         outage = self.journal.outage
         outage.give_up.clear()
         async with runner:
