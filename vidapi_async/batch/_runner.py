@@ -12,6 +12,16 @@ request and recording the new video's id: before sending it, the job records the
 platform for a video with its tag (``GET /me/videos?tags=...``) and adopts it; only if
 there is none is the create sent again. Subtitles are handled the same way, by language.
 
+With a fenced journal (PostgreSQL, several workers) a worker may lose its job while its
+create is on the way: paused after its last fenced write (each create and subtitle send
+is preceded by one), or while the platform processes it. Another worker then takes the
+job over, finds no tagged video yet and creates its own. The journal is the truth: the
+worker whose record of its new video is refused (``JobLost``) waits for the job to record
+a video and deletes its own unless it is that one; only the creator deletes, and never a
+recorded video. If the job records none in time it keeps it and says "possible duplicate
+video ID for job KEY" at WARNING. A subtitle track sent after losing the job is deleted
+once the job's subtitles are done if the video has another track in its language.
+
 Jobs are read from the iterable as workers free up (a queue of ``concurrency`` places),
 so a list of a million jobs is never held in memory, and results come out as each job
 finishes.
@@ -149,7 +159,7 @@ class BatchUploader:
         """The first refusal for the account's quota: no new upload starts after it."""
         self._waiting = 0  # jobs queued that no pipeline has taken yet
         self._channels: dict[str, InvalidArgumentError | None] = {}
-        self.settle_for = 0.0
+        self._settle_for = 0.0
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (a shared queue
         sets it from ``stalled_after``)."""
@@ -460,16 +470,16 @@ class BatchUploader:
 
     async def _settled(self, key: str, stage: Stage) -> JobRecord | None:
         """The job's record once it reaches ``stage`` (written by the worker that took
-        the job over), polled for at most ``settle_for`` seconds; ``None`` if it did not."""
+        the job over), polled for at most ``_settle_for`` seconds; ``None`` if it did not."""
         assert self._journal is not None
-        deadline = time.monotonic() + self.settle_for
+        deadline = time.monotonic() + self._settle_for
         while True:
             record = await self._journal.load(key)
             if record is not None and record.stage.rank >= stage.rank:
                 return record
             if time.monotonic() >= deadline:
                 return None
-            await asyncio.sleep(min(0.5, max(0.05, self.settle_for / 20)))
+            await asyncio.sleep(min(0.5, max(0.05, self._settle_for / 20)))
 
     async def _drop_unrecorded_video(self, key: str, video_id: str) -> None:
         """This worker created ``video_id`` after losing the job: the journal is the
@@ -483,7 +493,7 @@ class BatchUploader:
                 "possible duplicate video %s for job %s: the job records no video after %gs; kept",
                 video_id,
                 key,
-                self.settle_for,
+                self._settle_for,
             )
         elif record.video_id != video_id:
             try:
@@ -524,7 +534,7 @@ class BatchUploader:
                     "not done after %gs; kept",
                     track.id,
                     mine.key,
-                    self.settle_for,
+                    self._settle_for,
                 )
             return
         try:
