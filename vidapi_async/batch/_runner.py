@@ -487,7 +487,13 @@ class BatchUploader:
         (the worker that took over found it by its tag and adopted it). Only the
         creator deletes, and only a video the journal does not hold: two workers never
         delete each other's recorded video."""
-        record = await self._settled(key, Stage.CREATED)
+        try:
+            record = await self._settled(key, Stage.CREATED)
+        except asyncio.CancelledError:
+            log.warning(
+                "possible duplicate video %s for job %s: stopped before knowing", video_id, key
+            )
+            raise
         if record is None:
             log.warning(
                 "possible duplicate video %s for job %s: the job records no video after %gs; kept",
@@ -519,7 +525,15 @@ class BatchUploader:
         language (the one the worker that took over sent); kept if it is the only one
         (adopted by that worker's listing)."""
         assert mine.video_id is not None
-        record = await self._settled(mine.key, Stage.SUBTITLES)
+        try:
+            record = await self._settled(mine.key, Stage.SUBTITLES)
+        except asyncio.CancelledError:
+            log.warning(
+                "possible duplicate subtitle %s for job %s: stopped before knowing",
+                track.id,
+                mine.key,
+            )
+            raise
         others = []
         if record is not None:
             others = [
