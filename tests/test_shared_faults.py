@@ -289,11 +289,11 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
 ) -> None:
-    """A is paused right after sending its create, which the platform takes seconds to
+    """A is paused right after sending its create, which the platform takes 8 s to
     process: B takes the job over, finds no tagged video yet and creates its own; A's
     create lands later. A, resumed, is refused the record of its video: it deletes it."""
     files = [make_file(tmp_path / "slow.mp4", 100_000)]
-    slow_create = Faults(latency=4.0, methods=("POST",), paths=("/me/videos",))
+    slow_create = Faults(latency=8.0, methods=("POST",), paths=("/me/videos",))
     async with Emulator(faults=slow_create) as emu:
         async with SharedBatch(dsn) as shared:
             await shared.enqueue(jobs_for(files))
@@ -302,6 +302,7 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
         try:
             await asyncio.wait_for(wait_for_request(emu, "api", "POST", "/me/videos"), 60)
             first.send_signal(signal.SIGSTOP)  # its create is at the platform, in progress
+            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
             second = await spawn(worker_cmd(emu, dsn, *opts))
             _, err2 = await asyncio.wait_for(second.communicate(), 90)
             assert second.returncode == 0, err2.decode()[-2000:]
@@ -337,7 +338,7 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
         )
         for f in files
     ]
-    slow_subtitle = Faults(latency=4.0, methods=("POST",), paths=("/video/",))
+    slow_subtitle = Faults(latency=8.0, methods=("POST",), paths=("/video/",))
     async with Emulator(faults=slow_subtitle) as emu:
         async with SharedBatch(dsn) as shared:
             await shared.enqueue(jobs)
@@ -354,6 +355,7 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
         try:
             await asyncio.wait_for(sent(), 60)
             first.send_signal(signal.SIGSTOP)  # its subtitle is at the platform, in progress
+            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
             second = await spawn(worker_cmd(emu, dsn, *opts))
             _, err2 = await asyncio.wait_for(second.communicate(), 90)
             assert second.returncode == 0, err2.decode()[-2000:]
