@@ -159,11 +159,11 @@ class BatchUploader:
         """The first refusal for the account's quota: no new upload starts after it."""
         self._waiting = 0  # jobs queued that no pipeline has taken yet
         self._channels: dict[str, InvalidArgumentError | None] = {}
+        """Each channel checked against the platform's categories, and its verdict."""
         self._settle_for = 0.0
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (a shared queue
         sets it from ``stalled_after``)."""
-        """Each channel checked against the platform's categories, and its verdict."""
 
     @property
     def metrics_port(self) -> int | None:
