@@ -76,6 +76,11 @@ async def test_subtitles_from_a_url_and_from_a_local_file(
     assert local.language == "en"
     listed = await client.list_subtitles(video.id)
     assert {s.id for s in listed} == {by_url.id, local.id}
+    assert by_url.id is not None
+    await client.delete_subtitle(by_url.id)
+    assert [s.id for s in await client.list_subtitles(video.id)] == [local.id]
+    with pytest.raises(va.InvalidArgumentError):
+        await client.delete_subtitle("../video/x1")  # never another path
 
 
 async def test_a_broken_srt_is_refused_before_anything_is_sent(

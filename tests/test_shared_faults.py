@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import vidapi_async as va
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
@@ -282,3 +283,94 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("x.sqlite") == ("sqlite", "x.sqlite")
     assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
+
+
+async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplicate(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """A is paused right after sending its create, which the platform takes 8 s to
+    process: B takes the job over, finds no tagged video yet and creates its own; A's
+    create lands later. A, resumed, is refused the record of its video: it deletes it."""
+    files = [make_file(tmp_path / "slow.mp4", 100_000)]
+    slow_create = Faults(latency=8.0, methods=("POST",), paths=("/me/videos",))
+    async with Emulator(faults=slow_create) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        opts = ("--stalled-after", "1.5", "--until-empty")
+        first = await spawn(worker_cmd(emu, dsn, *opts))
+        try:
+            await asyncio.wait_for(wait_for_request(emu, "api", "POST", "/me/videos"), 60)
+            first.send_signal(signal.SIGSTOP)  # its create is at the platform, in progress
+            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
+            second = await spawn(worker_cmd(emu, dsn, *opts))
+            _, err2 = await asyncio.wait_for(second.communicate(), 90)
+            assert second.returncode == 0, err2.decode()[-2000:]
+        finally:
+            first.send_signal(signal.SIGCONT)
+        _, err1 = await asyncio.wait_for(first.communicate(), 90)
+        assert first.returncode == 0, err1.decode()[-2000:]
+        creates = [r for r in emu.requests if r.method == "POST" and r.path == "/me/videos"]
+        assert len(creates) == 2  # both sent one: the case under test
+        videos = emu.videos()
+        assert len(videos) == 1, [(v["id"], v.get("tags")) for v in videos]
+        after = await journal_records(dsn)
+    (record,) = after.values()
+    assert str(record.stage) == "done"  # type: ignore[attr-defined]
+    assert record.video_id == videos[0]["id"]  # type: ignore[attr-defined]
+    said = err1.decode()
+    assert "lost job" in said and "deleted its duplicate video" in said
+
+
+async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_duplicate(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """The same for a subtitle track: A's track lands after B listed none and sent its
+    own; A, resumed, deletes its track and the video keeps one per language."""
+    files = [make_file(tmp_path / "subbed.mp4", 100_000)]
+    jobs = [
+        va.UploadJob(
+            path=f,
+            title=f.name,
+            channel="news",
+            subtitles=[va.SubtitleSpec("en", url="https://subs.example/en.srt")],
+        )
+        for f in files
+    ]
+    slow_subtitle = Faults(latency=8.0, methods=("POST",), paths=("/video/",))
+    async with Emulator(faults=slow_subtitle) as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs)
+        opts = ("--stalled-after", "1.5", "--until-empty")
+        first = await spawn(worker_cmd(emu, dsn, *opts))
+
+        def sends() -> list[object]:
+            return [r for r in emu.requests if r.method == "POST" and r.path.endswith("/subtitles")]
+
+        async def sent() -> None:
+            while not sends():  # noqa: ASYNC110 - waiting for the emulator to see it
+                await asyncio.sleep(0.01)
+
+        try:
+            await asyncio.wait_for(sent(), 60)
+            first.send_signal(signal.SIGSTOP)  # its subtitle is at the platform, in progress
+            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
+            second = await spawn(worker_cmd(emu, dsn, *opts))
+            _, err2 = await asyncio.wait_for(second.communicate(), 90)
+            assert second.returncode == 0, err2.decode()[-2000:]
+        finally:
+            first.send_signal(signal.SIGCONT)
+        _, err1 = await asyncio.wait_for(first.communicate(), 90)
+        assert first.returncode == 0, err1.decode()[-2000:]
+        assert len(sends()) == 2  # both sent one: the case under test
+        (video,) = emu.videos()
+        async with va.Client(access_token=emu.token, base_url=emu.base_url) as client:
+            tracks = await client.list_subtitles(video["id"])
+        after = await journal_records(dsn)
+    assert [t.language for t in tracks] == ["en"], tracks
+    (record,) = after.values()
+    assert str(record.stage) == "done"  # type: ignore[attr-defined]
+    assert record.video_id == video["id"]  # type: ignore[attr-defined]
+    said = err1.decode()
+    assert "lost job" in said and "deleted its duplicate subtitle" in said

@@ -92,6 +92,16 @@ class SubtitleCalls(UploadCalls):
             video_id, language=language, url=uploaded.url, dedupe=dedupe
         )
 
+    @operation("delete_subtitle")
+    async def delete_subtitle(self, subtitle_id: str) -> None:
+        """``DELETE /subtitle/<id>``: remove one subtitle track."""
+        request = self._api(
+            "DELETE",
+            f"/subtitle/{check.video_id(subtitle_id, 'subtitle_id')}",
+            scope="manage_subtitles",
+        )
+        await self._call(request)
+
     @operation("list_subtitles")
     async def list_subtitles(self, video_id: str | Video) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""

@@ -12,6 +12,16 @@ request and recording the new video's id: before sending it, the job records the
 platform for a video with its tag (``GET /me/videos?tags=...``) and adopts it; only if
 there is none is the create sent again. Subtitles are handled the same way, by language.
 
+With a fenced journal (PostgreSQL, several workers) a worker may lose its job while its
+create is on the way: paused after its last fenced write (each create and subtitle send
+is preceded by one), or while the platform processes it. Another worker then takes the
+job over, finds no tagged video yet and creates its own. The journal is the truth: the
+worker whose record of its new video is refused (``JobLost``) waits for the job to record
+a video and deletes its own unless it is that one; only the creator deletes, and never a
+recorded video. If the job records none in time it keeps it and says "possible duplicate
+video ID for job KEY" at WARNING. A subtitle track sent after losing the job is deleted
+once the job's subtitles are done if the video has another track in its language.
+
 Jobs are read from the iterable as workers free up (a queue of ``concurrency`` places),
 so a list of a million jobs is never held in memory, and results come out as each job
 finishes.
@@ -42,7 +52,7 @@ from .._errors import (
 )
 from .._files import LocalFile, check_srt_file, inspect_file
 from .._metrics import MetricsServer
-from .._models import UploadSession, Video
+from .._models import Subtitle, UploadSession, Video
 from ._jobs import (
     BatchProgress,
     JobResult,
@@ -150,6 +160,10 @@ class BatchUploader:
         self._waiting = 0  # jobs queued that no pipeline has taken yet
         self._channels: dict[str, InvalidArgumentError | None] = {}
         """Each channel checked against the platform's categories, and its verdict."""
+        self._settle_for = 0.0
+        """How long a worker that lost its job after a create waits for the job to
+        record its video before deciding whether to delete its own (a shared queue
+        sets it from ``stalled_after``)."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -399,7 +413,13 @@ class BatchUploader:
             if video is None:
                 self._check_quota()
                 video = await self._create(job, record)
-            await self._advance(record, Stage.CREATED, video_id=video.id)
+                try:
+                    await self._advance(record, Stage.CREATED, video_id=video.id)
+                except JobLost:  # made while another worker held the job
+                    await self._drop_unrecorded_video(record.key, video.id)
+                    raise
+            else:
+                await self._advance(record, Stage.CREATED, video_id=video.id)
         assert record.video_id is not None
         if record.stage.rank < Stage.SUBTITLES.rank:
             if job.subtitles and record.runs > 1:
@@ -413,9 +433,11 @@ class BatchUploader:
             for spec in job.subtitles:
                 if spec.language in record.subtitles_done:
                     continue
+                if self._fenced():
+                    await self._advance(record, Stage.CREATED)  # still ours, just before
                 if spec.path is not None:
                     assert isinstance(subtitles, dict)
-                    await client._attach_subtitle(
+                    track = await client._attach_subtitle(
                         record.video_id,
                         subtitles[spec.language],
                         language=check.language(spec.language),
@@ -423,11 +445,15 @@ class BatchUploader:
                     )
                 else:
                     assert spec.url is not None
-                    await client.create_subtitle(
+                    track = await client.create_subtitle(
                         record.video_id, language=spec.language, url=spec.url, dedupe=True
                     )
                 record.subtitles_done.append(check.language(spec.language))
-                await self._advance(record, Stage.CREATED)
+                try:
+                    await self._advance(record, Stage.CREATED)
+                except JobLost:  # sent while another worker held the job
+                    await self._drop_unrecorded_subtitle(record, track)
+                    raise
             await self._advance(record, Stage.SUBTITLES)
         if record.stage.rank < Stage.PASSWORD.rank:
             # The password travelled with the create: the video was never public.
@@ -441,6 +467,103 @@ class BatchUploader:
                 await client.wait_until_ready(record.video_id, timeout=self.ready_timeout)
             await self._advance(record, Stage.READY)
         await self._advance(record, Stage.DONE)
+
+    async def _settled(self, key: str, stage: Stage) -> JobRecord | None:
+        """The job's record once it reaches ``stage`` (written by the worker that took
+        the job over), polled for at most ``_settle_for`` seconds; ``None`` if it did not."""
+        assert self._journal is not None
+        deadline = time.monotonic() + self._settle_for
+        while True:
+            record = await self._journal.load(key)
+            if record is not None and record.stage.rank >= stage.rank:
+                return record
+            if time.monotonic() >= deadline:
+                return None
+            await asyncio.sleep(min(0.5, max(0.05, self._settle_for / 20)))
+
+    async def _drop_unrecorded_video(self, key: str, video_id: str) -> None:
+        """This worker created ``video_id`` after losing the job: the journal is the
+        truth. Once the job records its video, ours is deleted unless it is that one
+        (the worker that took over found it by its tag and adopted it). Only the
+        creator deletes, and only a video the journal does not hold: two workers never
+        delete each other's recorded video."""
+        try:
+            record = await self._settled(key, Stage.CREATED)
+        except asyncio.CancelledError:
+            log.warning(
+                "possible duplicate video %s for job %s: stopped before knowing", video_id, key
+            )
+            raise
+        if record is None:
+            log.warning(
+                "possible duplicate video %s for job %s: the job records no video after %gs; kept",
+                video_id,
+                key,
+                self._settle_for,
+            )
+        elif record.video_id != video_id:
+            try:
+                await self.client.delete_video(video_id)
+            except VidapiError as exc:
+                log.warning(
+                    "possible duplicate video %s for job %s: cannot delete it (%s)",
+                    video_id,
+                    key,
+                    type(exc).__name__,
+                )
+            else:
+                log.warning(
+                    "job %s: deleted its duplicate video %s (the job's video is %s)",
+                    key,
+                    video_id,
+                    record.video_id,
+                )
+
+    async def _drop_unrecorded_subtitle(self, mine: JobRecord, track: Subtitle) -> None:
+        """This worker sent the subtitle ``track`` after losing the job. Once the job's
+        subtitles are done, ours is deleted if the video has another track in its
+        language (the one the worker that took over sent); kept if it is the only one
+        (adopted by that worker's listing)."""
+        assert mine.video_id is not None
+        try:
+            record = await self._settled(mine.key, Stage.SUBTITLES)
+        except asyncio.CancelledError:
+            log.warning(
+                "possible duplicate subtitle %s for job %s: stopped before knowing",
+                track.id,
+                mine.key,
+            )
+            raise
+        others = []
+        if record is not None:
+            others = [
+                sub.id
+                for sub in await self.client.list_subtitles(mine.video_id)
+                if sub.language == track.language and sub.id != track.id
+            ]
+        if record is None or not others or track.id is None:
+            if record is None:
+                log.warning(
+                    "possible duplicate subtitle %s for job %s: the job's subtitles are "
+                    "not done after %gs; kept",
+                    track.id,
+                    mine.key,
+                    self._settle_for,
+                )
+            return
+        try:
+            await self.client.delete_subtitle(track.id)
+        except VidapiError as exc:
+            log.warning(
+                "possible duplicate subtitle %s for job %s: cannot delete it (%s)",
+                track.id,
+                mine.key,
+                type(exc).__name__,
+            )
+        else:
+            log.warning(
+                "job %s: deleted its duplicate subtitle %s (%s)", mine.key, track.id, track.language
+            )
 
     async def _check_channel(self, channel: str) -> None:
         """``upload_video``'s check of a channel against the platform's categories,

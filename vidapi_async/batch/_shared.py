@@ -18,6 +18,10 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   write refused, stops that job, records nothing and logs "lost job KEY to another
   worker". Two workers taking over one stalled job, a job that finished meanwhile: normal
   races, logged at debug.
+- Creates are fenced on our side (the platform has none): a fenced write just before
+  each create and subtitle send, and a worker whose create lands after it lost the job
+  deletes what it made unless the journal records it (``BatchUploader``'s docstring;
+  it waits up to 4 × ``stalled_after`` for the job to record one).
 - The database may go away: every statement of a worker (journal, queue, rate, quota)
   waits for it with backoff and runs again; meanwhile nothing new starts, and a job is
   never failed for it. A worker stopped while it is away stops at once.
@@ -452,6 +456,9 @@ class SharedBatch:
             progress=progress,
             metrics_port=metrics_port,
         )
+        # A worker that made a video after losing its job waits this long for the job
+        # to record one (the taker-over, after its own takeover delay) before deciding.
+        runner._settle_for = 4 * stalled_after
         outage = self.journal.outage
         outage.give_up.clear()
         async with runner:
