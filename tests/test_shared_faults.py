@@ -274,6 +274,36 @@ async def test_a_journal_spec_that_is_no_file_form_is_refused(tmp_path: Path, sp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["videos"]  # no file made
 
 
+@pytest.mark.parametrize(
+    ("spec", "is_dsn"),
+    [
+        ("PostgreSQL://postgres:hunter2secret@127.0.0.1:1/x.db", True),  # any case: a DSN
+        ("POSTGRES://postgres:hunter2secret@127.0.0.1:1/x.db", True),
+        ("mysql://u:hunter2secret@127.0.0.1/x.db", False),  # another scheme: refused
+        ("file://u:hunter2secret@h/x.db", False),
+        ("u:hunter2secret@db.example/x.db", False),  # credentials, not a file name
+        ("u@db.example:hunter2secret/x.sqlite", False),
+        ("runs/u:hunter2secret@db.example/x.db", False),
+    ],
+)
+@pytest.mark.parametrize("command", ["batch", "status"])
+async def test_a_url_like_journal_is_a_dsn_or_refused_never_echoed(
+    tmp_path: Path, spec: str, is_dsn: bool, command: str
+) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    make_file(folder / "a.mp4", 1000)
+    args = ["batch", str(folder), "--channel", "news"] if command == "batch" else ["status"]
+    code, out = await _run(_cli(*args, "--journal", spec), tmp_path)
+    assert "hunter2secret" not in out
+    if is_dsn:  # PostgreSQL on a closed port: cannot connect
+        assert code != 0 and "cannot connect" in out, out
+    else:
+        assert code == 2, out
+        assert "sqlite:PATH" in out and "postgresql://" in out
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.mp4", "videos"]  # no file made
+
+
 async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     from vidapi_async.cli._journal_spec import parse_journal
 
@@ -281,4 +311,5 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("runs/batch.db") == ("sqlite", "runs/batch.db")
     assert parse_journal("x.sqlite") == ("sqlite", "x.sqlite")
     assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
+    assert parse_journal("PostgreSQL://u@h/d") == ("postgresql", "postgresql://u@h/d")
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
