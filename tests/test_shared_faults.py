@@ -184,6 +184,9 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
                 for proc in workers:
                     _, err = await asyncio.wait_for(proc.communicate(), 180)
                     assert proc.returncode == 0, err.decode()[-3000:]
+                    said = err.decode()
+                    assert "error connecting in" not in said, said[-3000:]  # psycopg_pool's
+                    assert said.count("is away") <= 2, said[-3000:]  # ours: once per outage
             finally:
                 for proc in workers:
                     if proc.returncode is None:
@@ -313,3 +316,33 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
     assert parse_journal("PostgreSQL://u@h/d") == ("postgresql", "postgresql://u@h/d")
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
+
+
+_POOL_NOISE = """
+import logging, sys
+from vidapi_async._observe import configure_logging
+configure_logging(int(sys.argv[1]))
+logging.getLogger("psycopg.pool").warning(
+    "error connecting in 'pool-1': connection failed: connection to server at "
+    '"127.0.0.1", port 1 failed: hunter2secret'
+)
+logging.getLogger("psycopg_pool.sched").warning("error connecting in the scheduler")
+logging.getLogger("psycopg").warning("error connecting: hunter2secret")
+logging.getLogger("vidapi_async.worker").warning("the database x is away (refused)")
+"""
+
+
+@pytest.mark.parametrize("verbosity", [0, 1, 2])
+async def test_the_cli_logs_psycopg_pool_retries_only_at_debug(
+    tmp_path: Path, verbosity: int
+) -> None:
+    """While PostgreSQL is away psycopg_pool warns at each reconnect attempt, server
+    text included: the CLI's stderr keeps our one outage line and shows theirs only at
+    ``-vv`` (debug). In a fresh process: no test runner's handler in the way."""
+    code, out = await _run([sys.executable, "-c", _POOL_NOISE, str(verbosity)], tmp_path)
+    assert code == 0, out
+    assert out.count("the database x is away") == 1
+    if verbosity < 2:
+        assert "error connecting" not in out and "hunter2secret" not in out, out
+    else:
+        assert out.count("error connecting") == 3, out
