@@ -185,6 +185,9 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
                 for proc in workers:
                     _, err = await asyncio.wait_for(proc.communicate(), 180)
                     assert proc.returncode == 0, err.decode()[-3000:]
+                    said = err.decode()
+                    assert "error connecting in" not in said, said[-3000:]  # psycopg_pool's
+                    assert said.count("is away") <= 2, said[-3000:]  # ours: once per outage
             finally:
                 for proc in workers:
                     if proc.returncode is None:
@@ -275,6 +278,36 @@ async def test_a_journal_spec_that_is_no_file_form_is_refused(tmp_path: Path, sp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["videos"]  # no file made
 
 
+@pytest.mark.parametrize(
+    ("spec", "is_dsn"),
+    [
+        ("PostgreSQL://postgres:hunter2secret@127.0.0.1:1/x.db", True),  # any case: a DSN
+        ("POSTGRES://postgres:hunter2secret@127.0.0.1:1/x.db", True),
+        ("mysql://u:hunter2secret@127.0.0.1/x.db", False),  # another scheme: refused
+        ("file://u:hunter2secret@h/x.db", False),
+        ("u:hunter2secret@db.example/x.db", False),  # credentials, not a file name
+        ("u@db.example:hunter2secret/x.sqlite", False),
+        ("runs/u:hunter2secret@db.example/x.db", False),
+    ],
+)
+@pytest.mark.parametrize("command", ["batch", "status"])
+async def test_a_url_like_journal_is_a_dsn_or_refused_never_echoed(
+    tmp_path: Path, spec: str, is_dsn: bool, command: str
+) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    make_file(folder / "a.mp4", 1000)
+    args = ["batch", str(folder), "--channel", "news"] if command == "batch" else ["status"]
+    code, out = await _run(_cli(*args, "--journal", spec), tmp_path)
+    assert "hunter2secret" not in out
+    if is_dsn:  # PostgreSQL on a closed port: cannot connect
+        assert code != 0 and "cannot connect" in out, out
+    else:
+        assert code == 2, out
+        assert "sqlite:PATH" in out and "postgresql://" in out
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.mp4", "videos"]  # no file made
+
+
 async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     from vidapi_async.cli._journal_spec import parse_journal
 
@@ -282,6 +315,7 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("runs/batch.db") == ("sqlite", "runs/batch.db")
     assert parse_journal("x.sqlite") == ("sqlite", "x.sqlite")
     assert parse_journal("postgres://u@h/d") == ("postgresql", "postgres://u@h/d")
+    assert parse_journal("PostgreSQL://u@h/d") == ("postgresql", "postgresql://u@h/d")
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
 
 
@@ -374,3 +408,33 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
     assert record.video_id == video["id"]  # type: ignore[attr-defined]
     said = err1.decode()
     assert "lost job" in said and "deleted its duplicate subtitle" in said
+
+
+_POOL_NOISE = """
+import logging, sys
+from vidapi_async._observe import configure_logging
+configure_logging(int(sys.argv[1]))
+logging.getLogger("psycopg.pool").warning(
+    "error connecting in 'pool-1': connection failed: connection to server at "
+    '"127.0.0.1", port 1 failed: hunter2secret'
+)
+logging.getLogger("psycopg_pool.sched").warning("error connecting in the scheduler")
+logging.getLogger("psycopg").warning("error connecting: hunter2secret")
+logging.getLogger("vidapi_async.worker").warning("the database x is away (refused)")
+"""
+
+
+@pytest.mark.parametrize("verbosity", [0, 1, 2])
+async def test_the_cli_logs_psycopg_pool_retries_only_at_debug(
+    tmp_path: Path, verbosity: int
+) -> None:
+    """While PostgreSQL is away psycopg_pool warns at each reconnect attempt, server
+    text included: the CLI's stderr keeps our one outage line and shows theirs only at
+    ``-vv`` (debug). In a fresh process: no test runner's handler in the way."""
+    code, out = await _run([sys.executable, "-c", _POOL_NOISE, str(verbosity)], tmp_path)
+    assert code == 0, out
+    assert out.count("the database x is away") == 1
+    if verbosity < 2:
+        assert "error connecting" not in out and "hunter2secret" not in out, out
+    else:
+        assert out.count("error connecting") == 3, out

@@ -77,6 +77,37 @@ async def test_enqueue_twice_adds_nothing_and_one_worker_finishes(
     assert uploads_per_title(emulator) == Counter(f.name for f in files)
 
 
+async def test_a_changed_spec_for_a_queued_or_done_job_is_reported_never_applied(
+    emulator: Emulator, tmp_path: Path, dsn: str
+) -> None:
+    """A job queued (or done) keeps the spec it was enqueued with: enqueueing it again
+    with a password added and a title changed neither half-applies them (the journal
+    saying done while the video stays public) nor drops them silently: ``changed``
+    names the job (its key, never the spec's values)."""
+    f = make_file(tmp_path / "board.mp4", 5000)
+    first = va.UploadJob(path=f, title="board meeting", channel="news", key="k1")
+    second = va.UploadJob(
+        path=f, title="board meeting (final)", channel="news", key="k1", password="s3cretPW"
+    )
+    async with SharedBatch(dsn) as shared:
+        assert (await shared.enqueue([first])).changed == []
+        again = await shared.enqueue(
+            [second, va.UploadJob(path=f, title="other", key="k2", channel="news")]
+        )
+        assert (again.added, again.already, again.changed) == (1, 1, ["k1"])
+        assert "s3cretPW" not in repr(again)
+        async with client_for(emulator) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True), 60)
+            record = await shared.journal.load("k1")
+            assert record is not None and record.video_id is not None
+            video = await client.get_video(record.video_id, fields=["title", "password_protected"])
+        assert (video.title, video.password_protected) == ("board meeting", False)
+        done = await shared.enqueue([second])
+        assert (done.added, done.already, done.changed) == (0, 1, ["k1"])
+        same = await shared.enqueue([first])
+        assert (same.already, same.changed) == (1, [])
+
+
 def worker_cmd(emu: Emulator, dsn: str, *extra: str) -> list[str]:
     return [
         sys.executable,
@@ -211,6 +242,12 @@ async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str)
         assert "enqueued 5 job(s)" in out + err
         code, out, err = await cli(*batch, "--enqueue-only")
         assert "enqueued 0 job(s); 5 were done, queued or running already" in out + err
+        assert "not applied" not in out + err
+        moved = ["batch", str(folder), "--channel", "sport", "--journal", dsn, "--enqueue-only"]
+        code, out, err = await cli(*moved)  # another channel: not applied, said so
+        assert code == 0, err
+        assert "warning: 5 job(s) done, queued or running already" in out + err
+        assert "not applied" in out + err and "vidapi video" in out + err
         code, out, err = await cli("--json", "status", "--journal", dsn)
         assert code == 0, err
         assert json.loads(out) == {"queued": 5, "running": 0, "done": 0, "failed": 0, "stages": {}}

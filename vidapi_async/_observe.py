@@ -362,6 +362,8 @@ class JsonFormatter(logging.Formatter):
 
 JsonFormatter.converter = time.gmtime
 
+DB_LOGGERS: Final = ("psycopg", "psycopg_pool")
+"""Loggers of the PostgreSQL driver and its pool: shown by the CLI at debug only."""
 LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
@@ -385,8 +387,16 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
         handler.setFormatter(logging.Formatter("%(message)s"))  # the lines as before
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    for old in [h for h in ROOT.handlers if getattr(h, "vidapi_cli", False)]:
-        ROOT.removeHandler(old)  # main() run again in one process: one handler
-    handler.vidapi_cli = True  # type: ignore[attr-defined]
-    ROOT.addHandler(handler)
+    # psycopg's pool warns at each reconnect attempt while PostgreSQL is away (server
+    # text included); our Outage says so once: theirs only at debug, else dropped (a
+    # NullHandler keeps Python's last-resort handler from printing them)
+    debug = level is not None and level <= logging.DEBUG
+    quiet = logging.NullHandler()
+    pairs: list[tuple[logging.Logger, logging.Handler]] = [(ROOT, handler)]
+    pairs += [(logging.getLogger(name), handler if debug else quiet) for name in DB_LOGGERS]
+    for logger, own in pairs:
+        for old in [h for h in logger.handlers if getattr(h, "vidapi_cli", False)]:
+            logger.removeHandler(old)  # main() run again in one process: one handler
+        own.vidapi_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(own)
     ROOT.setLevel(logging.WARNING if level is None else level)

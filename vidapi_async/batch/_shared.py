@@ -243,6 +243,9 @@ class Enqueued:
     """Done, queued or running already: not added again."""
     unreadable: list[str]
     """Paths that could not be read on the enqueuing host (not added)."""
+    changed: list[str] = attrs.field(factory=list)
+    """Keys of jobs done, queued or running already whose new spec differs: they keep
+    the spec they were enqueued with (the change is not applied)."""
 
 
 class SharedBatch:
@@ -336,6 +339,7 @@ class SharedBatch:
         self._ready()
         added = already = 0
         unreadable: list[str] = []
+        changed: list[str] = []
         chunk: list[UploadJob] = []
 
         async def flush() -> None:
@@ -351,9 +355,10 @@ class SharedBatch:
                 else:
                     specs[key] = json.dumps(_spec(job))
             if specs:
-                new = await self._enqueue_batch(specs)
+                new, differ = await self._enqueue_batch(specs)
                 added += new
                 already += len(specs) - new
+                changed.extend(differ)
 
         async for job in _each(jobs):
             chunk.append(job)
@@ -361,28 +366,35 @@ class SharedBatch:
                 await flush()
         if chunk:
             await flush()
-        return Enqueued(added, already, unreadable)
+        return Enqueued(added, already, unreadable, changed)
 
-    async def _enqueue_batch(self, specs: dict[str, str]) -> int:
+    async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str]]:
         """Keep the specs and defer the jobs among them not done, queued or running
-        already; how many were deferred."""
+        already; how many were deferred, and the keys of those already there whose new
+        spec differs (theirs is kept: a job never runs with a spec changed under it)."""
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
         rows = await self.journal.fetchall(
             q(
-                "with kept as (insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
-                "on conflict (key) do update set spec = excluded.spec) "
-                "select k from unnest(%s::text[]) k where exists(select 1 from {s}.jobs "
+                "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)), "
+                "there as (select k, spec from new where exists(select 1 from {s}.jobs "
                 "where key = k and stage = 'done') or exists(select 1 from procrastinate_jobs "
-                "where lock = k and status in ('todo', 'doing'))"
+                "where lock = k and status in ('todo', 'doing'))), "
+                "kept as (insert into {s}.specs select * from new "
+                "where k not in (select k from there) "
+                "on conflict (key) do update set spec = excluded.spec), "
+                "gone as (insert into {s}.specs select * from there on conflict do nothing) "
+                "select t.k, coalesce(s.spec::jsonb <> t.spec::jsonb, false) "
+                "from there t left join {s}.specs s on s.key = t.k"
             ),
-            (keys, list(specs.values()), keys),
+            (keys, list(specs.values())),
         )
+        differ = sorted(row[0] for row in rows if row[1])
         there = {row[0] for row in rows}
         fresh = [key for key in keys if key not in there]
         if not fresh:
-            return 0
+            return 0, differ
         task = app.tasks[TASK]
         new_jobs = [
             task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
@@ -391,7 +403,7 @@ class SharedBatch:
             await self.journal.outage.patiently(
                 lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
             )
-            return len(fresh)
+            return len(fresh), differ
         except Exception as exc:
             if type(exc).__name__ != "AlreadyEnqueued":
                 raise
@@ -405,7 +417,7 @@ class SharedBatch:
                     raise
             else:
                 added += 1
-        return added
+        return added, differ
 
     # --- work ----------------------------------------------------------------------------
 

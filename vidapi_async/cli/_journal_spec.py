@@ -26,17 +26,32 @@ class JournalSpec(NamedTuple):
     where: str
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+# a path part with both ``@`` and ``:`` (``user:password@host``, ``user@host:port``):
+# a URL's credentials, never taken for a file name
+_CREDENTIALS = re.compile(r"(?:^|/)[^/]*(?:@[^/]*:|:[^/]*@)")
+
+
 def parse_journal(text: str) -> JournalSpec:
-    """``sqlite:PATH`` or a path ending in ``.sqlite``/``.db``: a file; ``postgresql://``,
-    ``postgres://`` or ``key=value`` pairs: a DSN; anything else: ``UsageError`` naming
-    the accepted forms (never the text itself: it may hold a password)."""
+    """``sqlite:PATH`` or a path ending in ``.sqlite``/``.db``: a file; a
+    ``postgresql://`` or ``postgres://`` URL (scheme in any case) or ``key=value`` pairs:
+    a DSN; any other ``scheme://``, a path holding URL-like credentials
+    (``user:pw@host``, ``user@host:port``) or anything else: ``UsageError`` naming the
+    accepted forms (never the text itself: it may hold a password)."""
+    path = None
+    scheme = _SCHEME.match(text)
     if text.startswith("sqlite:") and len(text) > len("sqlite:"):
-        return JournalSpec("sqlite", text[len("sqlite:") :])
-    if text.startswith(("postgresql://", "postgres://")) or _KEY_VALUE.fullmatch(text):
+        path = text[len("sqlite:") :]
+    elif scheme is not None:
+        if scheme[1].lower() in ("postgresql", "postgres"):  # libpq wants lower case
+            return JournalSpec("postgresql", scheme[1].lower() + text[scheme.end(1) :])
+    elif _KEY_VALUE.fullmatch(text):
         return JournalSpec("postgresql", text)
-    if text.lower().endswith((".sqlite", ".db")) and text.strip():
-        return JournalSpec("sqlite", text)
-    raise UsageError(f"--journal: not a journal; give {JOURNAL_FORMS}")
+    elif text.lower().endswith((".sqlite", ".db")) and text.strip():
+        path = text
+    if path is None or "://" in path or _CREDENTIALS.search(path):
+        raise UsageError(f"--journal: not a journal; give {JOURNAL_FORMS}")
+    return JournalSpec("sqlite", path)
 
 
 def journal_arg(text: str) -> JournalSpec:

@@ -211,6 +211,14 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
             "running already",
             highlight=False,
         )
+        if enqueued.changed:
+            console.print(
+                f"[yellow]warning[/yellow]: {len(enqueued.changed)} job(s) done, queued or "
+                "running already were given a different spec now: not applied (each keeps "
+                "the spec it was enqueued with). Change a created video with 'vidapi video' "
+                "or 'vidapi password', or enqueue it under a new key",
+                highlight=False,
+            )
         for path in enqueued.unreadable:
             console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
         if args.enqueue_only:
