@@ -479,14 +479,28 @@ class SharedBatch:
                     if until_empty and await self._empty():
                         break
             finally:
+                await self._stop(worker, jobs)
+
+    async def _stop(self, worker: asyncio.Task[Any], jobs: set[asyncio.Task[Any]]) -> None:
+        """The worker finishes or hands back its jobs; but a stop never waits for the
+        database: from now on every wait for it gives up, and once it is seen away
+        (before the stop, or at the next statement: a cut not noticed yet) nothing can be
+        recorded, so the jobs in flight stop and are left to be taken over."""
+        outage = self.journal.outage
+        outage.give_up.set()
+        worker.cancel()
+        try:
+            while not worker.done():
                 if outage.away is not None:
-                    # Stopping while the database is away: nothing can be recorded, so
-                    # the jobs in flight stop now and are left to be taken over.
-                    outage.give_up.set()
                     for job in jobs:
                         job.cancel()
+                await asyncio.wait([worker], timeout=0.2)
+        finally:  # a second signal: at once
+            if not worker.done():
+                for job in jobs:
+                    job.cancel()
                 worker.cancel()
-                await asyncio.gather(worker, return_exceptions=True)
+            await asyncio.gather(worker, return_exceptions=True)
 
     async def _retry_stalled(self, stalled_after: float) -> None:
         app = self._ready()
