@@ -37,6 +37,8 @@ import attrs
 from .._client import Client
 from .._errors import (
     APIError,
+    AuthenticationError,
+    InsufficientScopeError,
     JournalError,
     QuotaExceededError,
     RateLimitedError,
@@ -251,6 +253,8 @@ class SharedBatch:
         self._app: procrastinate.App | None = None
         self._lost: set[int] = set()
         """Queue ids of jobs this worker lost: their new holder finishes them."""
+        self._refused: asyncio.Future[APIError] | None = None
+        """Set when the API refuses this worker's own credentials: it stops."""
 
     async def __aenter__(self) -> SharedBatch:
         try:
@@ -454,6 +458,7 @@ class SharedBatch:
         )
         outage = self.journal.outage
         outage.give_up.clear()
+        self._refused = refused = asyncio.get_running_loop().create_future()
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
             context = {"shared": self, "runner": runner, "jobs": jobs}
@@ -474,12 +479,19 @@ class SharedBatch:
             )
             try:
                 while not worker.done():
-                    await asyncio.wait([worker], timeout=poll)
+                    await asyncio.wait(
+                        [worker, refused], timeout=poll, return_when="FIRST_COMPLETED"
+                    )
+                    if refused.done():
+                        break
                     await self._retry_stalled(stalled_after)
                     if until_empty and await self._empty():
                         break
             finally:
                 await self._stop(worker, jobs)
+        if refused.done():
+            # the credentials' fault, not the jobs': they are left in the queue
+            raise refused.result()
 
     async def _stop(self, worker: asyncio.Task[Any], jobs: set[asyncio.Task[Any]]) -> None:
         """The worker finishes or hands back its jobs; but a stop never waits for the
@@ -635,6 +647,18 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     if result.status is not JobStatus.FAILED:
         return
     error = result.error
+    if isinstance(error, AuthenticationError | InsufficientScopeError):
+        # this worker's own credentials, no fault of the job's: it stops taking jobs
+        # and the job goes back to the queue for a worker that may run it
+        worker_log.warning(
+            "job %s: the API refused this worker's credentials (%s); it stops taking "
+            "jobs, and the job is left in the queue",
+            key,
+            type(error).__name__,
+        )
+        if shared._refused is not None and not shared._refused.done():
+            shared._refused.set_result(error)
+        raise _Transient(f"{type(error).__name__}: {error}")
     if isinstance(error, QuotaExceededError):
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
