@@ -303,8 +303,12 @@ async def test_a_wrong_token_stops_the_worker_and_leaves_the_queue(
         said = err.decode()
         async with SharedBatch(dsn) as shared:
             status = await shared.status()
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            rows = await (await conn.execute("select attempts from procrastinate_jobs")).fetchall()
         assert not emu.videos()
     assert proc.returncode == 3, said[-2000:]
+    # no attempt counted against a job: five such runs would otherwise fail it for good
+    assert [r[0] for r in rows] == [0] * 4
     assert (status["queued"], status["running"], status["failed"]) == (4, 0, 0), said[-2000:]
     assert "wrong-token-hunter2" not in said
     assert "token" in said.lower() and "Traceback" not in said, said[-2000:]
