@@ -83,7 +83,7 @@ def _is_race(exc: BaseException) -> bool:
     return False
 
 
-def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
+def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: set[int]) -> Any:
     """procrastinate's ``JobManager``, made patient and race-tolerant: every call waits
     while the database is away; a retry or finish that another worker made moot (it
     took the job over, or it is finished) is logged at debug; a job this worker lost is
@@ -163,6 +163,19 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
             )
 
         async def retry_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
+            if job_id in handed_back:  # no fault of the job's: no attempt counted
+                handed_back.discard(job_id)
+
+                async def back() -> None:
+                    await base.retry_job_by_id_async(self, job_id, *args, **kwargs)
+                    await self.connector.execute_query_async(
+                        "update procrastinate_jobs set attempts = attempts - 1 "
+                        "where id = %(job_id)s and attempts > 0",
+                        job_id=job_id,
+                    )
+
+                await self._settle(job_id, back)
+                return
             await self._settle(
                 job_id, lambda: base.retry_job_by_id_async(self, job_id, *args, **kwargs)
             )
@@ -253,6 +266,8 @@ class SharedBatch:
         self._app: procrastinate.App | None = None
         self._lost: set[int] = set()
         """Queue ids of jobs this worker lost: their new holder finishes them."""
+        self._handed_back: set[int] = set()
+        """Queue ids of jobs given back for this worker's refused credentials."""
         self._refused: asyncio.Future[APIError] | None = None
         """Set when the API refuses this worker's own credentials: it stops."""
 
@@ -281,7 +296,7 @@ class SharedBatch:
             conninfo=self._dsn, timeout=5.0, kwargs={"connect_timeout": 5}
         )
         app = procrastinate.App(connector=connector)
-        app.job_manager = _job_manager(connector, journal.outage, self._lost)
+        app.job_manager = _job_manager(connector, journal.outage, self._lost, self._handed_back)
         app.task(
             name=TASK,
             queue=self.queue,
@@ -656,6 +671,8 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
             key,
             type(error).__name__,
         )
+        if context.job.id is not None:
+            shared._handed_back.add(context.job.id)
         if shared._refused is not None and not shared._refused.done():
             shared._refused.set_result(error)
         raise _Transient(f"{type(error).__name__}: {error}")
