@@ -10,7 +10,9 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
   whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again.
   A failure for good (bad file, 4xx) is recorded and not retried; a transient one is
-  retried by the queue (``max_attempts``).
+  retried by the queue (``max_attempts``). The worker's own credentials refused (401,
+  ``OAuthError``, 403 insufficient scope): no job's fault; the job goes back to the queue
+  (no attempt counted) and ``work`` stops, raising that error.
 - The account's quota is shared: the first refusal any worker sees is kept in the table
   ``flags`` until it resets, and no worker starts an upload or a create before then.
 - Fencing: each start of a job claims it in the journal (a token that only grows); a
@@ -441,7 +443,9 @@ class SharedBatch:
         serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
-        this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does."""
+        this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does. The
+        API refusing the client's credentials ends it in that ``AuthenticationError`` or
+        ``InsufficientScopeError``, the job left in the queue."""
         self._ready()
         transport, kept = client._transport, client._transport._rate
         if max_requests_per_second is not None:  # for this work only: the client's own after
