@@ -438,3 +438,125 @@ async def test_the_cli_logs_psycopg_pool_retries_only_at_debug(
         assert "error connecting" not in out and "hunter2secret" not in out, out
     else:
         assert out.count("error connecting") == 3, out
+
+
+class CutProxy:
+    """A TCP proxy on 127.0.0.1 in front of PostgreSQL, as a network cut looks to a
+    worker: ``cut()`` aborts every connection through it and refuses new ones (each is
+    accepted, then closed at once), ``restore()`` lets them through again."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.up = True
+        self.pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> CutProxy:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        self.cut()
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.server.wait_closed()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self.up:
+            writer.close()
+            return
+        up_reader, up_writer = await asyncio.open_connection(*self.target)
+        pair = (writer, up_writer)
+        self.pairs.add(pair)
+        me = asyncio.current_task()
+        assert me is not None
+        self.tasks.add(me)  # type: ignore[arg-type]
+        try:
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        finally:
+            self.pairs.discard(pair)
+            self.tasks.discard(me)  # type: ignore[arg-type]
+
+    def cut(self) -> None:
+        self.up = False
+        for a, b in list(self.pairs):
+            a.transport.abort()
+            b.transport.abort()
+
+    def restore(self) -> None:
+        self.up = True
+
+
+def through(where: str, port: int) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return make_conninfo(**{**conninfo_to_dict(where), "host": "127.0.0.1", "port": str(port)})
+
+
+@pytest.mark.parametrize("delay", [0.0, 1.0], ids=["at-the-cut", "1s-after"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_worker_signalled_just_after_a_network_cut_stops(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    sig: signal.Signals,
+    delay: float,
+) -> None:
+    """The cut not yet noticed by the worker (no 'is away' waited for): SIGTERM or
+    Ctrl-C still stops it, with exit 0 and the one line, its jobs left to be taken
+    over (SIGTERM was lost: the worker ran on for minutes)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    files = [make_file(tmp_path / f"n{i}.mp4", 50_000 + i) for i in range(6)]
+    parts = conninfo_to_dict(dsn)
+    async with (
+        Emulator(faults=Faults(latency=0.2)) as emu,
+        CutProxy(str(parts.get("host", "127.0.0.1")), int(parts.get("port", 5432))) as proxy,
+    ):
+        cut_dsn = through(dsn, proxy.port)
+        async with SharedBatch(cut_dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        worker = await asyncio.create_subprocess_exec(
+            *worker_cmd(emu, cut_dsn),  # the default --stalled-after, as the reviewer ran it
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            await asyncio.wait_for(wait_for_request(emu, "upload", "POST", "/upload"), 60)
+            proxy.cut()
+            await asyncio.sleep(delay)  # the reviewer: 1 s after the cut
+            worker.send_signal(sig)
+            # a guard against a hang (it ran on for minutes), not a timing
+            _, err = await asyncio.wait_for(worker.communicate(), 30)
+        finally:
+            if worker.returncode is None:
+                worker.kill()
+                await worker.wait()
+        said = err.decode()
+        assert worker.returncode == 0, said[-3000:]
+        assert "Traceback" not in said, said[-3000:]
+        assert "left to be taken over" in said, said[-3000:]
+        proxy.restore()
+        last = await spawn(worker_cmd(emu, cut_dsn, "--stalled-after", "1", "--until-empty"))
+        _, err = await asyncio.wait_for(last.communicate(), 120)
+        assert last.returncode == 0, err.decode()[-2000:]
+        assert_one_video_per_file(emu, files)

@@ -321,3 +321,31 @@ async def test_each_worker_shows_its_own_jobs_and_totals(tmp_path: Path, dsn: st
         )
         assert [int(n) for n in lines] == list(range(1, own[-1] + 1))
     assert sum(own) == 8  # each counts its own jobs, not the queue's
+
+
+async def test_a_wrong_token_stops_the_worker_and_leaves_the_queue(
+    tmp_path: Path, dsn: str
+) -> None:
+    """The worker's own credentials refused (401) are no job's fault: it stops taking
+    jobs, leaves them queued (not failed for good), says what is wrong and exits 3
+    (it failed the whole queue, then exited 0)."""
+    files = [make_file(tmp_path / f"a{i}.mp4", 3000 + i) for i in range(4)]
+    async with Emulator() as emu:
+        async with SharedBatch(dsn) as shared:
+            await shared.enqueue(jobs_for(files))
+        cmd = worker_cmd(emu, dsn, "--until-empty")
+        cmd[cmd.index("--token") + 1] = "wrong-token-hunter2"
+        proc = await spawn(cmd)
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+        said = err.decode()
+        async with SharedBatch(dsn) as shared:
+            status = await shared.status()
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            rows = await (await conn.execute("select attempts from procrastinate_jobs")).fetchall()
+        assert not emu.videos()
+    assert proc.returncode == 3, said[-2000:]
+    # no attempt counted against a job: five such runs would otherwise fail it for good
+    assert [r[0] for r in rows] == [0] * 4
+    assert (status["queued"], status["running"], status["failed"]) == (4, 0, 0), said[-2000:]
+    assert "wrong-token-hunter2" not in said
+    assert "token" in said.lower() and "Traceback" not in said, said[-2000:]

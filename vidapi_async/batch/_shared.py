@@ -10,7 +10,9 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
   whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again.
   A failure for good (bad file, 4xx) is recorded and not retried; a transient one is
-  retried by the queue (``max_attempts``).
+  retried by the queue (``max_attempts``). The worker's own credentials refused (401,
+  ``OAuthError``, 403 insufficient scope): no job's fault; the job goes back to the queue
+  (no attempt counted) and ``work`` stops, raising that error.
 - The account's quota is shared: the first refusal any worker sees is kept in the table
   ``flags`` until it resets, and no worker starts an upload or a create before then.
 - Fencing: each start of a job claims it in the journal (a token that only grows); a
@@ -41,6 +43,8 @@ import attrs
 from .._client import Client
 from .._errors import (
     APIError,
+    AuthenticationError,
+    InsufficientScopeError,
     JournalError,
     QuotaExceededError,
     RateLimitedError,
@@ -85,7 +89,7 @@ def _is_race(exc: BaseException) -> bool:
     return False
 
 
-def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
+def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: set[int]) -> Any:
     """procrastinate's ``JobManager``, made patient and race-tolerant: every call waits
     while the database is away; a retry or finish that another worker made moot (it
     took the job over, or it is finished) is logged at debug; a job this worker lost is
@@ -165,6 +169,19 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int]) -> Any:
             )
 
         async def retry_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
+            if job_id in handed_back:  # no fault of the job's: no attempt counted
+                handed_back.discard(job_id)
+
+                async def back() -> None:
+                    await base.retry_job_by_id_async(self, job_id, *args, **kwargs)
+                    await self.connector.execute_query_async(
+                        "update procrastinate_jobs set attempts = attempts - 1 "
+                        "where id = %(job_id)s and attempts > 0",
+                        job_id=job_id,
+                    )
+
+                await self._settle(job_id, back)
+                return
             await self._settle(
                 job_id, lambda: base.retry_job_by_id_async(self, job_id, *args, **kwargs)
             )
@@ -258,6 +275,10 @@ class SharedBatch:
         self._app: procrastinate.App | None = None
         self._lost: set[int] = set()
         """Queue ids of jobs this worker lost: their new holder finishes them."""
+        self._handed_back: set[int] = set()
+        """Queue ids of jobs given back for this worker's refused credentials."""
+        self._refused: asyncio.Future[APIError] | None = None
+        """Set when the API refuses this worker's own credentials: it stops."""
 
     async def __aenter__(self) -> SharedBatch:
         try:
@@ -284,7 +305,7 @@ class SharedBatch:
             conninfo=self._dsn, timeout=5.0, kwargs={"connect_timeout": 5}
         )
         app = procrastinate.App(connector=connector)
-        app.job_manager = _job_manager(connector, journal.outage, self._lost)
+        app.job_manager = _job_manager(connector, journal.outage, self._lost, self._handed_back)
         app.task(
             name=TASK,
             queue=self.queue,
@@ -438,7 +459,9 @@ class SharedBatch:
         serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
-        this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does."""
+        this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does. The
+        API refusing the client's credentials ends it in that ``AuthenticationError`` or
+        ``InsufficientScopeError``, the job left in the queue."""
         self._ready()
         transport, kept = client._transport, client._transport._rate
         if max_requests_per_second is not None:  # for this work only: the client's own after
@@ -473,6 +496,7 @@ class SharedBatch:
         runner._settle_for = 4 * stalled_after
         outage = self.journal.outage
         outage.give_up.clear()
+        self._refused = refused = asyncio.get_running_loop().create_future()
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
             context = {"shared": self, "runner": runner, "jobs": jobs}
@@ -493,19 +517,40 @@ class SharedBatch:
             )
             try:
                 while not worker.done():
-                    await asyncio.wait([worker], timeout=poll)
+                    await asyncio.wait(
+                        [worker, refused], timeout=poll, return_when="FIRST_COMPLETED"
+                    )
+                    if refused.done():
+                        break
                     await self._retry_stalled(stalled_after)
                     if until_empty and await self._empty():
                         break
             finally:
+                await self._stop(worker, jobs)
+        if refused.done():
+            # the credentials' fault, not the jobs': they are left in the queue
+            raise refused.result()
+
+    async def _stop(self, worker: asyncio.Task[Any], jobs: set[asyncio.Task[Any]]) -> None:
+        """The worker finishes or hands back its jobs; but a stop never waits for the
+        database: from now on every wait for it gives up, and once it is seen away
+        (before the stop, or at the next statement: a cut not noticed yet) nothing can be
+        recorded, so the jobs in flight stop and are left to be taken over."""
+        outage = self.journal.outage
+        outage.give_up.set()
+        worker.cancel()
+        try:
+            while not worker.done():
                 if outage.away is not None:
-                    # Stopping while the database is away: nothing can be recorded, so
-                    # the jobs in flight stop now and are left to be taken over.
-                    outage.give_up.set()
                     for job in jobs:
                         job.cancel()
+                await asyncio.wait([worker], timeout=0.2)
+        finally:  # a second signal: at once
+            if not worker.done():
+                for job in jobs:
+                    job.cancel()
                 worker.cancel()
-                await asyncio.gather(worker, return_exceptions=True)
+            await asyncio.gather(worker, return_exceptions=True)
 
     async def _retry_stalled(self, stalled_after: float) -> None:
         app = self._ready()
@@ -640,6 +685,20 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     if result.status is not JobStatus.FAILED:
         return
     error = result.error
+    if isinstance(error, AuthenticationError | InsufficientScopeError):
+        # this worker's own credentials, no fault of the job's: it stops taking jobs
+        # and the job goes back to the queue for a worker that may run it
+        worker_log.warning(
+            "job %s: the API refused this worker's credentials (%s); it stops taking "
+            "jobs, and the job is left in the queue",
+            key,
+            type(error).__name__,
+        )
+        if context.job.id is not None:
+            shared._handed_back.add(context.job.id)
+        if shared._refused is not None and not shared._refused.done():
+            shared._refused.set_result(error)
+        raise _Transient(f"{type(error).__name__}: {error}")
     if isinstance(error, QuotaExceededError):
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
