@@ -272,6 +272,12 @@ def _read_password() -> str:
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
     cmd = args.command
+    if cmd == "batch" and args.enqueue_only and not is_shared(args.journal):
+        raise e.UsageError(
+            "--enqueue-only needs a PostgreSQL journal (a DSN): workers run the jobs of a "
+            "shared queue; with a file journal nothing would run them, so give "
+            "--journal postgresql://USER@HOST:PORT/DB, or leave out --enqueue-only to upload now"
+        )
     if cmd == "serve":
         from ._serve import serve
 
