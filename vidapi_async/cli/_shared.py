@@ -20,7 +20,7 @@ from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._args import positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
-from ._progress import time_column
+from ._progress import output_console, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -220,13 +220,12 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
         )
     if status is None:
         return EXIT_OK
-    _print_status(args, console, status)
+    _print_status(args, status)
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
 
 def _print_status(
     args: argparse.Namespace,
-    console: Console,
     status: dict[str, object],
     title: str = "shared batch (PostgreSQL journal)",
 ) -> None:
@@ -245,7 +244,7 @@ def _print_status(
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
         table.add_row(f"stage {stage}", str(n))
-    console.print(table)
+    output_console().print(table)
 
 
 def sqlite_status(path: str) -> dict[str, object]:
@@ -270,11 +269,11 @@ def sqlite_status(path: str) -> dict[str, object]:
 async def run_status(args: argparse.Namespace, console: Console) -> int:
     if not is_shared(args.journal):
         counts = await asyncio.to_thread(sqlite_status, args.journal.where)
-        _print_status(args, console, counts, title=f"SQLite journal {args.journal.where}")
+        _print_status(args, counts, title=f"SQLite journal {args.journal.where}")
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
-            _print_status(args, console, await shared.status())
+            _print_status(args, await shared.status())
             return EXIT_OK
         from rich.progress import (
             BarColumn,
@@ -299,5 +298,5 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
                 if left == 0:
                     break
                 await asyncio.sleep(1.0)
-        _print_status(args, console, status)
+        _print_status(args, status)
     return EXIT_OK

@@ -1,0 +1,99 @@
+"""A fresh user's second review of the vidapi command: where its output goes, a pipe
+closed early, and flags that would do something other than what they say."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from vidapi_async.cli._exit import EXIT_BROKEN_PIPE, EXIT_USAGE
+from vidapi_async.emulator import Emulator
+
+from .conftest import make_file
+from .test_cli import vidapi
+from .test_cli_review import env_for, uploads
+
+
+async def test_enqueue_only_with_a_file_journal_is_a_usage_error(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    make_file(tmp_path / "a.mp4", 20_000)
+    code, _, err = await vidapi(
+        "batch",
+        str(tmp_path),
+        "--channel",
+        "news",
+        "--journal",
+        str(tmp_path / "x.db"),
+        "--enqueue-only",
+        env=env_for(emulator),
+    )
+    assert code == EXIT_USAGE, err
+    assert "--enqueue-only" in err and "PostgreSQL" in err
+    assert uploads(emulator) == [] and emulator.videos() == []
+
+
+async def closed_pipe_run(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    """``vidapi ARGS | head`` where head has already gone: stdout's reader is closed."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "vidapi_async.cli",
+            *args,
+            env={**os.environ, **env},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        os.close(write_end)
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+async def test_output_into_a_closed_pipe_exits_quietly(emulator: Emulator, tmp_path: Path) -> None:
+    env = env_for(emulator)
+    code, _, err = await vidapi(
+        "--json",
+        "upload",
+        str(make_file(tmp_path / "m.mp4", 20_000)),
+        "--title",
+        "T",
+        "--channel",
+        "news",
+        env=env,
+    )
+    assert code == 0, err
+    video_id = emulator.videos()[0]["id"]
+    for args in (("api", "/me/videos", "--paginate"), ("video", video_id), ("embed", "x1")):
+        code, err = await closed_pipe_run(*args, env=env)
+        assert (code, err) == (EXIT_BROKEN_PIPE, ""), args
+
+
+async def test_status_of_a_sqlite_journal_prints_its_table_on_stdout(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    make_file(tmp_path / "src" / "a.mp4", 20_000)
+    journal = str(tmp_path / "j.sqlite")
+    env = env_for(emulator)
+    code, out, err = await vidapi(
+        "batch", str(tmp_path / "src"), "--channel", "news", "--journal", journal, env=env
+    )
+    assert code == 0, err
+    assert "batch summary" in out and "batch summary" not in err
+    code, out, err = await vidapi("status", "--journal", journal, env=env)
+    assert code == 0, err
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip()
+        for line in out.splitlines()
+        if line.count("│") == 3
+    }
+    assert rows["done"] == "1" and rows["unfinished"] == "0", out
+    assert "done" not in err
