@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from vidapi_async.cli._exit import EXIT_BROKEN_PIPE, EXIT_USAGE
+from vidapi_async.cli._exit import EXIT_BROKEN_PIPE, EXIT_OTHER, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
@@ -97,3 +97,18 @@ async def test_status_of_a_sqlite_journal_prints_its_table_on_stdout(
     }
     assert rows["done"] == "1" and rows["unfinished"] == "0", out
     assert "done" not in err
+
+
+async def test_status_while_the_database_hangs_up_says_cannot_connect_once() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()  # a TCP peer that is no PostgreSQL: it closes at once
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        code, _, err = await vidapi("status", "--journal", f"postgresql://u@127.0.0.1:{port}/db")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert code == EXIT_OTHER, err
+    assert "JournalError" in err and err.count("cannot connect") == 1, err
