@@ -4,6 +4,7 @@ closed early, and flags that would do something other than what they say."""
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import sys
 from pathlib import Path
@@ -112,3 +113,31 @@ async def test_status_while_the_database_hangs_up_says_cannot_connect_once() -> 
         await server.wait_closed()
     assert code == EXIT_OTHER, err
     assert "JournalError" in err and err.count("cannot connect") == 1, err
+
+
+async def test_worker_journal_names_only_the_dsn_forms() -> None:
+    for given in ("nonsense", "x.db", "sqlite:x.sqlite"):
+        code, _, err = await vidapi("worker", "--journal", given, env={"VIDAPI_TOKEN": "t"})
+        assert code == EXIT_USAGE, err
+        assert "postgresql://" in err and "host=" in err, err
+        assert "sqlite:" not in err.replace(given, ""), err
+
+
+async def test_worker_help_shows_the_stalled_after_default_and_the_key_value_dsn() -> None:
+    code, out, err = await vidapi("worker", "--help", env={"COLUMNS": "200"})
+    assert code == 0, err
+    assert "taken over (default 60)" in " ".join(out.split()), out
+    assert "'host=" in out, out
+
+
+def test_worker_totals_are_one_line_at_80_columns() -> None:
+    from rich.console import Console
+
+    from vidapi_async.cli._shared import WorkerView
+
+    stream = io.StringIO()
+    view = WorkerView(Console(file=stream, width=80))
+    line = view.totals({"done": 12345, "failed": 678, "queued": 90123})
+    assert len(line) > 80
+    view.say(line)
+    assert stream.getvalue() == line + "\n"

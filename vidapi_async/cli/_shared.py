@@ -19,7 +19,7 @@ from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._args import positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
-from ._journal_spec import JournalSpec, journal_arg
+from ._journal_spec import JournalSpec, dsn_arg, journal_arg
 from ._progress import output_console, time_column
 
 if TYPE_CHECKING:
@@ -41,7 +41,12 @@ def _postgres(journal: JournalSpec, command: str) -> str:
 def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser("worker", help="run jobs from a shared queue (any host)")
     w.add_argument(
-        "--journal", required=True, type=journal_arg, help="postgresql://USER@HOST:PORT/DB"
+        "--journal",
+        required=True,
+        type=dsn_arg,
+        metavar="DSN",
+        help="the shared queue: postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...' "
+        "(the password from $PGPASSWORD or ~/.pgpass, never in the address)",
     )
     w.add_argument("--concurrency", type=int, default=8)
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
@@ -49,7 +54,9 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--stalled-after",
         type=positive_number,
         default=60.0,
-        help="seconds without a heartbeat before a worker's jobs are taken over",
+        metavar="SECONDS",
+        help="seconds without a heartbeat before a worker's jobs are taken over "
+        "(default %(default)g)",
     )
     w.add_argument(
         "--max-requests-per-second",
@@ -134,7 +141,8 @@ class WorkerView:
         if self.as_log:
             worker_log.info("%s", line)
         else:
-            self.console.print(line, highlight=False)
+            # one line however narrow the terminal: a log line, never wrapped mid-phrase
+            self.console.print(line, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> WorkerView:
         if self.console.is_terminal and not self.as_log:
