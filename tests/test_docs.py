@@ -238,3 +238,13 @@ def test_no_page_tells_users_to_install_from_an_index() -> None:
         if "vidapi-async[" in line
     ]
     assert told == []
+
+
+def test_the_errors_reference_shows_the_tree_it_speaks_of() -> None:
+    from vidapi_async import _errors
+
+    doc = _errors.__doc__ or ""
+    drawing = doc.split("The tree::\n\n", 1)[1].split("\n\n", 1)[0]
+    tree = textwrap.dedent(drawing).strip("\n")
+    page = (DOCS / "reference" / "errors.md").read_text(encoding="utf-8")
+    assert f"<!-- not run: a drawing -->\n```text\n{tree}\n```" in page
