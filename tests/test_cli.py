@@ -154,7 +154,7 @@ async def test_batch_from_a_folder_resumes_and_summarises(
         env=env,
     )
     assert code == 0, err
-    assert "batch summary" in err
+    assert "batch summary" in out and "batch summary" not in err  # output on stdout
     assert sorted(v["title"] for v in emulator.videos()) == [f"clip{i}" for i in range(5)]
     code, out, _ = await vidapi(
         "--json", "batch", str(folder), "--channel", "news", "--journal", journal, env=env

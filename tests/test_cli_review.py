@@ -183,8 +183,8 @@ async def test_batch_and_status_agree_on_failures(emulator: Emulator, tmp_path: 
     assert code == 0, err
     status = json.loads(out)
     assert (status["done"], status["failed"]) == (1, 1)
-    code, _, err = await vidapi("status", "--journal", journal)
-    assert "sqlite journal" in err.lower() and "shared batch" not in err
+    code, out, err = await vidapi("status", "--journal", journal)
+    assert "sqlite journal" in out.lower() and "shared batch" not in out
     # a re-run retries the failed job (and skips the done one): it works once the file is there
     make_file(tmp_path / "missing.mp4", 30_000)
     code, out, err = await vidapi(*args, env=env_for(emulator))

@@ -226,3 +226,25 @@ def test_the_readme_links_into_the_site_and_every_link_resolves() -> None:
         local
     )
     assert [link for link in local if not (ROOT / link).exists()] == []
+
+
+def test_no_page_tells_users_to_install_from_an_index() -> None:
+    # the package is on no index: every install is from a checkout or the built wheel
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    told = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "vidapi-async[" in line
+    ]
+    assert told == []
+
+
+def test_the_errors_reference_shows_the_tree_it_speaks_of() -> None:
+    from vidapi_async import _errors
+
+    doc = _errors.__doc__ or ""
+    drawing = doc.split("The tree::\n\n", 1)[1].split("\n\n", 1)[0]
+    tree = textwrap.dedent(drawing).strip("\n")
+    page = (DOCS / "reference" / "errors.md").read_text(encoding="utf-8")
+    assert f"<!-- not run: a drawing -->\n```text\n{tree}\n```" in page

@@ -46,6 +46,7 @@ _CAUSES = (
     ("authentication failed", "authentication failed"),
     ("no password supplied", "authentication failed (no password given)"),
     ("connection refused", "connection refused"),
+    ("server closed the connection", "the server hung up (is it PostgreSQL?)"),
     ("role", "no such user"),  # 'role "x" does not exist'
     ("database", "no such database"),  # 'database "x" does not exist'
     ("could not translate host name", "unknown host"),
@@ -57,6 +58,9 @@ _CAUSES = (
 )
 
 
+_NO_CAUSE = "cannot connect"
+
+
 def connect_cause(exc: BaseException) -> str:
     """Why a connection failed, in a few words (the server's message is not echoed: it
     can hold the user name and host, never shown beside a password)."""
@@ -64,7 +68,7 @@ def connect_cause(exc: BaseException) -> str:
     for needle, cause in _CAUSES:
         if needle in text and (needle not in ("role", "database") or "does not exist" in text):
             return cause
-    return "cannot connect"
+    return _NO_CAUSE
 
 
 def db_away(exc: BaseException | None) -> bool:
@@ -190,7 +194,9 @@ class PostgresJournal:
         try:
             conn = await self._connect()
         except psycopg.Error as exc:
-            raise self._fail(f"cannot connect: {connect_cause(exc)}") from None
+            cause = connect_cause(exc)
+            said = cause if cause == _NO_CAUSE else f"{_NO_CAUSE}: {cause}"
+            raise self._fail(said) from None
         q = self._q
         try:
             await conn.execute(q("create schema if not exists {s}"))

@@ -17,7 +17,7 @@ from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJo
 from ..batch._manifest import folder_entries
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
-from ._progress import progress_bar, time_column
+from ._progress import output_console, progress_bar, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -163,7 +163,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             table.add_column(column)
         for status, n in counts.items():
             table.add_row(status.value, str(n))
-        console.print(table)
+        output_console().print(table)
         for r in results:
             if r.status is JobStatus.FAILED:
                 console.print(

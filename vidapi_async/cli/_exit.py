@@ -6,6 +6,7 @@ from .. import _errors as e
 
 __all__ = [
     "EXIT_API",
+    "EXIT_BROKEN_PIPE",
     "EXIT_JOBS_FAILED",
     "EXIT_OK",
     "EXIT_OTHER",
@@ -18,6 +19,9 @@ __all__ = [
 
 EXIT_OK, EXIT_OTHER, EXIT_USAGE, EXIT_API, EXIT_TRANSPORT, EXIT_UPLOAD = 0, 1, 2, 3, 4, 5
 EXIT_JOBS_FAILED = 6
+EXIT_BROKEN_PIPE = 141
+"""stdout's reader went away (``vidapi ... | head``): 128 + SIGPIPE, what a shell gives a
+command a closed pipe stopped, so ``set -o pipefail`` can tell the output was cut short."""
 INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
 
 

@@ -9,12 +9,10 @@ from typing import NamedTuple
 
 from .._errors import UsageError
 
-__all__ = ["JOURNAL_FORMS", "JournalSpec", "journal_arg", "parse_journal"]
+__all__ = ["DSN_FORMS", "JOURNAL_FORMS", "JournalSpec", "dsn_arg", "journal_arg", "parse_journal"]
 
-JOURNAL_FORMS = (
-    "sqlite:PATH, a file ending in .sqlite or .db, or a PostgreSQL DSN "
-    "(postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...')"
-)
+DSN_FORMS = "a PostgreSQL DSN (postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...')"
+JOURNAL_FORMS = f"sqlite:PATH, a file ending in .sqlite or .db, or {DSN_FORMS}"
 _KEY_VALUE = re.compile(r"\s*(?:[A-Za-z_]+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+")
 
 
@@ -60,3 +58,18 @@ def journal_arg(text: str) -> JournalSpec:
         return parse_journal(text)
     except UsageError:
         raise argparse.ArgumentTypeError(f"not a journal; give {JOURNAL_FORMS}") from None
+
+
+def dsn_arg(text: str) -> JournalSpec:
+    """A journal that must be PostgreSQL (``vidapi worker``'s shared queue): anything
+    else is a usage error naming the DSN forms only (a file cannot be shared)."""
+    try:
+        spec = parse_journal(text)
+    except UsageError:
+        spec = None
+    if spec is None or spec.kind != "postgresql":
+        raise argparse.ArgumentTypeError(
+            f"not a shared queue; give {DSN_FORMS} (a file journal is for one host's "
+            "'vidapi batch')"
+        )
+    return spec

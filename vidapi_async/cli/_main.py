@@ -1,7 +1,8 @@
 """The ``vidapi`` command. Needs the ``cli`` extra (rich) for its progress bars.
 
 Exit codes: 0 done, 2 usage error (bad flags or arguments), 3 the API refused,
-4 the network failed, 5 the upload failed, 6 some batch jobs failed, 1 anything else.
+4 the network failed, 5 the upload failed, 6 some batch jobs failed, 1 anything else;
+141 (128 + SIGPIPE) when the reader of its output went away (``| head``): quietly.
 Messages never show a token or a password: neither is ever put into one.
 """
 
@@ -26,7 +27,7 @@ from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
-from ._exit import EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
+from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
 from ._progress import upload_with_bar, wait_with_bar
 from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status, run_worker
@@ -205,6 +206,23 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``vidapi ARGV``; its exit code. Output cut short by a reader that went away
+    (``vidapi api /me/videos --paginate | head``) ends quietly with ``EXIT_BROKEN_PIPE``
+    (141), as the Python documentation's note on SIGPIPE recommends."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be handled
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at devnull so that flush, too,
+        # is quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["--version"]:  # needs no extra
         print(f"vidapi-async {_version()}")
@@ -272,6 +290,12 @@ def _read_password() -> str:
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
     cmd = args.command
+    if cmd == "batch" and args.enqueue_only and not is_shared(args.journal):
+        raise e.UsageError(
+            "--enqueue-only needs a PostgreSQL journal (a DSN): workers run the jobs of a "
+            "shared queue; with a file journal nothing would run them, so give "
+            "--journal postgresql://USER@HOST:PORT/DB, or leave out --enqueue-only to upload now"
+        )
     if cmd == "serve":
         from ._serve import serve
 

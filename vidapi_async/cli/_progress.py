@@ -14,7 +14,22 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, ProgressColumn
 
-__all__ = ["progress_bar", "rate_column", "time_column", "upload_with_bar", "wait_with_bar"]
+__all__ = [
+    "output_console",
+    "progress_bar",
+    "rate_column",
+    "time_column",
+    "upload_with_bar",
+    "wait_with_bar",
+]
+
+
+def output_console() -> Console:
+    """Where a command's output goes (a summary table): stdout, so that ``| grep`` finds
+    it; progress, warnings and errors stay on the stderr console."""
+    from rich.console import Console
+
+    return Console()
 
 
 def progress_bar(console: Console) -> Progress:

@@ -19,8 +19,8 @@ from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._args import positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
-from ._journal_spec import JournalSpec, journal_arg
-from ._progress import time_column
+from ._journal_spec import JournalSpec, dsn_arg, journal_arg
+from ._progress import output_console, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,7 +41,12 @@ def _postgres(journal: JournalSpec, command: str) -> str:
 def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser("worker", help="run jobs from a shared queue (any host)")
     w.add_argument(
-        "--journal", required=True, type=journal_arg, help="postgresql://USER@HOST:PORT/DB"
+        "--journal",
+        required=True,
+        type=dsn_arg,
+        metavar="DSN",
+        help="the shared queue: postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...' "
+        "(the password from $PGPASSWORD or ~/.pgpass, never in the address)",
     )
     w.add_argument("--concurrency", type=int, default=8)
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
@@ -49,7 +54,9 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--stalled-after",
         type=positive_number,
         default=60.0,
-        help="seconds without a heartbeat before a worker's jobs are taken over",
+        metavar="SECONDS",
+        help="seconds without a heartbeat before a worker's jobs are taken over "
+        "(default %(default)g)",
     )
     w.add_argument(
         "--max-requests-per-second",
@@ -134,7 +141,8 @@ class WorkerView:
         if self.as_log:
             worker_log.info("%s", line)
         else:
-            self.console.print(line, highlight=False)
+            # one line however narrow the terminal: a log line, never wrapped mid-phrase
+            self.console.print(line, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> WorkerView:
         if self.console.is_terminal and not self.as_log:
@@ -228,13 +236,12 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
         )
     if status is None:
         return EXIT_OK
-    _print_status(args, console, status)
+    _print_status(args, status)
     return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
 
 def _print_status(
     args: argparse.Namespace,
-    console: Console,
     status: dict[str, object],
     title: str = "shared batch (PostgreSQL journal)",
 ) -> None:
@@ -253,7 +260,7 @@ def _print_status(
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
         table.add_row(f"stage {stage}", str(n))
-    console.print(table)
+    output_console().print(table)
 
 
 def sqlite_status(path: str) -> dict[str, object]:
@@ -278,11 +285,11 @@ def sqlite_status(path: str) -> dict[str, object]:
 async def run_status(args: argparse.Namespace, console: Console) -> int:
     if not is_shared(args.journal):
         counts = await asyncio.to_thread(sqlite_status, args.journal.where)
-        _print_status(args, console, counts, title=f"SQLite journal {args.journal.where}")
+        _print_status(args, counts, title=f"SQLite journal {args.journal.where}")
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
-            _print_status(args, console, await shared.status())
+            _print_status(args, await shared.status())
             return EXIT_OK
         from rich.progress import (
             BarColumn,
@@ -307,5 +314,5 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
                 if left == 0:
                     break
                 await asyncio.sleep(1.0)
-        _print_status(args, console, status)
+        _print_status(args, status)
     return EXIT_OK
