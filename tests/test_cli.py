@@ -130,7 +130,7 @@ async def test_without_the_cli_extra_it_says_how_to_install() -> None:
     )
     _, err = await proc.communicate()
     assert proc.returncode == EXIT_USAGE
-    assert 'pip install "vidapi-async[cli]"' in err.decode()
+    assert 'pip install ".[cli]"' in err.decode()
 
 
 async def test_batch_from_a_folder_resumes_and_summarises(

@@ -189,7 +189,8 @@ class PostgresJournal:
             import psycopg
         except ImportError:
             raise UsageError(
-                "PostgresJournal needs psycopg: pip install 'vidapi-async[postgres]'"
+                "PostgresJournal needs psycopg: the postgres extra (pip install '.[postgres]' "
+                "from a checkout, or the wheel with [postgres])"
             ) from None
         try:
             conn = await self._connect()

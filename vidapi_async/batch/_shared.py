@@ -285,7 +285,8 @@ class SharedBatch:
             import procrastinate
         except ImportError:
             raise UsageError(
-                "the shared queue needs procrastinate: pip install 'vidapi-async[postgres]'"
+                "the shared queue needs procrastinate: the postgres extra "
+                "(pip install '.[postgres]' from a checkout, or the wheel with [postgres])"
             ) from None
         await self.journal.open()
         journal = self.journal

@@ -22,7 +22,10 @@ EXIT_JOBS_FAILED = 6
 EXIT_BROKEN_PIPE = 141
 """stdout's reader went away (``vidapi ... | head``): 128 + SIGPIPE, what a shell gives a
 command a closed pipe stopped, so ``set -o pipefail`` can tell the output was cut short."""
-INSTALL_HINT = 'the vidapi command needs the CLI extra: pip install "vidapi-async[cli]"'
+INSTALL_HINT = (
+    'the vidapi command needs the cli extra: pip install ".[cli]" from a checkout, '
+    'or the wheel with [cli] ("dist/vidapi_async-VERSION-py3-none-any.whl[cli]")'
+)
 
 
 def exit_code(exc: BaseException) -> int:

@@ -14,7 +14,8 @@ __all__ = ["make_self_signed", "server_context"]
 def make_self_signed(directory: str, host: str = "127.0.0.1") -> tuple[str, str]:
     """Write ``emulator-cert.pem`` and ``emulator-key.pem`` into ``directory``: a
     certificate for ``host``, 127.0.0.1 and localhost, valid for 30 days. It is its own
-    CA: trust the certificate file. Needs ``pip install "vidapi-async[tls]"``."""
+    CA: trust the certificate file. Needs the ``tls`` extra (``pip install ".[tls]"``
+    from a checkout)."""
     try:
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
@@ -23,7 +24,8 @@ def make_self_signed(directory: str, host: str = "127.0.0.1") -> tuple[str, str]
     except ImportError:
         raise RuntimeError(
             "a self-signed certificate needs the cryptography package: "
-            'pip install "vidapi-async[tls]" (or give your own: tls_cert=/tls_key=, '
+            'the tls extra: pip install ".[tls]" from a checkout, or the wheel with [tls] '
+            "(or give your own: tls_cert=/tls_key=, "
             "--tls-cert/--tls-key)"
         ) from None
     key = ec.generate_private_key(ec.SECP256R1())
