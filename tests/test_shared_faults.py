@@ -10,7 +10,9 @@ import asyncio
 import random
 import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -319,6 +321,30 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
     assert parse_journal("dbname=x user=y") == ("postgresql", "dbname=x user=y")
 
 
+async def pause_while_another_takes_over(
+    emu: Emulator,
+    dsn: str,  # noqa: F811 - the fixture's value, passed on
+    first: asyncio.subprocess.Process,
+    opts: tuple[str, ...],
+    in_flight: Coroutine[Any, Any, object],
+) -> bytes:
+    """Stop worker A (SIGSTOP) once its request is at the platform (``in_flight``), let
+    worker B take the job over and finish, resume A; A's stderr. A's request then lands
+    in 8 s (the emulator's latency when it was sent), B's at once, before it."""
+    try:
+        await asyncio.wait_for(in_flight, 60)
+        first.send_signal(signal.SIGSTOP)
+        emu.faults.latency = 0.05
+        second = await spawn(worker_cmd(emu, dsn, *opts))
+        _, err2 = await asyncio.wait_for(second.communicate(), 90)
+        assert second.returncode == 0, err2.decode()[-2000:]
+    finally:
+        first.send_signal(signal.SIGCONT)
+    _, err1 = await asyncio.wait_for(first.communicate(), 90)
+    assert first.returncode == 0, err1.decode()[-2000:]
+    return err1
+
+
 async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -333,17 +359,9 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
             await shared.enqueue(jobs_for(files))
         opts = ("--stalled-after", "1.5", "--until-empty")
         first = await spawn(worker_cmd(emu, dsn, *opts))
-        try:
-            await asyncio.wait_for(wait_for_request(emu, "api", "POST", "/me/videos"), 60)
-            first.send_signal(signal.SIGSTOP)  # its create is at the platform, in progress
-            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
-            second = await spawn(worker_cmd(emu, dsn, *opts))
-            _, err2 = await asyncio.wait_for(second.communicate(), 90)
-            assert second.returncode == 0, err2.decode()[-2000:]
-        finally:
-            first.send_signal(signal.SIGCONT)
-        _, err1 = await asyncio.wait_for(first.communicate(), 90)
-        assert first.returncode == 0, err1.decode()[-2000:]
+        err1 = await pause_while_another_takes_over(
+            emu, dsn, first, opts, wait_for_request(emu, "api", "POST", "/me/videos")
+        )
         creates = [r for r in emu.requests if r.method == "POST" and r.path == "/me/videos"]
         assert len(creates) == 2  # both sent one: the case under test
         videos = emu.videos()
@@ -386,17 +404,7 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
             while not sends():  # noqa: ASYNC110 - waiting for the emulator to see it
                 await asyncio.sleep(0.01)
 
-        try:
-            await asyncio.wait_for(sent(), 60)
-            first.send_signal(signal.SIGSTOP)  # its subtitle is at the platform, in progress
-            emu.faults.latency = 0.05  # A's lands in 8 s; B's at once, before it
-            second = await spawn(worker_cmd(emu, dsn, *opts))
-            _, err2 = await asyncio.wait_for(second.communicate(), 90)
-            assert second.returncode == 0, err2.decode()[-2000:]
-        finally:
-            first.send_signal(signal.SIGCONT)
-        _, err1 = await asyncio.wait_for(first.communicate(), 90)
-        assert first.returncode == 0, err1.decode()[-2000:]
+        err1 = await pause_while_another_takes_over(emu, dsn, first, opts, sent())
         assert len(sends()) == 2  # both sent one: the case under test
         (video,) = emu.videos()
         async with va.Client(access_token=emu.token, base_url=emu.base_url) as client:
