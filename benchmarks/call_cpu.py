@@ -1,6 +1,6 @@
 """CPU per API call: ``Client.get_video`` beside bare aiohttp doing the same GET and ``json()``.
 
-    python benchmarks/call_cpu.py [--calls 5000] [--concurrency 16] [--rounds 6] [--compare DIR]
+    python benchmarks/call_cpu.py [--calls 5000] [--concurrency 16] [--rounds 10] [--compare DIR]
 
 A small aiohttp server in its own process answers ``GET /video/<id>`` with a video of seven
 fields (the same bytes for every call). Each round runs, in fresh child processes and in
@@ -15,6 +15,21 @@ child on another checkout (``PYTHONPATH=DIR``: the code before a change), in the
 alternation, so before and after are measured in one run. ``--like-for-like`` adds a
 second reference: bare aiohttp with the client's default timeouts (``sock_read``, the
 ``Timeouts.api_read`` bound on silence, arms a timer for every read of an answer).
+
+CPU time on this machine swings by 2x between rounds (other processes, frequency, cache),
+so a second, deterministic measure is offered:
+
+    python benchmarks/call_cpu.py --instructions [--instr-calls 300] [--compare DIR]
+        [--like-for-like]
+
+Each child runs under ``valgrind --tool=callgrind`` twice, making N and 2N calls (after
+the same warm-up), all children at once; the instructions of the N extra calls divided
+by N are the marginal instructions per call, imports, start-up and warm-up cancelling
+out. The server runs outside valgrind. Independent of the load, but not exact: how calls
+batch per loop turn varies, and the same code measured 554k and 569k in two runs (read
+a difference under about 5 % as noise); it counts instructions, not cache misses or
+system-call time, so it complements the CPU-time rounds (the issue's measure), it does
+not replace them.
 """
 
 from __future__ import annotations
@@ -24,6 +39,8 @@ import asyncio
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -126,29 +143,104 @@ def child_vidapi(base_url: str, calls: int, concurrency: int) -> None:
     print(json.dumps({"cpu": asyncio.run(main())}))
 
 
-def run_child(
-    kind: str, base_url: str, calls: int, concurrency: int, compare: str | None = None
-) -> float:
+def _child_command(
+    kind: str, base_url: str, calls: int, concurrency: int, compare: str | None
+) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     if kind == "compare":
         assert compare is not None
         kind = "vidapi"
         env["PYTHONPATH"] = os.path.abspath(compare)
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", kind, base_url, str(calls), str(concurrency)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
+    command = [sys.executable, __file__, "--child", kind, base_url, str(calls), str(concurrency)]
+    return command, env
+
+
+def run_child(
+    kind: str, base_url: str, calls: int, concurrency: int, compare: str | None = None
+) -> float:
+    command, env = _child_command(kind, base_url, calls, concurrency, compare)
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
     return float(json.loads(out.strip().splitlines()[-1])["cpu"])
+
+
+def instructions(
+    kind: str, base_url: str, calls: int, concurrency: int, compare: str | None, tmp: str
+) -> subprocess.Popen[bytes]:
+    """A child making ``calls`` calls under callgrind (``total`` reads its count)."""
+    command, env = _child_command(kind, base_url, calls, concurrency, compare)
+    out_file = os.path.join(tmp, f"callgrind.{kind}.{calls}")
+    return subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def total(child: subprocess.Popen[bytes], kind: str, calls: int, tmp: str) -> int:
+    """Instructions the child executed in all (callgrind's total)."""
+    if child.wait() != 0:
+        raise RuntimeError(f"the {kind} child under callgrind failed ({child.returncode})")
+    with open(os.path.join(tmp, f"callgrind.{kind}.{calls}")) as f:
+        for line in f:
+            found = re.match(r"(?:summary|totals): (\d+)", line)
+            if found:
+                return int(found.group(1))
+    raise RuntimeError(f"callgrind.{kind}.{calls}: no instruction total")
+
+
+def main_instructions(args: argparse.Namespace, base_url: str, tmp: str) -> None:
+    kinds = ["bare", "vidapi"] + (["compare"] if args.compare else [])
+    kinds += ["bare-timeouts"] if args.like_for_like else []
+    n = args.instr_calls
+    per_call: dict[str, float] = {}
+    # All at once: instruction counts do not depend on what else runs.
+    children = {
+        (kind, calls): instructions(kind, base_url, calls, args.concurrency, args.compare, tmp)
+        for kind in kinds
+        for calls in (n, 2 * n)
+    }
+    for kind in kinds:
+        low = total(children[kind, n], kind, n, tmp)
+        high = total(children[kind, 2 * n], kind, 2 * n, tmp)
+        per_call[kind] = (high - low) / n
+        print(
+            f"{kind:14} {low:>14,} instr ({n} calls) {high:>14,} instr ({2 * n} calls)"
+            f"  marginal {per_call[kind]:>10,.0f} instr/call",
+            flush=True,
+        )
+    print()
+    print(
+        "command: python benchmarks/call_cpu.py --instructions "
+        f"--instr-calls {n} --concurrency {args.concurrency}"
+        + (f" --compare {args.compare}" if args.compare else "")
+        + (" --like-for-like" if args.like_for_like else "")
+    )
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
+    bare = per_call["bare"]
+    print(
+        f"instructions per call: bare aiohttp {bare:,.0f}, vidapi {per_call['vidapi']:,.0f}; "
+        f"ratio {per_call['vidapi'] / bare:.2f} (target <= 1.2)"
+    )
+    if args.compare:
+        print(
+            f"compare ({args.compare}): {per_call['compare']:,.0f} instr/call; "
+            f"ratio {per_call['compare'] / bare:.2f}"
+        )
+    if args.like_for_like:
+        same = per_call["bare-timeouts"]
+        print(
+            f"bare aiohttp with the client's timeouts: {same:,.0f} instr/call; vidapi over it "
+            f"{per_call['vidapi'] / same:.2f}"
+            + (f", compare over it {per_call['compare'] / same:.2f}" if args.compare else "")
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument(
         "--compare", metavar="DIR", help="also run vidapi from this checkout (the old code)"
     )
@@ -157,7 +249,20 @@ def main() -> None:
         action="store_true",
         help="also run bare aiohttp with the client's timeouts (sock_read included)",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per call under callgrind (N and 2N calls) instead",
+    )
+    parser.add_argument(
+        "--instr-calls", type=int, default=300, help="N for --instructions (default 300)"
+    )
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit(
+            "--instructions needs valgrind (callgrind), which is not installed here: "
+            "install it (the distribution's package 'valgrind') or run without it"
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         port_file = os.path.join(tmp, "port")
@@ -169,6 +274,9 @@ def main() -> None:
                 subprocess.run(["sleep", "0.05"], check=True)
             with open(port_file) as f:
                 base_url = f"http://127.0.0.1:{f.read().strip()}"
+            if args.instructions:
+                main_instructions(args, base_url, tmp)
+                return
             ratios, bare_us, vid_us = [], [], []
             old_ratios, old_us, same_us, same_ratios = [], [], [], []
             kinds = ["bare", "vidapi"] + (["compare"] if args.compare else [])

@@ -1,10 +1,31 @@
 """Whole pipelines (upload address, upload, create) per second, and peak memory.
 
     python benchmarks/pipeline_throughput.py [--files 100] [--size-kib 256]
-        [--latencies 0,0.02] [--rounds 2] [--chunked-mib 256]
+        [--latencies 0,0.02] [--rounds 2] [--chunked-mib 256] [--server stub|emulator]
 
-Against the bundled emulator, started in its own process for each latency setting
-(0: loopback as is; 0.02: 20 ms added to every request, a fair WAN). In the same run:
+Against a server started in its own process for each latency setting (0: loopback as is;
+0.02: 20 ms added to every request, a fair WAN), one of:
+
+- ``stub`` (the default, issue #21's setting): an independent minimal aiohttp server that
+  imports nothing of ``vidapi_async``. After the injected latency it answers, with fixed
+  JSON of the platform's shapes, exactly what the two clients ask: ``POST /oauth/token``
+  and ``GET /auth`` (the SDK's password grant), ``GET /channels`` (the batch's channel
+  check), ``GET /file/upload`` (an ``upload_url`` on a second port, as the platform's
+  upload host is another host), the multipart ``POST /upload`` (body read in chunks and
+  discarded; answers ``url``, ``name``, ``size`` and the rest of the upload answer's
+  fields) and ``POST /me/videos`` (the fields asked, a fresh id). Its CPU per pipeline
+  is a fraction of the clients', so the server does not cap them on a small machine.
+- ``emulator``: the bundled ``vidapi_async.emulator.Emulator`` (no ffprobe, plain seals),
+  which stores every object in SQLite, hashes every upload and checks seals: closer to
+  the platform's behaviour, but its CPU per pipeline is about the clients' own, so on 2
+  cores it takes half the machine and caps every client alike.
+
+The chunked rounds (``--chunked-mib``) always run against the emulator.
+
+``--requests`` (stub only) prints, after each client's first round, the requests it made
+per method and path, to check the stub serves both clients what they ask.
+
+In the same run:
 
 - vidapi ``BatchUploader`` at concurrency 1, 4, 16 and 64 (no journal);
 - the official ``dailymotion`` SDK 0.2.5 doing the same work (``upload`` then
@@ -50,6 +71,154 @@ def child_emulator(port_file: str, latency: float) -> None:
         ) as emu:
             write_atomically(port_file, emu.base_url)
             await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def child_stub(port_file: str, latency: float) -> None:
+    """The independent stub: aiohttp only, no ``vidapi_async`` import."""
+    import itertools
+    from collections import Counter
+
+    from aiohttp import web
+
+    counts: Counter[str] = Counter()
+    serial = itertools.count(1)
+    ports: dict[str, int] = {}
+    channels = json.dumps(
+        {
+            "page": 1,
+            "limit": 100,
+            "total": 3,
+            "has_more": False,
+            "list": [
+                {"id": c, "name": c.title(), "description": ""} for c in ("music", "news", "tech")
+            ],
+        }
+    ).encode()
+    token = json.dumps(
+        {
+            "access_token": "stub-access-token",
+            "token_type": "Bearer",
+            "expires_in": 36000,
+            "scope": "manage_videos",
+            "uid": "xstubu",
+            "refresh_token": "stub-refresh-token",
+        }
+    ).encode()
+    me = json.dumps(
+        {"id": "xstubu", "username": "demo", "screenname": "Demo", "scope": "manage_videos"}
+    ).encode()
+    video = {
+        "title": "",
+        "channel": "news",
+        "owner": "xstubu",
+        "published": True,
+        "mode": "vod",
+        "status": "processing",
+        "password_protected": False,
+        "encoding_progress": 0,
+    }
+
+    def answer(body: bytes) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    @web.middleware
+    async def latency_mw(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        if request.path == "/_stub/requests":
+            return await handler(request)
+        counts[f"{request.method} {request.path}"] += 1
+        if latency > 0:
+            await asyncio.sleep(latency)
+        return await handler(request)
+
+    async def oauth_token(request: web.Request) -> web.Response:
+        await request.read()
+        return answer(token)
+
+    async def auth(request: web.Request) -> web.Response:
+        return answer(me)
+
+    async def get_channels(request: web.Request) -> web.Response:
+        return answer(channels)
+
+    async def file_upload(request: web.Request) -> web.Response:
+        n = next(serial)
+        base = f"http://127.0.0.1:{ports['upload']}"
+        return answer(
+            json.dumps(
+                {
+                    "upload_url": f"{base}/upload?uuid=u{n:031d}&seal=s{n:031d}",
+                    "progress_url": f"{base}/progress?uuid=u{n:031d}",
+                }
+            ).encode()
+        )
+
+    async def upload(request: web.Request) -> web.Response:
+        # multipart with one part: the file's bytes lie between the part's headers and
+        # the closing boundary; read the body in chunks, keep none of it
+        boundary = request.headers.get("Content-Type", "").split("boundary=", 1)[-1].strip('"')
+        head, total = b"", 0
+        async for chunk in request.content.iter_chunked(1 << 16):
+            if len(head) < 4096:
+                head += chunk[:4096]
+            total += len(chunk)
+        start = head.find(b"\r\n\r\n") + 4
+        name = "file"
+        disposition = head[:start].split(b'filename="', 1)
+        if len(disposition) == 2:
+            name = disposition[1].split(b'"', 1)[0].decode("utf-8", "replace").rsplit(".", 1)[0]
+        size = total - start - len(f"\r\n--{boundary}--\r\n")
+        uuid = request.query.get("uuid", "")
+        return answer(
+            json.dumps(
+                {
+                    "acodec": "",
+                    "bitrate": "",
+                    "dimension": "",
+                    "duration": "",
+                    "format": "mp4",
+                    "hash": "0" * 40,
+                    "name": name,
+                    "seal": "0" * 32,
+                    "size": str(size),
+                    "streamable": "No",
+                    "vcodec": "",
+                    "url": f"http://127.0.0.1:{ports['upload']}/files/{uuid}.mp4#stub",
+                }
+            ).encode()
+        )
+
+    async def create(request: web.Request) -> web.Response:
+        form = await request.post()
+        fields = request.query.get("fields", "id,title,channel,owner").split(",")
+        values = {**video, "id": f"x{next(serial):06d}", "title": form.get("title", "")}
+        if "channel" in form:
+            values["channel"] = form["channel"]
+        return answer(json.dumps({f: values.get(f) for f in fields}).encode())
+
+    async def stub_requests(request: web.Request) -> web.Response:
+        seen = dict(counts)
+        counts.clear()
+        return answer(json.dumps(seen).encode())
+
+    async def main() -> None:
+        app = web.Application(middlewares=[latency_mw], client_max_size=1 << 20)
+        app.router.add_post("/oauth/token", oauth_token)
+        app.router.add_get("/auth", auth)
+        app.router.add_get("/channels", get_channels)
+        app.router.add_get("/file/upload", file_upload)
+        app.router.add_post("/upload", upload)
+        app.router.add_post("/me/videos", create)
+        app.router.add_get("/_stub/requests", stub_requests)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        for role in ("api", "upload"):  # the upload host apart, as on the platform
+            site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+            await site.start()
+            ports[role] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        write_atomically(port_file, f"http://127.0.0.1:{ports['api']}")
+        await asyncio.Event().wait()
 
     asyncio.run(main())
 
@@ -179,13 +348,32 @@ def run_child(args: list[str], env: dict[str, str] | None = None) -> dict[str, f
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def start_emulator(tmp: str, latency: float) -> tuple[subprocess.Popen[bytes], str]:
+def start_emulator(
+    tmp: str, latency: float, server: str = "emulator"
+) -> tuple[subprocess.Popen[bytes], str]:
     port_file = os.path.join(tmp, f"emu-{time.time_ns()}")
-    proc = subprocess.Popen([sys.executable, __file__, "--child-emulator", port_file, str(latency)])
+    proc = subprocess.Popen(
+        [sys.executable, __file__, f"--child-{server}", port_file, str(latency)]
+    )
     while not os.path.exists(port_file):
         time.sleep(0.05)
     with open(port_file) as f:
         return proc, f.read()
+
+
+def stub_requests(base: str) -> dict[str, int]:
+    """The stub's requests per method and path since the last call (then forgotten)."""
+    import urllib.request
+
+    with urllib.request.urlopen(base + "/_stub/requests") as r:  # noqa: S310 (our stub)
+        return dict(sorted(json.loads(r.read()).items()))
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU seconds so far (user + system; Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def install_sdk(tmp: str) -> str:
@@ -227,6 +415,15 @@ def main() -> None:
     parser.add_argument(
         "--compare", default=None, help="another checkout: its BatchUploader, alike, beside"
     )
+    parser.add_argument(
+        "--server",
+        choices=("stub", "emulator"),
+        default="stub",
+        help="stub: an independent minimal server (default); emulator: the bundled one",
+    )
+    parser.add_argument(
+        "--requests", action="store_true", help="stub: print each client's requests per path"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
         folder = os.path.join(tmp, "files")
@@ -250,14 +447,22 @@ def main() -> None:
             ("sdk 16 threads", ["--child-sdk", "BASE", folder, "16"], sdk_env),
         ]
         for latency in (float(x) for x in args.latencies.split(",")):
-            emulator, base = start_emulator(tmp, latency)
+            emulator, base = start_emulator(tmp, latency, args.server)
             try:
                 rates: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 rss: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 cpus: dict[str, list[float]] = {name: [] for name, _, _ in configs}
-                for _ in range(args.rounds):
+                server_cpus: dict[str, list[float]] = {name: [] for name, _, _ in configs}
+                for round_ in range(args.rounds):
                     for name, child, env in configs:
+                        if args.requests and args.server == "stub":
+                            stub_requests(base)  # forget what came before
+                        server_cpu0 = process_cpu(emulator.pid)
                         result = run_child([base if a == "BASE" else a for a in child], env)
+                        server_cpu = process_cpu(emulator.pid) - server_cpu0
+                        server_cpus[name].append(server_cpu / result["count"] * 1000)
+                        if args.requests and args.server == "stub" and round_ == 0:
+                            print(f"  requests of {name}: {stub_requests(base)}")
                         rates[name].append(result["count"] / result["seconds"])
                         rss[name].append(result["peak_rss_kib"] / 1024)
                         cpus[name].append(result["cpu"] / result["count"] * 1000)
@@ -273,6 +478,7 @@ def main() -> None:
                         f"  {name:16s} {rate:7.1f} pipelines/s  x{rate / seq:5.2f} of sdk "
                         f"sequential  x{rate / pool:5.2f} of its 16 threads  "
                         f"client CPU {statistics.median(cpus[name]):5.2f} ms/pipeline  "
+                        f"server CPU {statistics.median(server_cpus[name]):5.2f}  "
                         f"peak RSS {max(rss[name]):6.1f} MiB"
                     )
             finally:
@@ -280,7 +486,8 @@ def main() -> None:
                 emulator.wait()
         if args.chunked_mib:
             chunked_rounds(args, tmp, sdk_env)
-    print(f"\ncommand: python benchmarks/pipeline_throughput.py {' '.join(sys.argv[1:])}")
+    print(f"\nserver: {args.server}")
+    print(f"command: python benchmarks/pipeline_throughput.py {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
 
 
@@ -320,6 +527,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "--child-emulator":
         child_emulator(sys.argv[2], float(sys.argv[3]))
+    elif mode == "--child-stub":
+        child_stub(sys.argv[2], float(sys.argv[3]))
     elif mode == "--child-vidapi":
         child_vidapi(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "--child-vidapi-chunked":

@@ -3,9 +3,10 @@ peak memory. The real platform is https only, so this is the path users get.
 
     python benchmarks/tls_uploads.py [--size-mib 1024] [--rounds 3] [--compare DIR]
 
-The sink is nginx (Debian's ``nginx-light``; ``apt-get install nginx-light``) in its own
-process with a self-signed certificate: a C server that reads and discards each body,
-answering 200 with a descriptor (single-shot) or 202 with the range it got (chunked).
+The sink is nginx (Debian's ``nginx-light``: ``scripts/install-bench-deps`` installs it)
+in its own process with a self-signed certificate: a C server that reads and discards
+each body, answering 200 with a descriptor (single-shot) or 202 with the range it got
+(chunked).
 
 It measures, in one run:
 
@@ -92,7 +93,10 @@ def free_port() -> int:
 def start_nginx(root: str) -> tuple[subprocess.Popen[bytes], str, str, str, str]:
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
-        sys.exit("nginx is needed as the TLS sink: apt-get install nginx-light")
+        sys.exit(
+            "nginx is needed as the TLS sink: run scripts/install-bench-deps as root "
+            "(it installs Debian's nginx-light)"
+        )
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
     from vidapi_async.emulator._tls import make_self_signed
 
@@ -366,7 +370,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if shutil.which("curl") is None:
-        sys.exit("curl is needed as the reference")
+        sys.exit("curl is needed as the reference: run scripts/install-bench-deps as root")
     codes = [("vidapi", None)] + ([("compare", args.compare)] if args.compare else [])
     with tempfile.TemporaryDirectory(prefix="vidapi-tls-") as root:
         nginx, url, ca, shm, plain_url = start_nginx(root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import random
 import signal
 import sys
@@ -458,3 +459,93 @@ async def test_leaving_the_block_after_a_break_stops_the_pipelines(tmp_path: Pat
         async with va.BatchUploader(client, concurrency=6, journal=journal) as batch:
             [r async for r in batch.run(jobs_for(files))]
         assert_one_video_per_job(emu, files)
+
+
+class StagesSeen(va.MemoryJournal):
+    """A memory journal that remembers every stage saved, job by job."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages: dict[str, list[va.Stage]] = {}
+
+    async def save(self, record: va.JobRecord) -> None:
+        self.stages.setdefault(record.key, []).append(record.stage)
+        await super().save(record)
+
+
+async def test_a_job_with_nothing_after_its_create_is_recorded_done_with_its_video(
+    tmp_path: Path,
+) -> None:
+    """Crash safety needs ``creating`` before the create and the video's id recorded
+    after it; stages with nothing to do need no record of their own."""
+    files = make_files(tmp_path / "in", 3)
+    journal = StagesSeen()
+    async with Emulator() as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, concurrency=2, journal=journal) as batch:
+            results = [r async for r in batch.run(jobs_for(files))]
+        assert all(r.ok and r.video_id for r in results)
+        for r in results:
+            assert journal.stages[r.key] == [va.Stage.UPLOADED, va.Stage.CREATING, va.Stage.DONE]
+            assert (await journal.load(r.key)) == va.JobRecord(
+                r.key, va.Stage.DONE, video_id=r.video_id, runs=1
+            )
+        # a job with work after its create still records each stage it passes
+        live = [make_file(tmp_path / "live.mp4", 5000)]
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [result] = [r async for r in batch.run(jobs_for(live, live=True))]
+        assert result.ok
+        assert journal.stages[result.key][2:] == [
+            va.Stage.CREATED,
+            va.Stage.SUBTITLES,
+            va.Stage.PASSWORD,
+            va.Stage.LIVE,
+            va.Stage.READY,
+            va.Stage.DONE,
+        ]
+        assert_one_video_per_job(emu, [*files, *live])
+
+
+async def test_an_unknown_channel_asks_for_no_upload_address(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Bad input is refused before any side effect: a batch whose channel the platform
+    does not list fetches no one-time upload address (each counts against the rate)."""
+    files = [make_file(tmp_path / f"u{i}.mp4", 2000 + i) for i in range(10)]
+    async with client_for(emulator) as client:
+        async with va.BatchUploader(client, concurrency=8) as batch:
+            jobs = [va.UploadJob(path=f, title="t", channel="nosuchchannel") for f in files]
+            results = [r async for r in batch.run(jobs)]
+    assert [r.ok for r in results] == [False] * 10
+    asked = [r.path for r in emulator.requests if r.path.startswith("/file/upload")]
+    assert asked == []
+
+
+async def test_a_batch_with_nothing_to_upload_leaves_no_unretrieved_error(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The pump made early is shielded from the batch's end: whatever becomes of it, its
+    outcome is retrieved (before: ``vidapi batch`` of an empty folder, or a re-run of a
+    finished batch, ended with asyncio's "_GatheringFuture exception was never
+    retrieved" and a traceback on stderr)."""
+    (tmp_path / "empty").mkdir()
+    env = {**os.environ, "VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    for _ in range(2):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "vidapi_async.cli",
+            "batch",
+            "empty",
+            "--channel",
+            "news",
+            "--journal",
+            "e.sqlite",
+            cwd=tmp_path,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        assert "never retrieved" not in err.decode(), err.decode()
+        assert "Traceback" not in err.decode(), err.decode()

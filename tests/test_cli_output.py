@@ -4,11 +4,18 @@ closed early, and flags that would do something other than what they say."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import io
+import json
 import os
 import sys
 from pathlib import Path
 
+import pytest
+
+import vidapi_async as va
+from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
+from vidapi_async.batch import _journal as journal_module
 from vidapi_async.cli._exit import EXIT_BROKEN_PIPE, EXIT_OTHER, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
@@ -141,3 +148,108 @@ def test_worker_totals_are_one_line_at_80_columns() -> None:
     assert len(line) > 80
     view.say(line)
     assert stream.getvalue() == line + "\n"
+
+
+async def test_status_watch_of_a_sqlite_journal_follows_its_batch_to_the_end(
+    tmp_path: Path,
+) -> None:
+    """``--watch`` on a batch's SQLite file refreshes while a batch holds the journal and
+    ends when the batch lets go, with the counts of that moment (before: printed once)."""
+    path = tmp_path / "vidapi-journal.sqlite"
+    journal = SQLiteJournal(path)  # this test is the running batch: it holds the lock
+    await journal.save(JobRecord("a", Stage.DONE, video_id="x1"))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        "--json",
+        "status",
+        "--journal",
+        str(path),
+        "--watch",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        line = await asyncio.wait_for(proc.stderr.readline(), 60)
+        assert b"watching" in line and b"batch" in line, line
+        await journal.save(JobRecord("b", Stage.DONE, video_id="x2"))
+        await journal.save(JobRecord("c", Stage.UPLOADED, error="HTTP 500"))
+        assert proc.returncode is None  # still watching while the batch runs
+    except BaseException:
+        proc.kill()
+        await proc.communicate()
+        raise
+    finally:
+        await journal.close()  # the batch ends: its lock is released
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err
+    assert json.loads(out) == {
+        "done": 2,
+        "failed": 1,
+        "unfinished": 0,
+        "stages": {"done": 2, "uploaded": 1},
+    }
+
+
+async def test_status_watch_with_no_batch_running_says_so_and_ends(tmp_path: Path) -> None:
+    path = tmp_path / "vidapi-journal.sqlite"
+    journal = SQLiteJournal(path)
+    await journal.save(JobRecord("a", Stage.DONE, video_id="x1"))
+    await journal.close()
+    code, out, err = await vidapi("--json", "status", "--journal", str(path), "--watch")
+    assert code == 0, err
+    assert "no batch is using this journal" in err
+    assert json.loads(out)["done"] == 1
+
+
+async def test_a_batch_starts_while_status_looks_at_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's look at the lock (a shared lock held for an instant) never makes a
+    batch starting at that instant refuse the journal: it tries again."""
+    path = tmp_path / "vidapi-journal.sqlite"
+    look = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(look, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a look, caught in the middle
+    refused: list[int] = []
+    real_flock = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        try:
+            real_flock(fd, operation)
+        except OSError:
+            if fd != look and not refused:
+                refused.append(operation)
+                os.close(look)  # the look ends just after the batch's first try
+            raise
+
+    monkeypatch.setattr(journal_module.fcntl, "flock", flock)
+    journal = SQLiteJournal(path)
+    try:
+        await journal.open()
+        assert refused, "the batch never met the look"
+        assert journal.in_use() is True  # held, by this batch
+    finally:
+        await journal.close()
+    assert SQLiteJournal(path).in_use() is False
+
+
+async def test_one_journal_under_two_names_is_still_one_batch_at_a_time(tmp_path: Path) -> None:
+    """A symlink to a journal names the same journal: a second batch through it is
+    refused, and ``in_use`` (``status --watch``) sees the first batch through it."""
+    path = tmp_path / "j.sqlite"
+    link = tmp_path / "link.sqlite"
+    first = SQLiteJournal(path)
+    await first.open()
+    link.symlink_to(path.name)
+    try:
+        assert SQLiteJournal(link).in_use() is True
+        second = SQLiteJournal(link)
+        with pytest.raises(va.JournalError, match="another live process"):
+            await second.open()
+        await second.close()
+    finally:
+        await first.close()
+    assert SQLiteJournal(link).in_use() is False

@@ -340,3 +340,22 @@ async def test_upload_video_can_use_the_chunked_protocol(
     assert stored is not None
     ranged = [r for r in emulator.requests if "Content-Range" in r.headers]
     assert len(ranged) == 3  # 4 MiB ranges
+
+
+async def test_every_typed_call_that_needs_a_scope_declares_it() -> None:
+    """A token the platform knows but without ``manage_videos``: the typed upload calls
+    are refused with ``InsufficientScopeError`` naming the scope, before sending when the
+    token's scopes are known, from the server's 403 otherwise (``get_upload_session``
+    was a bare ``ForbiddenError``: a worker could not tell it from a job's fault)."""
+    async with Emulator(tokens={"weak": ("read",)}) as emu:
+        async with va.Client(access_token="weak", base_url=emu.base_url, retry=va.NO_RETRY) as c:
+            with pytest.raises(va.InsufficientScopeError) as info:
+                await c.get_upload_session()
+        assert info.value.scope == "manage_videos" and info.value.status == 403
+        async with va.Client(
+            access_token="weak", scopes=["read"], base_url=emu.base_url, retry=va.NO_RETRY
+        ) as c:
+            sent = len(emu.requests)
+            with pytest.raises(va.InsufficientScopeError) as info:
+                await c.get_upload_session()
+        assert info.value.status is None and len(emu.requests) == sent

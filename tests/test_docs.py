@@ -19,6 +19,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlencode
 
 import pytest
 
@@ -248,3 +249,31 @@ def test_the_errors_reference_shows_the_tree_it_speaks_of() -> None:
     tree = textwrap.dedent(drawing).strip("\n")
     page = (DOCS / "reference" / "errors.md").read_text(encoding="utf-8")
     assert f"<!-- not run: a drawing -->\n```text\n{tree}\n```" in page
+
+
+async def test_the_observability_traces_program_prints_its_spans(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    out = await run_program(doc_block("observe-traces"), tmp_path, emulator_env(emulator))
+    [me] = [r for r in emulator.requests if r.path == "/me"]
+    query = urlencode(me.query)  # plain parameters: as sent, none redacted
+    assert out.splitlines() == [f"GET 200 {emulator.base_url}/me?{query}", "vidapi me - -"]
+    assert emulator.token not in out
+
+
+async def test_the_observability_metrics_program_prints_both_sides(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    for name in ("a.mp4", "b.mp4"):
+        make_file(tmp_path / name, 3000)
+    out = await run_program(
+        doc_block("observe-metrics"), tmp_path, emulator_env(emulator), "a.mp4", "b.mp4"
+    )
+    lines = out.splitlines()
+    assert sorted(lines[:2]) == ["a.mp4 done", "b.mp4 done"]
+    assert lines[2:] == [
+        'vidapi_jobs_total{outcome="done"} 2',
+        'vidapi_job_duration_seconds_count{outcome="done"} 2',
+        "vidapi.jobs {'outcome': 'done'} 2",
+    ]
+    assert len(emulator.videos()) == 2

@@ -1,8 +1,10 @@
 import json
 import re
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from mypy import api as mypy_api
 
 import vidapi_async as va
 from vidapi_async import embed
@@ -118,3 +120,25 @@ def test_player_id_needs_exactly_one_of_video_or_playlist() -> None:
         embed.player_iframe_url("xabc1")
     with pytest.raises(va.InvalidArgumentError, match="player_id"):
         embed.player_iframe_url("../x", "x1")
+
+
+def test_a_video_stands_for_its_id_in_every_embed(tmp_path: Path) -> None:
+    video = va.Video(id="x7tgad0")
+    assert embed.iframe_url(video) == embed.iframe_url("x7tgad0")
+    assert embed.iframe_html(video) == embed.iframe_html("x7tgad0")
+    assert embed.sdk_player_call("p", video) == embed.sdk_player_call("p", "x7tgad0")
+    assert embed.sdk_html(video) == embed.sdk_html("x7tgad0")
+    # and the type hints say so: a user's mypy --strict accepts a Video there
+    snippet = tmp_path / "use_embed.py"
+    snippet.write_text(
+        "import vidapi_async as va\n"
+        "from vidapi_async import embed\n"
+        "v = va.Video(id='x7tgad0')\n"
+        "urls: list[str] = [embed.iframe_url(v), embed.iframe_html(v),\n"
+        "    embed.sdk_player_call('p', v), embed.sdk_html(v)]\n",
+        encoding="utf-8",
+    )
+    out, err, code = mypy_api.run(
+        ["--strict", "--no-incremental", "--follow-imports=silent", str(snippet)]
+    )
+    assert code == 0, out + err

@@ -279,7 +279,9 @@ async def test_oauth_grants(emulator: Emulator) -> None:
 
 async def test_expired_tokens_are_refused() -> None:
     async with Emulator(token_lifetime=-1) as emu:
-        auth = va.OAuth.client_credentials("demo-client", "demo-secret", leeway=-10_000)
+        auth = va.OAuth.client_credentials(
+            "demo-client", "demo-secret", scopes=["manage_videos"], leeway=-10_000
+        )
         async with va.Client(auth=auth, base_url=emu.base_url, retry=va.NO_RETRY) as client:
             with pytest.raises(va.InvalidTokenError):
                 await client.get_upload_session()

@@ -69,7 +69,12 @@ async def test_503_with_retry_after(mocked: Mocked) -> None:
 async def test_refresh_token_grant_is_used_and_rotated(mocked: Mocked) -> None:
     mocked.post(
         f"{API}/oauth/token",
-        payload={"access_token": "a1", "expires_in": 36000, "refresh_token": "r2", "scope": ""},
+        payload={
+            "access_token": "a1",
+            "expires_in": 36000,
+            "refresh_token": "r2",
+            "scope": "manage_videos",
+        },
     )
     mocked.get(
         f"{API}/file/upload", payload={"upload_url": "https://u/x", "progress_url": "https://u/p"}

@@ -212,6 +212,11 @@ def test_url_full_keeps_plain_parameters_and_redacts_the_rest() -> None:
     assert redacted_url(url) == (
         "https://REDACTED:REDACTED@up.example/upload?uuid=REDACTED&seal=REDACTED&fields=id%2Ctitle"
     )
+    # a bare key (a token given as the query's name) is a value as well
+    assert redacted_url("https://h.example/x?abcSECRET&fields=id&k%3Dv") == (
+        "https://h.example/x?REDACTED&fields=id&REDACTED"
+    )
+    assert redacted_url("https://h.example/x?fields") == "https://h.example/x?fields="
 
 
 def test_json_log_format_writes_one_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -294,6 +299,10 @@ async def test_spans_and_metrics_of_a_batch_with_failures(
     points = _points(reader)
     jobs_by = {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]}
     assert jobs_by == {"done": 5, "failed": 2}
+    for p in points["http.client.request.duration"]:  # API calls and uploads apart
+        assert isinstance(p.attributes["server.port"], int), p.attributes
+    ports = {p.attributes["server.port"] for p in points["http.client.request.duration"]}
+    assert len(ports) == 2  # the emulator's API and its upload host
     assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
     assert sum(p.count for p in points["http.client.request.duration"]) == seen
     # the bad channel's job is refused before its upload (the channel is checked
@@ -306,6 +315,16 @@ async def test_spans_and_metrics_of_a_batch_with_failures(
     keys = {(s.attributes or {}).get("vidapi.job.key") for s in job_spans}
     assert {"bad", "with-password"} <= keys
     assert len(keys - {None}) == 7  # a missing file's job is keyed by its path (recorded failed)
+    from opentelemetry.trace import StatusCode
+
+    failed = {r.key for r in results if not r.ok}
+    for span in job_spans:  # a failed job's span says so, with the error's class
+        attributes = span.attributes or {}
+        if attributes.get("vidapi.job.key") in failed:
+            assert span.status.status_code is StatusCode.ERROR, attributes
+            assert attributes["error.type"] in ("FileError", "InvalidArgumentError")
+        else:
+            assert span.status.status_code is StatusCode.UNSET and "error.type" not in attributes
     by_id = {s.context.span_id: s for s in spans}
     for span in spans:
         if span.kind is SpanKind.CLIENT:
@@ -549,3 +568,63 @@ def test_the_docs_logging_setup_shows_the_retry_lines_and_no_token(tmp_path: Pat
     )
     assert "vidapi_async.retry" in out.stderr and " INFO " in out.stderr, out.stderr
     assert "demo-token" not in out.stderr
+
+
+async def test_a_request_span_has_its_attributes_when_the_sampler_decides(
+    emulator: Emulator,
+) -> None:
+    """The HTTP conventions ask that a sampler can read the request's attributes: they
+    are given at the span's start, not set after it."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Sampler, SamplingResult
+
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    class Watching(Sampler):
+        def should_sample(self, *args: Any, **kwargs: Any) -> SamplingResult:
+            name, attributes = args[2], args[4] if len(args) > 4 else kwargs.get("attributes")
+            seen.append((name, dict(attributes or {})))
+            return ALWAYS_ON.should_sample(*args, **kwargs)
+
+        def get_description(self) -> str:
+            return "watching"
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(sampler=Watching())
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    async with client_for(emulator, tracer_provider=provider) as client:
+        await client.me()
+    provider.shutdown()
+    [attributes] = [a for n, a in seen if n == "GET"]
+    assert attributes["http.request.method"] == "GET"
+    assert urlsplit(str(attributes["url.full"])).path == "/me"
+    assert attributes["server.address"] == urlsplit(str(attributes["url.full"])).hostname
+    assert ("vidapi me", {}) in seen
+    assert len(memory.get_finished_spans()) == len(seen)
+
+
+async def test_a_failed_operation_records_its_error_and_leaves_no_span_current(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    from opentelemetry import trace
+    from opentelemetry.trace import StatusCode
+
+    provider, memory = exporter
+    async with client_for(emulator, tracer_provider=provider) as client:
+        with pytest.raises(va.NotFoundError):
+            await client.get_video("xnone00")
+        assert not trace.get_current_span().get_span_context().is_valid
+        await client.me()  # a new trace: nothing left current by the failure
+    spans = list(memory.get_finished_spans())
+    [op] = [s for s in spans if s.name == "vidapi get_video"]
+    [request] = [
+        s for s in spans if s.parent is not None and s.parent.span_id == op.context.span_id
+    ]
+    assert op.status.status_code is StatusCode.ERROR
+    assert (op.status.description or "").startswith("NotFoundError: ")
+    assert [e.name for e in op.events] == ["exception"]
+    assert (request.attributes or {})["http.response.status_code"] == 404
+    assert (request.attributes or {})["error.type"] == "404"
+    assert request.kind is SpanKind.CLIENT
+    assert request.status.status_code is StatusCode.ERROR  # a client span's 4xx is an error
+    [me] = [s for s in spans if s.name == "vidapi me"]
+    assert me.parent is None and me.context.trace_id != op.context.trace_id

@@ -14,7 +14,7 @@ import signal
 import sys
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +53,29 @@ def jobs_for(files: list[Path]) -> list[va.UploadJob]:
 
 def uploads_per_title(emu: Emulator) -> Counter[str]:
     return Counter(v["title"] for v in emu.videos())
+
+
+def cli_for(
+    emu: Emulator, cwd: Path | None = None
+) -> Callable[..., Awaitable[tuple[int, str, str]]]:
+    """``vidapi ARGS`` in a subprocess against ``emu`` (in ``cwd``): exit code, stdout,
+    stderr."""
+    base = [sys.executable, "-m", "vidapi_async.cli", "--token", emu.token]
+    base += ["--base-url", emu.base_url]
+
+    async def cli(*args: str) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            *base,
+            *args,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+    return cli
 
 
 async def test_enqueue_twice_adds_nothing_and_one_worker_finishes(
@@ -225,16 +248,7 @@ async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str)
     folder.mkdir()
     files = [make_file(folder / f"c{i}.mp4", 4000 + i) for i in range(5)]
     async with Emulator() as emu:
-        base = [sys.executable, "-m", "vidapi_async.cli", "--token", emu.token]
-        base += ["--base-url", emu.base_url]
-
-        async def cli(*args: str) -> tuple[int, str, str]:
-            proc = await asyncio.create_subprocess_exec(
-                *base, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-            )
-            out, err = await asyncio.wait_for(proc.communicate(), 120)
-            assert proc.returncode is not None
-            return proc.returncode, out.decode(), err.decode()
+        cli = cli_for(emu)
 
         batch = ["batch", str(folder), "--channel", "news", "--journal", dsn]
         code, out, err = await cli(*batch, "--enqueue-only")
@@ -323,18 +337,28 @@ async def test_each_worker_shows_its_own_jobs_and_totals(tmp_path: Path, dsn: st
     assert sum(own) == 8  # each counts its own jobs, not the queue's
 
 
-async def test_a_wrong_token_stops_the_worker_and_leaves_the_queue(
-    tmp_path: Path, dsn: str
+@pytest.mark.parametrize(
+    ("token", "scopes", "named"),
+    [
+        ("wrong-token-hunter2", None, "token"),  # refused: 401
+        ("read-only-hunter2", ("read",), "manage_videos"),  # known, lacks the scope: 403
+    ],
+    ids=["refused-token", "scope-missing"],
+)
+async def test_refused_credentials_stop_the_worker_and_leave_the_queue(
+    tmp_path: Path, dsn: str, token: str, scopes: tuple[str, ...] | None, named: str
 ) -> None:
-    """The worker's own credentials refused (401) are no job's fault: it stops taking
-    jobs, leaves them queued (not failed for good), says what is wrong and exits 3
-    (it failed the whole queue, then exited 0)."""
+    """The worker's own credentials refused (401, or 403 insufficient_scope) are no job's
+    fault: it stops taking jobs, leaves them queued (not failed for good), says what is
+    wrong and exits 3 (before: it failed the whole queue, then exited 0; a token lacking
+    ``manage_videos`` failed every job as a bare ForbiddenError)."""
     files = [make_file(tmp_path / f"a{i}.mp4", 3000 + i) for i in range(4)]
-    async with Emulator() as emu:
+    tokens = None if scopes is None else {token: scopes}
+    async with Emulator(tokens=tokens) as emu:
         async with SharedBatch(dsn) as shared:
             await shared.enqueue(jobs_for(files))
         cmd = worker_cmd(emu, dsn, "--until-empty")
-        cmd[cmd.index("--token") + 1] = "wrong-token-hunter2"
+        cmd[cmd.index("--token") + 1] = token
         proc = await spawn(cmd)
         _, err = await asyncio.wait_for(proc.communicate(), 120)
         said = err.decode()
@@ -347,5 +371,70 @@ async def test_a_wrong_token_stops_the_worker_and_leaves_the_queue(
     # no attempt counted against a job: five such runs would otherwise fail it for good
     assert [r[0] for r in rows] == [0] * 4
     assert (status["queued"], status["running"], status["failed"]) == (4, 0, 0), said[-2000:]
-    assert "wrong-token-hunter2" not in said
-    assert "token" in said.lower() and "Traceback" not in said, said[-2000:]
+    assert token not in said
+    assert named in said.lower() and "Traceback" not in said, said[-2000:]
+
+
+async def test_a_missing_file_is_a_failed_job_in_the_queue_as_in_a_file_journal(
+    tmp_path: Path, dsn: str
+) -> None:
+    """A manifest row naming no file: the shared batch records it failed, as the SQLite
+    journal's batch does, so that ``status`` and the batch's exit agree; once the file is
+    there, running the batch again does it."""
+    make_file(tmp_path / "a.mp4", 30_000)
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text("path,title,channel\na.mp4,A,news\nmissing.mp4,M,news\n", encoding="utf-8")
+    async with Emulator() as emu:
+        cli = cli_for(emu)
+
+        batch = ["--json", "batch", str(manifest), "--journal", dsn]
+        code, out, err = await cli(*batch)
+        assert code == 6, err  # some job failed
+        assert "missing.mp4" in out + err
+        code, out, err = await cli("--json", "status", "--journal", dsn)
+        assert code == 0, err
+        status = json.loads(out)
+        assert (status["done"], status["failed"]) == (1, 1), status
+        make_file(tmp_path / "missing.mp4", 30_000)
+        code, out, err = await cli(*batch)
+        assert code == 0, err
+        code, out, err = await cli("--json", "status", "--journal", dsn)
+        status = json.loads(out)
+        assert (status["done"], status["failed"]) == (2, 0), status
+        assert uploads_per_title(emu) == Counter({"A": 1, "M": 1})
+
+
+async def test_a_relative_folder_is_enqueued_for_workers_started_anywhere(
+    tmp_path: Path, dsn: str
+) -> None:
+    """``vidapi batch rel --enqueue-only`` in one folder, ``vidapi worker`` in another:
+    the queue holds where the files are, not where they were from the enqueuing shell
+    (before: every job failed for good with ``rel/a.mp4: no such file``). A file missing
+    at enqueue time makes ``--enqueue-only`` exit as a failed batch does."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    (here / "rel").mkdir(parents=True)
+    elsewhere.mkdir()
+    files = [make_file(here / "rel" / f"r{i}.mp4", 3000 + i) for i in range(2)]
+    make_file(here / "o.mp4", 5000)
+    subs = here / "en.srt"
+    subs.write_text("1\n00:00:01,000 --> 00:00:02,000\nHi\n", encoding="utf-8")
+    manifest = here / "jobs.csv"
+    manifest.write_text(
+        "path,title,channel,subtitles\no.mp4,O,news,en=en.srt\ngone.mp4,G,news,\n",
+        encoding="utf-8",
+    )
+    async with Emulator(probe=False) as emu:
+        enqueue = cli_for(emu, cwd=here)
+        code, _, err = await enqueue(
+            "batch", "rel", "--channel", "news", "--journal", dsn, "--enqueue-only"
+        )
+        assert code == 0, err
+        code, _, err = await enqueue("batch", "jobs.csv", "--journal", dsn, "--enqueue-only")
+        assert code == 6, err  # gone.mp4: recorded failed, and the exit says so
+        code, _, err = await cli_for(emu, cwd=elsewhere)(
+            "worker", "--journal", dsn, "--until-empty"
+        )
+        assert code == 0, err
+        assert "no such file" not in err, err
+        assert sorted(v["title"] for v in emu.videos()) == sorted(["O", *(f.stem for f in files)])
+        assert sum(r.method == "POST" and r.path.endswith("/subtitles") for r in emu.requests) == 1

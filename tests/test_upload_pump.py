@@ -164,3 +164,69 @@ def test_the_request_target_is_the_urls_own_text(
     from vidapi_async._aio._pump import _split
 
     assert _split(url) == expected
+
+
+@pytest.mark.parametrize("read_size", [1024 * 1024, 200_000])
+async def test_tls_upload_reports_progress_once_per_read_size(
+    tmp_path: Path, read_size: int
+) -> None:
+    """The pump sends over TLS in cache-sized pieces (smaller than the default
+    read_size): progress still comes once per read_size bytes and at the end, and the
+    bytes arrive whole (the server's hash of them is checked)."""
+    size = 3 * 1024 * 1024 + 100_000
+    reports: list[int] = []
+    async with Emulator(tls=True) as emu, client_for(emu, ssl=emu.ssl_context()) as client:
+        await client.upload_file(
+            make_file(tmp_path / "m.mp4", size),
+            read_size=read_size,
+            chunked=False,
+            verify_hash=True,
+            progress=lambda sent, total: reports.append(sent),
+        )
+    steps = list(range(read_size, size, read_size))
+    assert reports == [*steps, size]
+
+
+async def test_the_media_type_table_is_read_off_the_loop(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The part's Content-Type is guessed from the file's name with ``mimetypes``, whose
+    first use reads the system's table from disk: never on the loop thread."""
+    import mimetypes
+
+    from vidapi_async import _uploads
+
+    readers: list[threading.Thread] = []
+    real_init = mimetypes.init
+
+    def init(files: object = None) -> None:
+        readers.append(threading.current_thread())
+        real_init()
+
+    # as if no upload had run in this process yet
+    monkeypatch.setattr(mimetypes, "_db", None)
+    monkeypatch.setattr(mimetypes, "inited", False)
+    monkeypatch.setattr(mimetypes, "init", init)
+    monkeypatch.setattr(_uploads, "_MIME_LOADED", False, raising=False)
+    src = make_file(tmp_path / "clip.mp4", 4096)
+    async with client_for(emulator) as client:
+        uploaded = await client.upload_file(src)
+    assert uploaded.url
+    assert readers, "the table was never read: the test did not reset it"
+    assert threading.main_thread() not in readers
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+async def test_a_batch_that_ends_at_once_leaves_no_upload_thread(
+    emulator: Emulator, tmp_path: Path, jobs: int
+) -> None:
+    """The batch has the pump made as it starts; a batch that ends before that is done
+    (no job, or every job refused before its upload) still leaves nothing running once
+    its client is closed."""
+    files = [make_file(tmp_path / f"b{i}.mp4", 1000) for i in range(jobs)]
+    async with client_for(emulator) as client:
+        async with va.BatchUploader(client) as batch:
+            work = [va.UploadJob(path=f, title="t", channel="no-such-channel") for f in files]
+            results = [r async for r in batch.run(work)]
+        assert all(not r.ok for r in results)
+    assert upload_threads() == []

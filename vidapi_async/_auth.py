@@ -48,6 +48,7 @@ class StaticToken:
         if not isinstance(token, str) or not token.strip():
             raise InvalidArgumentError("access_token", "must be a non-empty string")
         self._token = AccessToken(token, frozenset(scopes) if scopes is not None else None)
+        """Always the same: the client reads it here, without awaiting ``get_token``."""
 
     def __repr__(self) -> str:
         return "StaticToken(***)"

@@ -7,7 +7,7 @@ which requests. Plus the two small helpers they share with it.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import _protocol as wire
@@ -41,7 +41,7 @@ class CallsBase:
     def _api(self, method: str, path: str, **kw: Any) -> wire.Request:
         raise NotImplementedError  # pragma: no cover - Client's
 
-    async def _call(self, request: wire.Request) -> Mapping[str, Any]:
+    def _call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         raise NotImplementedError  # pragma: no cover - Client's
 
     async def _call_once(self, request: wire.Request) -> Mapping[str, Any]:

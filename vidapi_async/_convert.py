@@ -124,13 +124,18 @@ T = TypeVar("T")
 
 
 def _wire_types(
-    cls: type[Any], types: Mapping[str, Any], required: Mapping[str, Any] | None = None
+    cls: type[Any],
+    types: Mapping[str, Any],
+    required: Mapping[str, Any] | None = None,
+    *,
+    fields: bool = False,
 ) -> Callable[[Mapping[str, Any]], Any]:
     """A structure function for ``cls`` that reads each field through its wire type.
 
     The models' annotations say what a user gets (``int | None``); ``types`` says what
     the wire sends (``ByteCount | None``), so the models stay free of wire rules.
-    ``required`` fields take their wire type with no ``null`` allowed.
+    ``required`` fields take their wire type with no ``null`` allowed. ``fields``: the
+    model keeps every field received (``fields``, a copy of the answer), known or not.
     """
     overrides = {name: override(struct_hook=_optional(wire)) for name, wire in types.items()}
     for name, wire in (required or {}).items():
@@ -144,6 +149,8 @@ def _wire_types(
     detailed = make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
 
     def structure(data: Mapping[str, Any]) -> Any:
+        if fields:
+            data = {**data, "fields": dict(data)}
         try:
             return fast(data, cls)
         except Exception:
@@ -215,6 +222,7 @@ _video = _wire_types(
         "fields": Any,
     },
     required={"id": ObjectId},
+    fields=True,
 )
 _subtitle = _wire_types(
     Subtitle,
@@ -222,6 +230,7 @@ _subtitle = _wire_types(
         **dict.fromkeys(("id", "language", "format", "url", "language_label", "item_type"), Text),
         "fields": Any,
     },
+    fields=True,
 )
 
 _playlist = _wire_types(
@@ -233,16 +242,19 @@ _playlist = _wire_types(
         "fields": Any,
     },
     required={"id": ObjectId},
+    fields=True,
 )
 _player = _wire_types(
     Player,
     {**dict.fromkeys(("label", "owner"), Text), "fields": Any},
     required={"id": ObjectId},
+    fields=True,
 )
 _user = _wire_types(
     User,
     {**dict.fromkeys(("username", "screenname", "fullname"), Text), "fields": Any},
     required={"id": ObjectId},
+    fields=True,
 )
 
 
@@ -255,22 +267,15 @@ def _structure_uploaded_file(data: Mapping[str, Any]) -> UploadedFile:
     return _uploaded_file({**present, "raw": dict(data)})  # type: ignore[no-any-return]
 
 
-def _with_fields(fn: Callable[[Mapping[str, Any]], T]) -> Callable[[Mapping[str, Any]], T]:
-    def structure(data: Mapping[str, Any]) -> T:
-        return fn({**data, "fields": dict(data)})
-
-    return structure
-
-
 _STRUCTURERS: dict[type[Any], Callable[[Mapping[str, Any]], Any]] = {
     UploadedFile: _structure_uploaded_file,
     UploadSession: _upload_session,
     UploadProgress: _upload_progress,
-    Video: _with_fields(_video),
-    Subtitle: _with_fields(_subtitle),
-    Playlist: _with_fields(_playlist),
-    Player: _with_fields(_player),
-    User: _with_fields(_user),
+    Video: _video,
+    Subtitle: _subtitle,
+    Playlist: _playlist,
+    Player: _player,
+    User: _user,
 }
 
 

@@ -15,14 +15,16 @@ from typing import Final
 __all__ = ["REGISTRY", "MetricsServer", "Registry"]
 
 KINDS: Final = {
-    "http.client.request.duration": ("histogram", "seconds", "HTTP request time"),
-    "http.client.request.body.size": ("histogram", "bytes", "HTTP request body sizes"),
-    "vidapi.upload.bytes": ("counter", "bytes", "bytes of files uploaded"),
-    "vidapi.retries": ("counter", "", "requests tried again, by reason"),
-    "vidapi.jobs": ("counter", "", "batch jobs finished, by outcome"),
-    "vidapi.job.duration": ("histogram", "seconds", "time a batch job took"),
-    "vidapi.quota.refusals": ("counter", "", "uploads refused for the account's quota"),
-    "vidapi.jobs.in_flight": ("gauge", "", "batch jobs running"),
+    # name: (Prometheus type, Prometheus unit suffix, OpenTelemetry unit, description);
+    # the one list of the client's metrics: ``_observe`` makes its instruments from it.
+    "http.client.request.duration": ("histogram", "seconds", "s", "HTTP request time"),
+    "http.client.request.body.size": ("histogram", "bytes", "By", "HTTP request body sizes"),
+    "vidapi.upload.bytes": ("counter", "bytes", "By", "bytes of files uploaded"),
+    "vidapi.retries": ("counter", "", "{retry}", "requests tried again, by reason"),
+    "vidapi.jobs": ("counter", "", "{job}", "batch jobs finished, by outcome"),
+    "vidapi.job.duration": ("histogram", "seconds", "s", "time a batch job took"),
+    "vidapi.quota.refusals": ("counter", "", "{refusal}", "the platform's quota refusals"),
+    "vidapi.jobs.in_flight": ("gauge", "", "{job}", "batch jobs running"),
 }
 SECONDS_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 BYTES_BUCKETS: Final = tuple(float(4**n) for n in range(4, 18))
@@ -79,7 +81,7 @@ class Registry:
             sums = dict(self._sums)
             hist = {k: list(v) for k, v in self._hist.items()}
         lines: list[str] = []
-        for name, (kind, unit, help_text) in KINDS.items():
+        for name, (kind, unit, _, help_text) in KINDS.items():
             base = name.replace(".", "_")
             if unit and not base.endswith(f"_{unit}"):
                 base += f"_{unit}"
@@ -94,10 +96,12 @@ class Registry:
                     lines.append(f"{base}_count{_fmt(labels)} {_num(counts[-1])}")
                 continue
             values = sorted((labels, v) for (n, labels), v in sums.items() if n == name)
+            # a counter's samples, HELP and TYPE all say ``_total`` (as the Prometheus
+            # client writes them): TYPE without it leaves the samples untyped to a parser
+            base += "_total" if kind == "counter" else ""
             lines += [f"# HELP {base} {help_text}", f"# TYPE {base} {kind}"]
-            suffix = "_total" if kind == "counter" else ""
             for labels, value in values:
-                lines.append(f"{base}{suffix}{_fmt(labels)} {_num(value)}")
+                lines.append(f"{base}{_fmt(labels)} {_num(value)}")
         return "\n".join(lines) + "\n"
 
 

@@ -56,13 +56,50 @@ ACTIVE: contextvars.ContextVar[Observer | None] = contextvars.ContextVar(
 T = TypeVar("T")
 
 try:  # the ``otel`` extra
+    from opentelemetry import context as otel_context
     from opentelemetry import metrics as otel_metrics
     from opentelemetry import propagate as otel_propagate
     from opentelemetry import trace as otel_trace
 except ImportError:  # pragma: no cover - exercised by the benchmark without the extra
+    otel_context = None  # type: ignore[assignment]
     otel_trace = None  # type: ignore[assignment]
     otel_metrics = None  # type: ignore[assignment]
     otel_propagate = None  # type: ignore[assignment]
+
+
+class _Current:
+    """``span`` current in the block, then ended: what ``start_as_current_span`` does,
+    without its two generator context managers (a third of a span's cost). ``record``:
+    an exception (``Exception``, as the API's ``use_span``) is recorded as an event and
+    sets the ERROR status with its description (an operation's span); otherwise any
+    exception, cancellation included, is the span's ``error.type`` (a request's span)."""
+
+    __slots__ = ("_record", "_token", "span")
+
+    def __init__(self, span: Any, record: bool) -> None:
+        self.span = span
+        self._record = record
+
+    def __enter__(self) -> Any:
+        self._token = otel_context.attach(otel_trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        span = self.span
+        try:
+            otel_context.detach(self._token)
+            if exc is None:
+                return
+            if not self._record:
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(otel_trace.StatusCode.ERROR)
+            elif isinstance(exc, Exception) and span.is_recording():
+                span.record_exception(exc)
+                span.set_status(
+                    otel_trace.Status(otel_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+                )
+        finally:
+            span.end()
 
 
 def _version() -> str:
@@ -101,6 +138,10 @@ def _recording_meter(provider: Any) -> Any:
     return provider.get_meter(SCOPE, _version())
 
 
+_INSTRUMENT: Final = {"gauge": "up_down_counter"}
+"""The OpenTelemetry instrument of a Prometheus type, where their names differ."""
+
+
 class Observer:
     """A client's tracer and instruments, decided once. ``tracer`` is ``None`` when no
     span would record; ``metering`` is false when no metric would be kept."""
@@ -108,31 +149,14 @@ class Observer:
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         self.tracer = _recording_tracer(tracer_provider)
         self.meter = meter = _recording_meter(meter_provider)
-        if meter is not None:
-            self._duration = meter.create_histogram(
-                "http.client.request.duration", unit="s", description="HTTP request time"
-            )
-            self._body = meter.create_histogram(
-                "http.client.request.body.size", unit="By", description="request body sizes"
-            )
-            self._upload_bytes = meter.create_counter(
-                "vidapi.upload.bytes", unit="By", description="bytes of files uploaded"
-            )
-            self._retries = meter.create_counter(
-                "vidapi.retries", unit="{retry}", description="requests tried again"
-            )
-            self._jobs = meter.create_counter(
-                "vidapi.jobs", unit="{job}", description="batch jobs finished, by outcome"
-            )
-            self._job_duration = meter.create_histogram(
-                "vidapi.job.duration", unit="s", description="time a batch job took"
-            )
-            self._quota = meter.create_counter(
-                "vidapi.quota.refusals", unit="{refusal}", description="quota refusals"
-            )
-            self._in_flight = meter.create_up_down_counter(
-                "vidapi.jobs.in_flight", unit="{job}", description="batch jobs running"
-            )
+        self._instruments: dict[str, Any] = {}
+        if meter is not None:  # a Prometheus gauge is an up-down counter here
+            for name, (kind, _, unit, text) in _metrics.KINDS.items():
+                create = getattr(meter, f"create_{_INSTRUMENT.get(kind, kind)}")
+                self._instruments[name] = create(name, unit=unit, description=text)
+        self._labels: dict[tuple[str, str, int, int | None], dict[str, Any]] = {}
+        """The attributes of ``request_done``'s records, one dict per method, server and
+        status (never changed once made: the SDK keys its series on them)."""
 
     @property
     def active(self) -> bool:
@@ -141,29 +165,30 @@ class Observer:
 
     # --- spans ----------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def http_span(self, method: str, url: str, body_size: int | None) -> Iterator[Any]:
-        """A CLIENT span for one request (only call with ``self.tracer`` set)."""
-        with self.tracer.start_as_current_span(
-            method,
-            kind=otel_trace.SpanKind.CLIENT,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            if span.is_recording():  # a span sampled out costs no attribute
-                span.set_attributes(_request_attributes(method, url, body_size))
-            try:
-                yield span
-            except BaseException as exc:
-                span.set_attribute("error.type", type(exc).__name__)
-                span.set_status(otel_trace.StatusCode.ERROR)
-                raise
+    def http_span(self, method: str, url: str, body_size: int | None, **more: Any) -> _Current:
+        """A CLIENT span for one request, current in the block (only call with
+        ``self.tracer`` set). Its attributes (``more`` too) are given at its start, as the
+        HTTP conventions ask of those a sampler may read; an exception leaving the block
+        is its ``error.type`` and ERROR status."""
+        attributes = _request_attributes(method, url, body_size)
+        if more:
+            attributes.update(more)
+        span = self.tracer.start_span(
+            method, kind=otel_trace.SpanKind.CLIENT, attributes=attributes
+        )
+        return _Current(span, record=False)
+
+    def span(self, name: str) -> _Current:
+        """An INTERNAL span current in the block (exceptions recorded, ERROR status), as
+        ``start_as_current_span`` makes it (only call with ``self.tracer`` set)."""
+        return _Current(self.tracer.start_span(name), record=True)
 
     @staticmethod
     def answered(span: Any, status: int) -> None:
         """The answer's status on a request's span (an error status is its error.type)."""
-        if status >= 400:
+        if status >= 400:  # a client span's 4xx and 5xx are errors (the conventions)
             span.set_attributes({"http.response.status_code": status, "error.type": str(status)})
+            span.set_status(otel_trace.StatusCode.ERROR)
         else:
             span.set_attribute("http.response.status_code", status)
 
@@ -177,44 +202,51 @@ class Observer:
     def request_done(
         self, method: str, url: str, status: int | None, seconds: float, size: int | None
     ) -> None:
-        attributes: dict[str, Any] = {"http.request.method": method}
-        host = url_facts(url)[1]
-        if host:
-            attributes["server.address"] = host
-        if status is not None:
-            attributes["http.response.status_code"] = status
+        _, host, port = url_facts(url)
+        if port is None:  # the scheme's own: API calls and uploads are told apart by it
+            port = 443 if url.startswith("https:") else 80
+        attributes = self._labels.get((method, host, port, status))
+        if attributes is None:
+            attributes = {"http.request.method": method}
+            if host:
+                attributes["server.address"] = host
+                attributes["server.port"] = port
+            if status is not None:
+                attributes["http.response.status_code"] = status
+            if len(self._labels) < 256:
+                self._labels[(method, host, port, status)] = attributes
         if self.meter is not None:
-            self._duration.record(seconds, attributes)
+            self._instruments["http.client.request.duration"].record(seconds, attributes)
             if size is not None:
-                self._body.record(size, attributes)
+                self._instruments["http.client.request.body.size"].record(size, attributes)
         if _metrics.REGISTRY.on:
             _metrics.REGISTRY.observe("http.client.request.duration", seconds, attributes)
             if size is not None:
                 _metrics.REGISTRY.observe("http.client.request.body.size", size, attributes)
 
-    def _add(self, name: str, instrument: str, value: float, labels: dict[str, str]) -> None:
+    def _add(self, name: str, value: float, labels: dict[str, str]) -> None:
         if self.meter is not None:
-            getattr(self, instrument).add(value, labels)
+            self._instruments[name].add(value, labels)
         if _metrics.REGISTRY.on:
             _metrics.REGISTRY.add(name, value, labels)
 
     def uploaded(self, size: int) -> None:
-        self._add("vidapi.upload.bytes", "_upload_bytes", size, {})
+        self._add("vidapi.upload.bytes", size, {})
 
     def retried(self, reason: str) -> None:
-        self._add("vidapi.retries", "_retries", 1, {"reason": reason})
+        self._add("vidapi.retries", 1, {"reason": reason})
 
     def quota_refused(self) -> None:
-        self._add("vidapi.quota.refusals", "_quota", 1, {})
+        self._add("vidapi.quota.refusals", 1, {})
 
     def job_started(self) -> None:
-        self._add("vidapi.jobs.in_flight", "_in_flight", 1, {})
+        self._add("vidapi.jobs.in_flight", 1, {})
 
     def job_finished(self, outcome: str, seconds: float) -> None:
-        self._add("vidapi.jobs.in_flight", "_in_flight", -1, {})
-        self._add("vidapi.jobs", "_jobs", 1, {"outcome": outcome})
+        self._add("vidapi.jobs.in_flight", -1, {})
+        self._add("vidapi.jobs", 1, {"outcome": outcome})
         if self.meter is not None:
-            self._job_duration.record(seconds, {"outcome": outcome})
+            self._instruments["vidapi.job.duration"].record(seconds, {"outcome": outcome})
         if _metrics.REGISTRY.on:
             _metrics.REGISTRY.observe("vidapi.job.duration", seconds, {"outcome": outcome})
 
@@ -226,10 +258,18 @@ class Observer:
             if self.tracer is None:
                 yield
             else:
-                with self.tracer.start_as_current_span("vidapi job"):
+                with self.span("vidapi job"):
                     yield
         finally:
             ACTIVE.reset(token)
+
+    def job_failed(self, error: BaseException | None) -> None:
+        """The job's span (current) marked failed, with its error's class."""
+        if self.tracer is not None:
+            span = otel_trace.get_current_span()
+            if error is not None:
+                span.set_attribute("error.type", type(error).__name__)
+            span.set_status(otel_trace.StatusCode.ERROR)
 
     def label_job(self, key: str) -> None:
         """The job's key (a digest or the caller's key, never a url) on its span."""
@@ -268,9 +308,11 @@ def redacted_url(url: str) -> str:
     return url_facts(url)[0]
 
 
+@functools.lru_cache(maxsize=256)
 def url_facts(url: str) -> tuple[str, str, int | None]:
     """``url.full`` (``redacted_url``), ``server.address`` and ``server.port`` of ``url``;
-    the parts that repeat from request to request (server, query) are parsed once."""
+    the parts that repeat from request to request (server, query) are parsed once, and a
+    url asked again (its span, then its metrics) is not parsed again."""
     scheme, _, rest = url.partition("://")
     rest = rest.partition("#")[0]
     cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
@@ -295,10 +337,16 @@ def _server(scheme: str, netloc: str) -> tuple[str, str, int | None]:
 
 @functools.lru_cache(maxsize=256)
 def _redacted_query(query: str) -> str:
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return "&".join(
-        f"{name}={quote(value) if name in PLAIN_QUERY else 'REDACTED'}" for name, value in pairs
-    )
+    parts = []
+    for part in query.split("&"):
+        if not part:
+            continue
+        [(name, value)] = parse_qsl(part, keep_blank_values=True) or [("", "")]
+        if name in PLAIN_QUERY:
+            parts.append(f"{name}={quote(value)}")
+        else:  # a bare key may itself be the secret (``?TOKEN``): its name goes too
+            parts.append(f"{name}=REDACTED" if "=" in part else "REDACTED")
+    return "&".join(parts)
 
 
 def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:
@@ -320,7 +368,7 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
                     ACTIVE.reset(token)
             token = ACTIVE.set(observer)
             try:
-                with observer.tracer.start_as_current_span(span_name):
+                with observer.span(span_name):
                     return await method(self, *args, **kwargs)
             finally:
                 ACTIVE.reset(token)
@@ -345,7 +393,10 @@ def monotonic() -> float:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message (and the exception)."""
+    """One JSON object per line: ``time`` (UTC, ISO 8601 with milliseconds and ``Z``),
+    ``level`` (lower case), ``logger``, ``message``; with an exception attached, also
+    ``error`` (its class and message) and ``traceback`` (the text Python would print).
+    A message of several lines stays one line (JSON escapes its newlines)."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -357,6 +408,7 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             line["error"] = f"{type(exc).__name__}: {exc}"
+            line["traceback"] = self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
 
 
@@ -367,11 +419,21 @@ DB_LOGGERS: Final = ("psycopg", "psycopg_pool")
 LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
+def _not_ours(record: logging.LogRecord) -> bool:
+    """A record of another library's logger: ours and the database driver's have
+    handlers of their own (the driver's shown at debug only)."""
+    return not any(
+        record.name == name or record.name.startswith(name + ".")
+        for name in (ROOT.name, *DB_LOGGERS)
+    )
+
+
 def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None) -> None:
     """The CLI's log output on stderr: warnings only (as Python shows them without any
     configuration), ``-v`` INFO, ``-vv`` (or ``VIDAPI_LOG=debug``) DEBUG with the time,
     level and logger of each line; ``fmt`` ``"json"`` writes one JSON object per line
-    (INFO unless more is asked)."""
+    (INFO unless more is asked), Python's warnings included (``py.warnings``), so that
+    nothing else reaches stderr as text."""
     level: int | None = None
     if env:
         level = LEVELS.get(env.strip().lower())
@@ -392,11 +454,22 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
     # NullHandler keeps Python's last-resort handler from printing them)
     debug = level is not None and level <= logging.DEBUG
     quiet = logging.NullHandler()
-    pairs: list[tuple[logging.Logger, logging.Handler]] = [(ROOT, handler)]
+    pairs: list[tuple[logging.Logger, logging.Handler | None]] = [(ROOT, handler)]
     pairs += [(logging.getLogger(name), handler if debug else quiet) for name in DB_LOGGERS]
+    # JSON: nothing else reaches stderr as text. Other libraries' warnings and errors
+    # (the queue's, asyncio's), which Python's last-resort handler would print as text,
+    # and Python's warnings (``py.warnings``) are lines like ours, through the root logger
+    logging.captureWarnings(fmt == "json")
+    others = None
+    if fmt == "json":
+        others = logging.StreamHandler()
+        others.setFormatter(JsonFormatter())
+        others.addFilter(_not_ours)
+    pairs.append((logging.getLogger(), others))
     for logger, own in pairs:
         for old in [h for h in logger.handlers if getattr(h, "vidapi_cli", False)]:
             logger.removeHandler(old)  # main() run again in one process: one handler
-        own.vidapi_cli = True  # type: ignore[attr-defined]
-        logger.addHandler(own)
+        if own is not None:
+            own.vidapi_cli = True  # type: ignore[attr-defined]
+            logger.addHandler(own)
     ROOT.setLevel(logging.WARNING if level is None else level)

@@ -44,7 +44,7 @@ class UploadCalls(CallsBase):
     @operation("get_upload_session")
     async def get_upload_session(self) -> UploadSession:
         """``GET /file/upload``: a one-time address to upload one file to."""
-        request = self._api("GET", "/file/upload")
+        request = self._api("GET", "/file/upload", scope="manage_videos")
         return structure(await self._call(request), UploadSession, what=request.what)
 
     @operation("get_upload_progress")

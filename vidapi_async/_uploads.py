@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import mimetypes
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +31,10 @@ from ._files import LocalFile
 from ._retry import RetryPolicy, retrying
 from ._sources import Stream
 
-__all__ = ["UploadPlan", "send_chunked", "send_single_shot"]
+__all__ = ["UploadPlan", "load_mime_types", "send_chunked", "send_single_shot"]
+
+_MIME_LOCK = threading.Lock()
+_MIME_LOADED = False
 
 
 @attrs.frozen(kw_only=True)
@@ -52,6 +57,7 @@ async def send_single_shot(
     transport: Transport, timeouts: Timeouts, url: str, plan: UploadPlan
 ) -> Mapping[str, Any]:
     """One multipart POST; the descriptor JSON, or the server's error raised."""
+    await load_mime_types()  # the part's Content-Type is guessed from the file's name
     boundary = wire.new_boundary()
     head, tail = wire.multipart_envelope(boundary, "file", plan.filename)
     region = FileRegion(
@@ -72,6 +78,22 @@ async def send_single_shot(
         progress=plan.progress,
     )
     return wire.decode_upload_response(resp.status, resp.body)
+
+
+async def load_mime_types() -> None:
+    """Read the system's table of media types (``mimetypes``, a file on disk) once,
+    in a worker thread: ``guess_type`` would read it on the loop the first time."""
+    if not _MIME_LOADED:
+        await asyncio.to_thread(_load_mime_types)
+
+
+def _load_mime_types() -> None:
+    global _MIME_LOADED
+    with _MIME_LOCK:  # several first uploads at once: one reads it
+        if not _MIME_LOADED:
+            # ``mimetypes.inited`` turns true as the reading starts: not a sign it ended
+            mimetypes.guess_type("x.mp4")
+            _MIME_LOADED = True
 
 
 async def send_chunked(

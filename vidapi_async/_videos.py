@@ -229,20 +229,26 @@ class VideoCalls(UploadCalls, CategoryCalls):
         self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS
     ) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
-        return await self._get_video(video_id, fields)
+        video_id, request = self._video_request(video_id, fields, None)
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
 
     async def _get_video(
         self, video_id: str | Video, fields: Iterable[str] | str, scope: str | None = None
     ) -> Video:
+        """``get_video`` with a scope to check (``get_video`` has it inline: one coroutine
+        fewer per call)."""
+        video_id, request = self._video_request(video_id, fields, scope)
+        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+
+    def _video_request(
+        self, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
+    ) -> tuple[str, wire.Request]:
         names = check.fields_value(fields)
         video_id = check.video_id(video_id)
-        request = self._api(
-            "GET",
-            f"/video/{video_id}",
-            query=[("fields", names)],
-            scope=scope,
+        path = f"/video/{video_id}"
+        return video_id, wire.api_request(
+            self.base_url, "GET", path, query=[("fields", names)], scope=scope
         )
-        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
 
     @operation("wait_until_ready")
     async def wait_until_ready(

@@ -228,7 +228,7 @@ def _attr(value: str) -> str:
 
 
 def iframe_url(
-    video_id: str,
+    video_id: str | Video,
     params: PlayerParams | Mapping[str, Any] | None = None,
     *,
     embed_url: str = DEFAULT_EMBED_URL,
@@ -240,7 +240,7 @@ def iframe_url(
 
 
 def iframe_html(
-    video_id: str,
+    video_id: str | Video,
     params: PlayerParams | Mapping[str, Any] | None = None,
     *,
     width: int | str = 640,
@@ -261,7 +261,7 @@ def iframe_html(
 
 def sdk_player_call(
     element_id: str,
-    video_id: str,
+    video_id: str | Video,
     params: PlayerParams | Mapping[str, Any] | None = None,
     *,
     width: int | str = 640,
@@ -278,7 +278,7 @@ def sdk_player_call(
 
 
 def sdk_html(
-    video_id: str,
+    video_id: str | Video,
     params: PlayerParams | Mapping[str, Any] | None = None,
     *,
     element_id: str = "player",

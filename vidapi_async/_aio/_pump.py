@@ -46,6 +46,8 @@ __all__ = ["Connection", "FileRegion", "UploadPump"]
 
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
+COPY_PIECE = 128 * 1024
+"""The most ``_copy`` reads and sends at a time (cache-sized; see ``_copy``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -337,13 +339,22 @@ class _Job:
             raise _Aborted
 
     def _copy(self, sock: socket.socket, f: io.BufferedReader) -> None:
-        """Read into one reused buffer and send it (TLS encrypts in ``sendall``)."""
+        """Read into one reused buffer and send it (TLS encrypts in ``sendall``).
+
+        The buffer is at most ``COPY_PIECE`` bytes, whatever ``read_size``: each piece
+        is read by the kernel into the buffer and then encrypted from it, and a piece
+        that fits in the core's L2 cache is still there when ``SSL_write`` reads it (a
+        1 MiB buffer costed 1.2-1.5x curl's CPU per GiB, 128 KiB 0.9-1.0x: see
+        benchmarks/README.md, issue #21). Progress is still reported once per
+        ``read_size`` bytes (and at the end), so the loop is woken no more often."""
         region = self.region
         f.seek(region.offset)
         sent = 0
-        with self.buffers.lend(self.read_size) as view:
+        step = self.read_size
+        report_at = min(step, region.length)
+        with self.buffers.lend(min(step, COPY_PIECE)) as view:
             while sent < region.length:
-                want = min(len(view), region.length - sent)
+                want = min(len(view), report_at - sent)  # never past a report
                 got = f.readinto(view[:want])
                 if not got:
                     raise _changed(
@@ -355,7 +366,11 @@ class _Job:
                     # After the send: hashing overlaps with the receiver taking the bytes.
                     region.digest.update(view[:got])
                 sent += got
-                self._progress(sent)
+                if sent >= report_at:
+                    report_at = min(sent + step, region.length)
+                    self._progress(sent)
+                elif self._aborted.is_set():
+                    raise _Aborted
 
     def _pace(self, n: int) -> None:
         if self.bandwidth is not None:

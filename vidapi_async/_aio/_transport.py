@@ -29,7 +29,7 @@ from .._limits import Bandwidth, Pacer, RequestRate
 from .._observe import ATTEMPT, Observer, http_log
 from .._protocol import Proxy, proxy_for, url_for_humans
 from .._sources import SourcePolicy
-from ._compat import connector_ssl
+from ._compat import connector_ssl, lazy_read_timeout
 from ._fetch import fetch_source
 from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
@@ -89,12 +89,15 @@ class Transport:
         """``{"https": url, "http": url, "no": list}``: the own session's proxies (from
         ``proxy=`` or, with ``trust_env``, read once from the environment)."""
         self._owns_session = session is None
+        self._direct = self._owns_session and not self._proxies
+        """No proxy to work out per request: the own session, none configured."""
         self._limit = limit
         self._ssl = ssl
         self.sendfile = sendfile
         """Whether uploads may use sendfile(2) on plain-TCP connections."""
         self._pump: UploadPump | None = None
         self._pump_lock = asyncio.Lock()
+        self._pumps_closed = False
 
     def _proxy(self, url: str) -> Proxy | None:
         if self._owns_session and not self._proxies:
@@ -122,8 +125,10 @@ class Transport:
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             # Created lazily: ClientSession() needs a running loop.
+            connector = aiohttp.TCPConnector(limit=self._limit, ssl=self._ssl or True)
+            lazy_read_timeout(connector)  # the api_read bound, kept at less cost
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._limit, ssl=self._ssl or True),
+                connector=connector,
                 auto_decompress=True,
                 headers={"User-Agent": USER_AGENT},
             )
@@ -141,8 +146,12 @@ class Transport:
         if self._owns_session and self._session is not None:
             await self._session.close()
         self._session = None
-        if self._pump is not None:
+        # A pump being made now (a batch has it made early) is waited for, then closed:
+        # none is made after this.
+        async with self._pump_lock:
+            self._pumps_closed = True
             pump, self._pump = self._pump, None
+        if pump is not None:
             await asyncio.to_thread(pump.close)  # joins its threads: not on the loop
 
     def _upload_context(self) -> ssl_module.SSLContext:
@@ -257,8 +266,14 @@ class Transport:
                 ATTEMPT.get(),
             )
 
+    async def ready_for_uploads(self) -> None:
+        """Make the upload pump now (a batch does, before its first upload needs it)."""
+        await self._get_pump()
+
     async def _get_pump(self) -> UploadPump:
         async with self._pump_lock:
+            if self._pumps_closed:
+                raise e.ClientClosedError("this Client is closed; create a new one")
             if self._pump is None:
                 # Loading the system's CA certificates and starting a thread take a
                 # while: not on the loop.
@@ -322,35 +337,53 @@ class Transport:
         data: bytes | None,
         timeout: aiohttp.ClientTimeout,
         exact_url: bool = False,
+        quiet: bool = False,
     ) -> RawResponse:
         """Send one API request and read the whole (small) answer, to its last byte.
 
         Redirects are not followed: the API does not redirect, and following one could
         carry a request somewhere the caller did not choose. ``exact_url``: the url is a
         server's (a progress address) and goes out byte for byte, its percent-escapes
-        untouched.
+        untouched. ``quiet``: without the span, metrics and log line (``_send_watched``
+        has them in hand).
         """
         observer = self.observer
-        if not (observer.active or http_log.isEnabledFor(logging.DEBUG)):
-            return await self._send(method, url, headers, data, timeout, exact_url)
-        started = time.perf_counter()
-        status: int | None = None
-        size = None if data is None else len(data)
+        if not quiet and (observer.active or http_log.isEnabledFor(logging.DEBUG)):
+            return await self._send_watched(method, url, headers, data, timeout, exact_url)
+        session = self._session if self._session is not None else self._get_session()
+        if self._rate is not None:
+            await self._rate.wait()
+        target = yarl.URL(url, encoded=True) if exact_url else url
+        failure: BaseException
+        if "User-Agent" not in session.headers:  # a caller's session without its own
+            headers = {"User-Agent": USER_AGENT, **headers}
+        # Own session, no proxy configured (the usual case): nothing to work out per call.
+        via = None if self._direct else self._api_proxy(url)
         try:
-            if observer.tracer is None:
-                resp = await self._send(method, url, headers, data, timeout, exact_url)
-            else:
-                with observer.http_span(method, url, size) as span:
-                    headers = dict(headers)
-                    observer.inject(headers)  # traceparent: API calls only
-                    resp = await self._send(method, url, headers, data, timeout, exact_url)
-                    observer.answered(span, resp.status)
-            status = resp.status
-            return resp
-        finally:
-            self._done(method, url, status, started, size)
+            async with session.request(
+                method,
+                target,
+                headers=headers,  # aiohttp copies them into its own
+                data=data,
+                timeout=timeout,
+                allow_redirects=False,
+                proxy=None if via is None else via.url,
+            ) as resp:
+                declared = resp.content_length
+                if declared is not None and declared > MAX_RESPONSE_BYTES:
+                    raise _too_large(resp.status, method, url)
+                if declared is not None and "Content-Encoding" not in resp.headers:
+                    body = await resp.read()  # exactly the length declared (aiohttp stops there)
+                else:
+                    body = await _read_capped(resp, method, url)
+                return RawResponse(resp.status, resp.headers, body)  # a read-only view
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            # Translated outside this block: neither __cause__ nor __context__ may hold
+            # aiohttp's exception, whose request_info carries the Authorization header.
+            failure = translate(exc, method, url)
+        raise failure
 
-    async def _send(
+    async def _send_watched(
         self,
         method: str,
         url: str,
@@ -359,31 +392,27 @@ class Transport:
         timeout: aiohttp.ClientTimeout,
         exact_url: bool,
     ) -> RawResponse:
-        session = self._get_session()
-        if self._rate is not None:
-            await self._rate.wait()
-        target = yarl.URL(url, encoded=True) if exact_url else url
-        failure: BaseException
-        if "User-Agent" not in session.headers:  # a caller's session without its own
-            headers = {"User-Agent": USER_AGENT, **headers}
-        via = self._api_proxy(url)
+        """``send`` with its span, metrics and debug log line."""
+        observer = self.observer
+        send = functools.partial(
+            self.send, method, url, data=data, timeout=timeout, exact_url=exact_url, quiet=True
+        )
+        started = time.perf_counter()
+        status: int | None = None
+        size = None if data is None else len(data)
         try:
-            async with session.request(
-                method,
-                target,
-                headers=dict(headers),
-                data=data,
-                timeout=timeout,
-                allow_redirects=False,
-                proxy=None if via is None else via.url,
-            ) as resp:
-                body = await _read_capped(resp, method, url)
-                return RawResponse(resp.status, dict(resp.headers), body)
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            # Translated outside this block: neither __cause__ nor __context__ may hold
-            # aiohttp's exception, whose request_info carries the Authorization header.
-            failure = translate(exc, method, url)
-        raise failure
+            if observer.tracer is None:
+                resp = await send(headers=headers)
+            else:
+                with observer.http_span(method, url, size) as span:
+                    headers = dict(headers)
+                    observer.inject(headers)  # traceparent: API calls only
+                    resp = await send(headers=headers)
+                    observer.answered(span, resp.status)
+            status = resp.status
+            return resp
+        finally:
+            self._done(method, url, status, started, size)
 
 
 Wrap = Callable[[Callable[[], RawResponse]], Callable[[], RawResponse]]
@@ -397,8 +426,8 @@ def _in_thread(
     context = contextvars.copy_context()
 
     def traced() -> RawResponse:
-        with observer.http_span("POST", url, size) as span:
-            span.set_attribute("thread.name", threading.current_thread().name)
+        thread = threading.current_thread().name
+        with observer.http_span("POST", url, size, **{"thread.name": thread}) as span:
             resp = run()
             observer.answered(span, resp.status)
             return resp
@@ -407,13 +436,9 @@ def _in_thread(
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, method: str, url: str) -> bytes:
-    """The whole body, however many segments it arrives in; refused past the cap. A body
-    shorter than its Content-Length raises aiohttp's payload error (translated)."""
-    declared = resp.content_length
-    if declared is not None and declared > MAX_RESPONSE_BYTES:
-        raise _too_large(resp.status, method, url)
-    if declared is not None and resp.headers.get("Content-Encoding") is None:
-        return await resp.read()  # exactly the length declared (aiohttp stops there)
+    """The whole body of an answer without a Content-Length or compressed, however many
+    segments it arrives in; refused past the cap. (With a Content-Length, ``send`` reads
+    it at once; one shorter raises aiohttp's payload error, translated.)"""
     body = bytearray()
     async for piece in resp.content.iter_any():
         body += piece

@@ -232,18 +232,47 @@ class SQLiteJournal:
         if fcntl is None:  # pragma: no cover - not POSIX: no cross-process lock
             return
         try:
-            fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise self._fail(f"cannot create its lock file: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise self._fail(
-                "another live process is using it; wait for it to finish or stop it "
-                "(one journal, one process: the lock is released when that process ends)"
-            ) from None
+        # ``in_use`` (``vidapi status --watch``) holds a shared lock for an instant: a
+        # refusal is tried again for a moment before it means another batch.
+        for wait in (0.01, 0.02, 0.04, 0.08, 0.16, None):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if wait is None:
+                    os.close(fd)
+                    raise self._fail(
+                        "another live process is using it; wait for it to finish or stop "
+                        "it (one journal, one process: the lock is released when that "
+                        "process ends)"
+                    ) from None
+                time.sleep(wait)  # on the journal's own thread, never the loop's
         self._lock_fd = fd
+
+    def _lock_path(self) -> str:
+        """The lock file beside the journal's real file: a symlink to the journal names
+        the same lock (a hard link does not: a second name made so is not seen)."""
+        return os.path.realpath(self.path) + ".lock"
+
+    def in_use(self) -> bool:
+        """Whether a batch holds this journal now (another process's or this one's),
+        without waiting and without a side effect a batch could see."""
+        if fcntl is None:  # pragma: no cover - not POSIX: no lock to look at
+            return False
+        try:
+            fd = os.open(self._lock_path(), os.O_RDONLY)
+        except OSError:
+            return False  # no lock file: no batch ever held it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # releases the look's shared lock at once
+        return False
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:

@@ -2,8 +2,9 @@
 limit, resumable through a journal, never creating a video twice.
 
 Each job runs as a pipeline of stages (``Stage``): upload, create, subtitles, password,
-live, done. The journal records each stage as it is reached; a re-run skips done jobs and
-resumes the others from their stage.
+live, done. The journal records each stage as it is reached (a job with nothing to do
+after its create goes from ``creating`` to ``done`` with its video's id, in one record);
+a re-run skips done jobs and resumes the others from their stage.
 
 Exactly one video per job, even if the process is killed between sending the create
 request and recording the new video's id: before sending it, the job records the stage
@@ -30,12 +31,14 @@ finishes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
 import re
 import time
 import warnings
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
@@ -53,6 +56,7 @@ from .._errors import (
 from .._files import LocalFile, check_srt_file, inspect_file
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
+from .._uploads import load_mime_types
 from ._jobs import (
     BatchProgress,
     JobResult,
@@ -157,6 +161,7 @@ class BatchUploader:
         self._spares = Spares(client.get_upload_session)
         self._quota: QuotaExceededError | None = None
         """The first refusal for the account's quota: no new upload starts after it."""
+        self._not_sent: weakref.WeakSet[QuotaExceededError] = weakref.WeakSet()
         self._waiting = 0  # jobs queued that no pipeline has taken yet
         self._channels: dict[str, InvalidArgumentError | None] = {}
         """Each channel checked against the platform's categories, and its verdict."""
@@ -280,11 +285,14 @@ class BatchUploader:
                 crashed.append(exc)
             await results.put(_STOP)
 
+        # The upload pump (its TLS trust loaded, its first thread started) gets ready
+        # while the first jobs check their files and fetch their addresses.
+        warm = asyncio.create_task(self._warm_pump(), name="vidapi-batch-warm")
         feeder = asyncio.create_task(feed(), name="vidapi-batch-feed")
         workers = [
             asyncio.create_task(work(), name=f"vidapi-batch-{i}") for i in range(self.concurrency)
         ]
-        self._tasks += [feeder, *workers]
+        self._tasks += [warm, feeder, *workers]
         try:
             left = self.concurrency
             while left:
@@ -298,6 +306,15 @@ class BatchUploader:
                 raise crashed[0]
         finally:
             await self._stop_tasks()
+
+    async def _warm_pump(self) -> None:
+        """Have the client's upload pump made now, not by the first upload. Shielded:
+        a batch stopped meanwhile leaves the pump to the client, which closes it."""
+        both = asyncio.gather(self.client._transport.ready_for_uploads(), load_mime_types())
+        # Its outcome is always retrieved, even when the batch (or the program) ends first.
+        both.add_done_callback(lambda f: f.cancelled() or f.exception())
+        with contextlib.suppress(Exception):  # the first upload meets it and reports it
+            await asyncio.shield(both)
 
     async def run_one(self, job: UploadJob) -> JobResult:
         """One job through the pipeline, outside ``run`` (a queue worker's task)."""
@@ -315,6 +332,8 @@ class BatchUploader:
         try:
             with observer.job_span():
                 result = await self._run_job_inner(job)
+                if result.status is JobStatus.FAILED:
+                    observer.job_failed(result.error)
             outcome = result.status.value
             return result
         finally:
@@ -350,10 +369,11 @@ class BatchUploader:
                 try:
                     await self._pipeline(job, record, local, subtitles)
                 except VidapiError as exc:
-                    if isinstance(exc, QuotaExceededError) and self._quota is None:
-                        self._quota = exc
-                        self.client._transport.observer.quota_refused()
-                        log.warning("the account's quota is reached: no new upload will start")
+                    if isinstance(exc, QuotaExceededError) and exc not in self._not_sent:
+                        self.client._transport.observer.quota_refused()  # each refusal
+                        if self._quota is None:
+                            self._quota = exc
+                            log.warning("the account's quota is reached: no new upload will start")
                     record.error = f"{type(exc).__name__}: {exc}"
                     await self._journal.save(record)
                     self._count("failed")
@@ -397,12 +417,19 @@ class BatchUploader:
         if record.stage.rank < Stage.UPLOADED.rank and isinstance(local, FileError):
             raise local
         if record.stage.rank < Stage.CREATED.rank:
+            # Before any address is asked for: an unknown channel is refused with no
+            # side effect on the platform.
             await self._check_channel(job.channel)
         if record.stage.rank < Stage.UPLOADED.rank:
             assert not isinstance(local, FileError)
             self._check_quota()
             await self._upload(job, record, local)  # None: a url job
         if record.stage.rank < Stage.CREATED.rank:
+            # With nothing to do after the create (no subtitles, not live, no wait for
+            # the encoding), the job is done once its video is recorded: one record,
+            # not one per empty stage.
+            nothing_after = not job.subtitles and not job.live and not self.wait_ready
+            created = Stage.DONE if nothing_after else Stage.CREATED
             video = None
             if record.stage is Stage.CREATING or (record.runs > 1 and self._fenced()):
                 # The create may have been sent before the last run stopped (or by a
@@ -414,12 +441,14 @@ class BatchUploader:
                 self._check_quota()
                 video = await self._create(job, record)
                 try:
-                    await self._advance(record, Stage.CREATED, video_id=video.id)
+                    await self._advance(record, created, video_id=video.id)
                 except JobLost:  # made while another worker held the job
                     await self._drop_unrecorded_video(record.key, video.id)
                     raise
             else:
-                await self._advance(record, Stage.CREATED, video_id=video.id)
+                await self._advance(record, created, video_id=video.id)
+            if record.stage is Stage.DONE:
+                return
         assert record.video_id is not None
         if record.stage.rank < Stage.SUBTITLES.rank:
             if job.subtitles and record.runs > 1:
@@ -583,13 +612,15 @@ class BatchUploader:
         failed with ``QuotaExceededError`` at the stage it reached (resumable)."""
         hit = self._quota
         if hit is not None:
-            raise QuotaExceededError(
+            not_sent = QuotaExceededError(
                 "not sent: the account's quota was reached earlier in this batch",
                 status=hit.status,
                 error_type=hit.error_type,
                 reason=hit.reason,
                 retry_after=hit.retry_after,
             )
+            self._not_sent.add(not_sent)  # the batch's own stop: not a platform refusal
+            raise not_sent
 
     async def _create(self, job: UploadJob, record: JobRecord) -> Video:
         """Create the video from the uploaded file; if the platform no longer knows the
@@ -631,7 +662,7 @@ class BatchUploader:
         sent_before = [0]
         counted = [local is not None]
 
-        def progress(sent: int, total: int) -> None:
+        def progress(sent: int, total: int) -> None:  # only with a progress callback
             if not counted[0]:  # a url's size is known once its answer has come
                 self._bytes_total += total
                 counted[0] = True
@@ -642,13 +673,18 @@ class BatchUploader:
             self._files[record.key] = (job.where, sent, total)
             self._report()
 
+        # Without a callback nobody sees the counts: the upload then posts nothing to
+        # the loop as it goes, and its thread never waits for the loop before the
+        # body's last bytes (the barrier that lets a callback's error stop the body).
+        watch = progress if self._progress_cb is not None else None
+
         if local is None:
             assert job.url is not None
             uploaded = await self.client.upload_from_url(
                 job.url,
                 headers=job.headers,
                 upload_session=await self._spares.take(),
-                progress=progress,
+                progress=watch,
                 read_size=self.read_size,
             )
             self._files.pop(record.key, None)
@@ -658,7 +694,7 @@ class BatchUploader:
 
         # The file was checked just above: the client does not check it again.
         kwargs: dict[str, Any] = {
-            "progress": progress,
+            "progress": watch,
             "read_size": self.read_size,
             "range_size": self.range_size,
             "filename": None,

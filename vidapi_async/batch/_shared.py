@@ -35,6 +35,7 @@ import asyncio
 import datetime
 import json
 import logging
+import os
 from collections.abc import AsyncIterable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from .._client import Client
 from .._errors import (
     APIError,
     AuthenticationError,
+    FileError,
     InsufficientScopeError,
     JournalError,
     QuotaExceededError,
@@ -52,6 +54,7 @@ from .._errors import (
     TransportError,
     UsageError,
 )
+from .._files import inspect_file
 from .._observe import worker_log
 from ._jobs import (
     BatchProgress,
@@ -60,6 +63,7 @@ from ._jobs import (
     SubtitleSpec,
     UploadJob,
     file_key,
+    missing_key,
     url_key,
 )
 from ._postgres import Outage, PostgresJournal
@@ -213,8 +217,10 @@ def _spec(job: UploadJob) -> dict[str, Any]:
             "in the shared queue; run it with a local journal, or give the source an "
             "address that needs no headers"
         )
+    # Where the files are, not where they are from the enqueuing shell: a worker may
+    # start in another folder (every host mounts the files at the same path).
     return {
-        "path": job.path,
+        "path": None if job.path is None else os.path.abspath(job.path),
         "url": job.url,
         "title": job.title,
         "channel": job.channel,
@@ -223,7 +229,12 @@ def _spec(job: UploadJob) -> dict[str, Any]:
         "live": job.live,
         "key": job.key,
         "subtitles": [
-            {"language": s.language, "path": s.path, "url": s.url} for s in job.subtitles
+            {
+                "language": s.language,
+                "path": None if s.path is None else os.path.abspath(s.path),
+                "url": s.url,
+            }
+            for s in job.subtitles
         ],
     }
 
@@ -233,14 +244,26 @@ def _job(spec: dict[str, Any]) -> UploadJob:
     return UploadJob(**{**spec, "subtitles": subs})
 
 
-def _keyed(jobs: list[UploadJob]) -> list[tuple[UploadJob, str | None]]:
-    """Each job with its key, or ``None`` when its file cannot be read (blocking)."""
-    out: list[tuple[UploadJob, str | None]] = []
+def _keyed(jobs: list[UploadJob]) -> list[tuple[UploadJob, str | None, str | None, str]]:
+    """Each job with its key (``None`` when its file cannot be read, with the journal's
+    error text for it, as a worker would record it) and, for a job keyed by its file,
+    the key its failure is recorded under while the file is missing (``missing_key``),
+    as a batch on a SQLite journal does (blocking: one trip to a thread per batch)."""
+    out: list[tuple[UploadJob, str | None, str | None, str]] = []
     for job in jobs:
+        missing = None
+        if job.path is not None and job.key is None:
+            missing = missing_key(job.path)
         try:
-            out.append((job, _key_of(job)))
+            out.append((job, _key_of(job), missing, ""))
         except OSError:
-            out.append((job, None))
+            assert job.path is not None  # only a file's key reads the disk
+            why: FileError = FileError(job.where, "cannot read it")
+            try:
+                inspect_file(job.path)
+            except FileError as exc:
+                why = exc
+            out.append((job, None, missing, f"{type(why).__name__}: {why}"))
     return out
 
 
@@ -259,7 +282,8 @@ class Enqueued:
     already: int
     """Done, queued or running already: not added again."""
     unreadable: list[str]
-    """Paths that could not be read on the enqueuing host (not added)."""
+    """Paths that could not be read on the enqueuing host: not added, and recorded failed
+    in the journal (``status`` counts them) until a later ``enqueue`` finds the file."""
     changed: list[str] = attrs.field(factory=list)
     """Keys of jobs done, queued or running already whose new spec differs: they keep
     the spec they were enqueued with (the change is not applied)."""
@@ -369,13 +393,21 @@ class SharedBatch:
             keyed = await asyncio.to_thread(_keyed, chunk)
             chunk.clear()
             specs: dict[str, str] = {}
-            for job, key in keyed:
+            failed: dict[str, str] = {}  # missing key: why (recorded failed, not enqueued)
+            found: list[str] = []  # missing keys of files that are there now: forgotten
+            for job, key, missing, why in keyed:
                 if key is None:
                     unreadable.append(job.where)
-                elif key in specs:
+                    if missing is not None:
+                        failed[missing] = why
+                    continue
+                if missing is not None:
+                    found.append(missing)
+                if key in specs:
                     already += 1  # the same job twice in this batch
                 else:
                     specs[key] = json.dumps(_spec(job))
+            await self._record_missing(failed, found)
             if specs:
                 new, differ = await self._enqueue_batch(specs)
                 added += new
@@ -389,6 +421,28 @@ class SharedBatch:
         if chunk:
             await flush()
         return Enqueued(added, already, unreadable, changed)
+
+    async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
+        """Jobs whose file is missing: failed in the journal (``status`` counts them, a
+        run that finds the file does them); those whose file is there now: their
+        failure forgotten. One statement each, only when there is something to write."""
+        q = self.journal._q
+        if failed:
+            await self.journal.execute(
+                q(
+                    "insert into {s}.jobs (key, stage, subtitles_done, runs, error, updated) "
+                    "select k, 'pending', '[]', 0, e, now() "
+                    "from unnest(%s::text[], %s::text[]) f(k, e) "
+                    "on conflict (key) do update set error = excluded.error, updated = now() "
+                    "where {s}.jobs.stage <> 'done'"
+                ),
+                (list(failed), list(failed.values())),
+            )
+        if found:
+            await self.journal.execute(
+                q("delete from {s}.jobs where key = any(%s::text[]) and stage <> 'done'"),
+                (found,),
+            )
 
     async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str]]:
         """Keep the specs and defer the jobs among them not done, queued or running

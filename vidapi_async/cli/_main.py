@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import logging
 import os
 import shlex
 import sys
@@ -27,7 +28,7 @@ from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
-from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_USAGE, INSTALL_HINT, exit_code
+from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
 from ._progress import upload_with_bar, wait_with_bar
 from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status, run_worker
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["main"]
+
+cli_log = logging.getLogger("vidapi_async.cli")
+"""The command's own lines in JSON mode (``--log-format json``): its error, a stop."""
 
 
 def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -232,17 +236,18 @@ def _main(argv: Sequence[str] | None) -> int:
     except ImportError:
         print(f"vidapi: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
-    args = _parser().parse_args(argv)
-    configure_logging(
-        args.verbose, getattr(args, "log_format", "text"), os.environ.get("VIDAPI_LOG")
-    )
+    args = _parser().parse_args(argv)  # a usage error: argparse's text, exit 2
+    as_json = getattr(args, "log_format", "text") == "json"
+    configure_logging(args.verbose, "json" if as_json else "text", os.environ.get("VIDAPI_LOG"))
     from rich.console import Console
 
     console = Console(stderr=True)
     try:
         return asyncio.run(_run(args, console))
     except KeyboardInterrupt:
-        if args.command == "batch":
+        if as_json:  # from here on, every line on stderr is a log record
+            cli_log.warning("stopped")
+        elif args.command == "batch":
             again = shlex.join(["vidapi", *argv])
             if not console.is_terminal:  # the last progress line ends with no newline
                 console.line()
@@ -255,6 +260,9 @@ def _main(argv: Sequence[str] | None) -> int:
             console.print("stopped")
         return 130
     except e.VidapiError as exc:
+        if as_json:
+            cli_log.error("vidapi: %s: %s", type(exc).__name__, exc)
+            return exit_code(exc)
         from rich.markup import escape
 
         console.print(
@@ -263,6 +271,11 @@ def _main(argv: Sequence[str] | None) -> int:
             soft_wrap=True,
         )
         return exit_code(exc)
+    except Exception:
+        if not as_json:
+            raise  # Python's traceback, as ever
+        cli_log.critical("vidapi: crashed", exc_info=True)
+        return EXIT_OTHER
 
 
 def _client(args: argparse.Namespace) -> Client:

@@ -76,7 +76,8 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--log-format",
         choices=("text", "json"),
         default="text",
-        help="json: one JSON object per log line on stderr, for log shippers",
+        help="json: every line on stderr one JSON object (time, level, logger, message), "
+        "for log shippers; a usage error (exit 2) stays text",
     )
     s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
     s.add_argument(
@@ -86,7 +87,12 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="postgresql://USER@HOST:PORT/DB, or a batch's SQLite file (such as "
         "vidapi-journal.sqlite)",
     )
-    s.add_argument("--watch", action="store_true", help="a live view until the queue is empty")
+    s.add_argument(
+        "--watch",
+        action="store_true",
+        help="a live view: until the queue is empty (PostgreSQL), or while a batch uses the "
+        "SQLite journal",
+    )
 
 
 async def _until_signalled(work: asyncio.Task[None]) -> None:
@@ -169,10 +175,11 @@ class WorkerView:
 
 
 async def _work_then_status(
-    shared: SharedBatch, work: Coroutine[Any, Any, None]
+    shared: SharedBatch, work: Coroutine[Any, Any, None], *, as_log: bool = False
 ) -> dict[str, Any] | None:
     """``work`` until it ends or a signal comes, then the queue's status; ``None`` when
-    stopped while the database is away (said in one line on stderr)."""
+    stopped while the database is away (said in one line on stderr: a warning of the
+    ``vidapi_async.worker`` logger when ``as_log``, ``--log-format json``)."""
     task = asyncio.create_task(work)
     try:
         await _until_signalled(task)
@@ -180,10 +187,11 @@ async def _work_then_status(
     except JournalError as exc:
         if shared.journal.outage.away is None:
             raise
-        print(
-            f"vidapi: stopped; {exc}: the jobs it held are left to be taken over by a worker",
-            file=sys.stderr,
-        )
+        why = f"stopped; {exc}: the jobs it held are left to be taken over by a worker"
+        if as_log:
+            worker_log.warning("%s", why)
+        else:
+            print(f"vidapi: {why}", file=sys.stderr)
         return None
 
 
@@ -201,6 +209,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     progress=view,
                     metrics_port=args.metrics_port,
                 ),
+                as_log=view.as_log,
             )
     if status is not None:
         view.say(view.totals(status))
@@ -228,9 +237,13 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
                 highlight=False,
             )
         for path in enqueued.unreadable:
-            console.print(f"[red]not enqueued[/red] {path}: cannot read it", highlight=False)
-        if args.enqueue_only:
-            return EXIT_OK
+            console.print(
+                f"[red]not enqueued[/red] {path}: cannot read it (recorded failed; "
+                "enqueue again once it is there)",
+                highlight=False,
+            )
+        if args.enqueue_only:  # a file not there is a failed job (recorded so)
+            return EXIT_JOBS_FAILED if enqueued.unreadable else EXIT_OK
         status = await _work_then_status(
             shared, shared.work(client, concurrency=args.concurrency, until_empty=True)
         )
@@ -282,10 +295,40 @@ def sqlite_status(path: str) -> dict[str, object]:
     }
 
 
+async def _watch_sqlite(
+    path: str, counts: dict[str, object], console: Console
+) -> dict[str, object]:
+    """``status --watch`` of a batch's SQLite file: the counts, refreshed each second while
+    a batch holds the journal; the last ones once it lets go (at once when none does)."""
+    journal = SQLiteJournal(path)
+    if not await asyncio.to_thread(journal.in_use):
+        console.print(f"no batch is using this journal ({path}); its counts now:", soft_wrap=True)
+        return counts
+    console.print(
+        f"watching {path} while a batch uses it (Ctrl-C to stop watching)", soft_wrap=True
+    )
+    from rich.progress import Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), time_column(), console=console) as bar:
+        task = bar.add_task(_counts_line(counts), total=None)
+        while await asyncio.to_thread(journal.in_use):
+            await asyncio.sleep(1.0)
+            counts = await asyncio.to_thread(sqlite_status, path)
+            bar.update(task, description=_counts_line(counts))
+    return await asyncio.to_thread(sqlite_status, path)  # what the batch left
+
+
+def _counts_line(counts: dict[str, object]) -> str:
+    return f"done {counts['done']}  failed {counts['failed']}  unfinished {counts['unfinished']}"
+
+
 async def run_status(args: argparse.Namespace, console: Console) -> int:
     if not is_shared(args.journal):
-        counts = await asyncio.to_thread(sqlite_status, args.journal.where)
-        _print_status(args, counts, title=f"SQLite journal {args.journal.where}")
+        path = args.journal.where
+        counts = await asyncio.to_thread(sqlite_status, path)
+        if args.watch:
+            counts = await _watch_sqlite(path, counts, console)
+        _print_status(args, counts, title=f"SQLite journal {path}")
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:

@@ -1,0 +1,83 @@
+"""Client instructions per pipeline, by callgrind: deterministic whatever the load.
+
+    python benchmarks/pipeline_instructions.py [--files 33] [--compare DIR,DIR...]
+
+Runs ``pipeline_throughput.py``'s vidapi child (concurrency 16, 256 KiB files, the
+emulator in its own process with 20 ms per request) under ``valgrind --tool=callgrind``
+with 1 file and with ``--files`` files; the difference over ``files - 1`` pipelines is
+what one pipeline costs in instructions (imports and start-up cancel out). Needs
+valgrind. Each DIR is a checkout whose ``vidapi_async`` the child imports instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import pipeline_throughput as pt  # noqa: E402
+
+
+def instructions(checkout: str, base: str, folder: str, concurrency: int) -> int:
+    env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
+    out = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            pt.__file__,
+            "--child-vidapi",
+            base,
+            folder,
+            str(concurrency),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit(f"callgrind run failed: {out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=33)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
+    args = parser.parse_args()
+    checkouts = ["", *[c for c in args.compare.split(",") if c]]
+    with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
+        for count in (1, args.files):
+            pt.make_files(os.path.join(tmp, f"files{count}"), count, 256 * 1024)
+        emulator, base = pt.start_emulator(tmp, args.latency)
+        try:
+            for checkout in checkouts:
+                one = instructions(checkout, base, os.path.join(tmp, "files1"), args.concurrency)
+                many = instructions(
+                    checkout, base, os.path.join(tmp, f"files{args.files}"), args.concurrency
+                )
+                per = (many - one) / (args.files - 1) / 1e6
+                print(
+                    f"{checkout or 'this checkout':24s} 1 file {one / 1e6:8.1f} M, "
+                    f"{args.files} files {many / 1e6:8.1f} M: {per:6.3f} M instructions "
+                    "per pipeline"
+                )
+        finally:
+            emulator.terminate()
+            emulator.wait()
+    print(f"command: python benchmarks/pipeline_instructions.py {' '.join(sys.argv[1:])}")
+
+
+if __name__ == "__main__":
+    main()
