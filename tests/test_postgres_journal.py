@@ -151,6 +151,72 @@ async def test_a_journal_that_cannot_connect_names_the_cause() -> None:
             assert "s3cretpw" not in str(info.value)
 
 
+async def test_a_restart_between_two_saves_is_no_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The journal's connection from before a restart fails once on its next use (the
+    server's 'terminating connection'): it is replaced at once and nothing is said; the
+    database was up whenever anything needed it (it said 'away' then 'back' for it, and
+    a second worker-wide 'away' per restart under two workers)."""
+    from .pg_cluster import pg_cluster
+
+    with pg_cluster() as cluster:
+        journal = va.PostgresJournal(cluster.dsn)
+        await journal.open()
+        try:
+            await journal.save(va.JobRecord("before"))
+            await asyncio.to_thread(cluster.restart)
+            with caplog.at_level("WARNING", logger="vidapi_async.batch"):
+                await journal.save(va.JobRecord("after"))
+            assert sorted(r.key for r in await journal.records()) == ["after", "before"]
+        finally:
+            await journal.close()
+    assert [r.getMessage() for r in caplog.records if "is away" in r.getMessage()] == []
+
+
+async def test_a_failure_begun_before_the_database_came_back_is_no_new_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two statements wait out one outage; one is answered (back), the other's attempt,
+    begun while the server was still down, fails after that: tried again at once, it
+    is not a second outage."""
+    from vidapi_async.batch._postgres import Outage
+
+    outage = Outage("postgresql://h:5432/db")
+    refused = psycopg.OperationalError("connection refused")
+    release = asyncio.Event()
+    tries = 0
+
+    async def late() -> str:
+        nonlocal tries
+        tries += 1
+        if tries == 1:
+            await release.wait()
+            raise refused
+        return "late"
+
+    async def down() -> str:
+        raise refused
+
+    async def up() -> str:
+        return "up"
+
+    with caplog.at_level("WARNING", logger="vidapi_async.batch"):
+        outage.gone(refused)  # the first statement saw it go
+        pending = asyncio.create_task(outage.patiently(late))
+        await asyncio.sleep(0)  # its attempt has begun
+        assert await outage.patiently(up) == "up"  # back
+        release.set()
+        assert await pending == "late"
+        outage.give_up.set()
+        with pytest.raises(va.JournalError, match="away"):
+            await outage.patiently(down)  # a real second outage is still said
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("is away" in m for m in said) == 2, said
+    assert sum("is back" in m for m in said) == 1, said
+    assert tries == 2
+
+
 def test_fencing_keeps_one_holders_history_in_stage_order() -> None:
     """Hypothesis stateful: two holders of one job claim it and write stages in any
     interleaving; a write lands only while its holder has the newest claim and never

@@ -114,14 +114,24 @@ class Outage:
 
     async def patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, again after a backoff for as long as the database is away (until
-        ``give_up`` is set: then the ``JournalError`` 'the database is away')."""
+        ``give_up`` is set: then the ``JournalError`` 'the database is away').
+
+        A first failure while the database is not known to be away is tried again at
+        once before it is called an outage: a connection from before a restart fails
+        once on its next use, and an attempt begun while the server was down can fail
+        after another statement saw it back; neither is a new outage."""
         delay = 0.2
+        quiet_retry = True
         while True:
             try:
                 result = await call()
             except Exception as exc:
                 if not db_away(exc):
                     raise
+                if quiet_retry and self.away is None and not self.give_up.is_set():
+                    quiet_retry = False
+                    continue
+                quiet_retry = False
                 self.gone(exc)
                 if self.give_up.is_set():
                     raise JournalError(self.where, f"the database is away ({self.away})") from None
