@@ -110,6 +110,43 @@ async def test_uploads_honour_the_trust_of_a_callers_session(tmp_path: Path) -> 
                 )
 
 
+async def test_the_tls_trust_is_loaded_by_the_first_https_upload_only(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the system's CA certificates costs tens of milliseconds of CPU: a batch of
+    plain-HTTP uploads never pays it; the first HTTPS upload does, once, in its thread."""
+    import ssl
+
+    made: list[str] = []
+    real = ssl.create_default_context
+
+    def recording(*args: object, **kwargs: object) -> ssl.SSLContext:
+        made.append(threading.current_thread().name)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl, "create_default_context", recording)
+    files = [make_file(tmp_path / f"p{i}.mp4", 50_000 + i) for i in range(3)]
+    async with client_for(emulator) as client, va.BatchUploader(client, concurrency=3) as batch:
+        results = [
+            r
+            async for r in batch.run(va.UploadJob(path=f, title="t", channel="news") for f in files)
+        ]
+    assert [r.status for r in results] == [va.JobStatus.DONE] * 3
+    assert made == []
+    async with Emulator(tls=True) as emu:
+        async with client_for(emu) as trusting:
+            address = await trusting.get_upload_session()
+        made.clear()  # the emulator's own contexts
+        async with client_for(emu, ssl=None, retry=va.NO_RETRY) as client:
+            for name in ("a.mp4", "b.mp4"):  # the system's trust refuses the emulator's
+                with pytest.raises(va.ConnectError, match="SSLCertVerificationError"):
+                    await client.upload_file(
+                        make_file(tmp_path / name, 1000), upload_session=address
+                    )
+    in_threads = [name for name in made if name != "MainThread"]  # (aiohttp's own: ssl=None)
+    assert len(in_threads) == 1 and in_threads[0].startswith("vidapi-upload"), made
+
+
 async def test_progress_runs_on_the_loop_thread(emulator: Emulator, tmp_path: Path) -> None:
     threads: set[int] = set()
     async with client_for(emulator) as client:

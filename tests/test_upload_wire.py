@@ -185,7 +185,7 @@ async def test_the_same_region_can_be_sent_twice(
     region = FileRegion(
         path=str(src), file_size=200 * 1024, length=200 * 1024, head=head, tail=tail
     )
-    pump = UploadPump(context=ssl.create_default_context(), max_threads=2)
+    pump = UploadPump(context=ssl.create_default_context, max_threads=2)
     try:
         for _ in range(2):
             answer = await pump.send(

@@ -31,6 +31,8 @@ class Seen:
     headers: dict[str, str]
     """Header names lowercased; a repeated header keeps its last value."""
     body: bytes
+    conn: int = 0
+    """Which connection it came on: 1 for the server's first, and so on."""
 
     @property
     def path(self) -> str:
@@ -55,6 +57,8 @@ class Reply:
     """Abort the connection after this many body bytes."""
     raw: bytes | None = None
     """Write exactly these bytes instead (status line and all), then close."""
+    close: bool = False
+    """Say ``Connection: close`` and close after the reply."""
 
     @classmethod
     def json(cls, data: Any, status: int = 200, **kw: Any) -> Reply:
@@ -78,6 +82,8 @@ class WireServer:
         self._tls = tls
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self.connections = 0
+        """Connections accepted so far."""
 
     @property
     def url(self) -> str:
@@ -98,11 +104,14 @@ class WireServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
+        conn = self.connections
         try:
             while True:
                 seen = await _read_request(reader)
                 if seen is None:
                     return
+                seen.conn = conn
                 self.seen.append(seen)
                 reply = self.handler(seen)
                 if not isinstance(reply, Reply):
@@ -141,7 +150,7 @@ async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> bool:
         writer.transport.abort()
         return False
     declared = len(reply.body) if reply.content_length is None else reply.content_length
-    keep = reply.content_length is None and reply.cut_after is None
+    keep = reply.content_length is None and reply.cut_after is None and not reply.close
     head = [f"HTTP/1.1 {reply.status} X"]
     head += [f"{k}: {v}" for k, v in reply.headers.items()]
     head += [f"Content-Length: {declared}", f"Connection: {'keep-alive' if keep else 'close'}"]

@@ -1,4 +1,4 @@
-"""Upload requests sent off the event loop: one blocking socket per request, in a worker
+"""Upload requests sent off the event loop: a blocking socket per request, in a worker
 thread of the client's own pool (never the default executor that the application and
 aiohttp's resolver share).
 
@@ -10,7 +10,9 @@ plain TCP uses ``socket.sendfile``. The loop only starts the request, receives p
 (``call_soon_threadsafe``, so callbacks run on the loop) and takes the answer.
 
 The request is written by hand: the target byte for byte as the server returned it,
-an exact Content-Length, ``Connection: close``. The answer is read to its end (by
+an exact Content-Length, ``Connection: keep-alive``: a finished upload's connection is
+kept for the next upload to the same host (``IdleConnections``; not through a proxy,
+where it says ``close``). The answer is read to its end (by
 Content-Length, chunked framing, or the connection closing), capped, and whole within
 ``answer_within`` seconds of the last byte sent. Cancelling the awaiting task shuts the
 socket down, which wakes the thread at once; the task waits for the thread to finish,
@@ -105,6 +107,69 @@ class Connection:
             sock.close()
 
 
+IDLE_FOR = 15.0
+"""Seconds a finished upload's connection is kept for the next upload to its host."""
+
+
+class IdleConnections:
+    """The connections of finished uploads, kept for the next upload to the same origin
+    (a batch's uploads go one after another to one upload host: no TCP and TLS
+    handshake per file). At most ``keep`` in all, each for at most ``IDLE_FOR`` seconds;
+    one the server has closed (or that holds unread bytes) is never handed out, and one
+    it drops as the next request comes is replaced at once (``_Job.run``)."""
+
+    def __init__(self, keep: int) -> None:
+        self._idle: list[tuple[float, tuple[str, str, int], socket.socket]] = []
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, key: tuple[str, str, int]) -> socket.socket | None:
+        while True:
+            with self._lock:
+                stale = self._expire(time.monotonic())
+                found = next(
+                    (i for i in range(len(self._idle) - 1, -1, -1) if self._idle[i][1] == key), None
+                )
+                sock = None if found is None else self._idle.pop(found)[2]
+            for old in stale:
+                old.close()
+            if sock is None or not _holds_bytes(sock):
+                return sock
+            sock.close()
+
+    def put(self, key: tuple[str, str, int], sock: socket.socket) -> None:
+        with self._lock:
+            if self._closed:
+                stale = [sock]
+            else:
+                self._idle.append((time.monotonic(), key, sock))
+                stale = self._expire(time.monotonic())
+        for old in stale:
+            old.close()
+
+    def _expire(self, now: float) -> list[socket.socket]:
+        """Under the lock: take out what is too old, and the oldest beyond ``keep``."""
+        fresh = [entry for entry in self._idle if now - entry[0] < IDLE_FOR]
+        over = max(0, len(fresh) - self._keep)
+        gone = [entry[2] for entry in self._idle if now - entry[0] >= IDLE_FOR]
+        gone += [entry[2] for entry in fresh[:over]]
+        self._idle = fresh[over:]
+        return gone
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for _, _, sock in idle:
+            sock.close()
+
+
+class _Stale(Exception):
+    """A kept connection failed before any byte of the answer: the server had dropped
+    it (its keep-alive timeout); the request goes again on a new connection."""
+
+
 class _Aborted(Exception):
     """The loop asked the thread to stop (cancelled, or the progress callback raised)."""
 
@@ -119,7 +184,7 @@ class _Job:
         headers: Mapping[str, str],
         region: FileRegion,
         *,
-        context: ssl.SSLContext | None,
+        context: Callable[[], ssl.SSLContext] | None,
         read_size: int,
         connect_timeout: float | None,
         idle_timeout: float | None,
@@ -127,7 +192,7 @@ class _Job:
         report: Callable[[int], None] | None,
         sendfile: bool,
         barrier: Callable[[threading.Event], None] | None = None,
-        connection: Connection | None = None,
+        connection: Connection | IdleConnections | None = None,
         buffers: BufferPool | None = None,
         proxy: Proxy | None = None,
         bandwidth: Bandwidth | None = None,
@@ -148,6 +213,7 @@ class _Job:
         self.answer_within = answer_within
         self.report = report
         self._sock: socket.socket | None = None
+        self._answered = False
         self._aborted = threading.Event()
         self._lock = threading.Lock()
 
@@ -170,7 +236,29 @@ class _Job:
         scheme, host, port, target = _split(self.url)
         shown = url_for_humans(self.url)
         kept = self.connection.take((scheme, host, port)) if self.connection else None
-        sock = kept or self._connect(scheme, host, port, shown)
+        if kept is not None:
+            try:
+                # A body from a stream cannot be sent twice: no second try for it.
+                again = self.region.stream is None
+                return self._exchange(kept, scheme, host, port, target, shown, again=again)
+            except _Stale:
+                self._answered = False
+        sock = self._connect(scheme, host, port, shown)
+        return self._exchange(sock, scheme, host, port, target, shown, again=False)
+
+    def _exchange(
+        self,
+        sock: socket.socket,
+        scheme: str,
+        host: str,
+        port: int,
+        target: str,
+        shown: str,
+        *,
+        again: bool,
+    ) -> RawResponse:
+        """The request on ``sock`` and its whole answer. ``again``: a kept connection
+        that fails before any byte of the answer raises ``_Stale``."""
         keep = False
         try:
             with self._lock:
@@ -190,6 +278,8 @@ class _Job:
             except (OSError, _Broken) as exc:
                 if self._aborted.is_set():
                     raise _Aborted from None
+                if again and not self._answered:
+                    raise _Stale from None
                 raise e.ConnectionLostError(
                     f"connection failed: {exc.__class__.__name__}{_detail(exc)}",
                     method=self.method,
@@ -227,7 +317,7 @@ class _Job:
             if via is not None:
                 self._tunnel(raw, host, port, via, shown)
             assert self.context is not None
-            return self.context.wrap_socket(raw, server_hostname=host)
+            return self.context().wrap_socket(raw, server_hostname=host)
         except e.VidapiError:
             raw.close()
             raise
@@ -422,8 +512,11 @@ class _Job:
         """The whole answer (h11 frames it), within ``answer_within`` of the last byte
         sent; whether the connection may carry the next request."""
         deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
-        while (answer := framer.feed(_recv(sock, deadline, self.idle_timeout))) is None:
-            pass
+        while True:
+            data = _recv(sock, deadline, self.idle_timeout)
+            self._answered = self._answered or bool(data)
+            if (answer := framer.feed(data)) is not None:
+                break
         return RawResponse(answer.status, answer.headers, answer.body), framer.reusable
 
 
@@ -484,12 +577,24 @@ def _holds_bytes(sock: socket.socket) -> bool:
 class UploadPump:
     """Sends upload requests in threads of its own pool. Owned by a ``Transport``."""
 
-    def __init__(self, *, context: ssl.SSLContext, max_threads: int) -> None:
-        self._context = context
+    def __init__(self, *, context: Callable[[], ssl.SSLContext], max_threads: int) -> None:
+        self._make_context = context
+        self._context: ssl.SSLContext | None = None
+        self._context_lock = threading.Lock()
         self._threads = ThreadPool("vidapi-upload", max_threads)
         self._buffers = BufferPool()
         self._closed = False
         self._jobs: set[_Job] = set()
+        self._idle = IdleConnections(keep=max_threads)
+
+    def context(self) -> ssl.SSLContext:
+        """The TLS trust for uploads, made by the first HTTPS upload (in its thread):
+        loading the system's CA certificates costs tens of milliseconds of CPU, which a
+        batch of plain-HTTP uploads never pays."""
+        with self._context_lock:
+            if self._context is None:
+                self._context = self._make_context()
+            return self._context
 
     def close(self) -> None:
         """Stop the pool: requests still running (their tasks not awaited) are aborted,
@@ -498,6 +603,7 @@ class UploadPump:
         for job in list(self._jobs):
             job.abort()
         self._threads.close()
+        self._idle.close()
 
     async def send(
         self,
@@ -545,7 +651,7 @@ class UploadPump:
             url,
             headers,
             region,
-            context=self._context,
+            context=self.context,
             read_size=read_size,
             connect_timeout=connect_timeout,
             idle_timeout=idle_timeout,
@@ -553,7 +659,9 @@ class UploadPump:
             report=report if progress is not None else None,
             sendfile=sendfile,
             barrier=barrier if progress is not None else None,
-            connection=connection,
+            # Without a connection of its own, an upload takes a kept one (not through
+            # a proxy: a kept socket is bound to the proxy's view of one origin).
+            connection=connection or (self._idle if proxy is None else None),
             buffers=self._buffers,
             proxy=proxy,
             bandwidth=bandwidth,

@@ -275,11 +275,11 @@ class Transport:
             if self._pumps_closed:
                 raise e.ClientClosedError("this Client is closed; create a new one")
             if self._pump is None:
-                # Loading the system's CA certificates and starting a thread take a
-                # while: not on the loop.
+                # Starting a thread takes a while: not on the loop. The TLS trust is
+                # loaded by the first HTTPS upload, in its thread.
                 limit = max(4, self._limit or 100)
                 self._pump = await asyncio.to_thread(
-                    lambda: UploadPump(context=self._upload_context(), max_threads=limit)
+                    lambda: UploadPump(context=self._upload_context, max_threads=limit)
                 )
             return self._pump
 

@@ -8,7 +8,7 @@ import re
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -62,7 +62,13 @@ class Request:
         return self.known_what or f"{self.method} {urlsplit(self.url).path}"
 
     def encoded_form(self) -> bytes | None:
-        return None if self.form is None else urlencode(self.form).encode("ascii")
+        """The form as ``urlencode`` writes it (``quote_plus``, nothing kept but the
+        unreserved characters); plain names and values are not run through it."""
+        if self.form is None:
+            return None
+        return "&".join([f"{_form_quote(k)}={_form_quote(v)}" for k, v in self.form]).encode(
+            "ascii"
+        )
 
     def headers(self, token: str | None, api_origin: tuple[str, str, int | None]) -> dict[str, str]:
         """The request's headers. The bearer token goes only to the API's own origin
@@ -184,6 +190,15 @@ def api_request(
 _PLAIN_PATH = re.compile(r"/[^?#\t\r\n]*")
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~,-]*")
 """What ``quote_plus(..., safe=",")`` leaves as it is."""
+
+
+_FORM_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
+"""What ``quote_plus(...)`` (``urlencode``'s default) leaves as it is."""
+
+
+def _form_quote(text: str) -> str:
+    """``text`` as ``urlencode`` writes a form's name or value."""
+    return text if _FORM_PLAIN.fullmatch(text) else urllib.parse.quote_plus(text)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,0 +1,123 @@
+"""Uploads one after another reuse their connection to the upload host (keep-alive):
+no TCP (and TLS) handshake per file. What that must keep: every body whole and exact on
+the wire, a kept connection the server dropped replaced at once (never a failed upload
+nor a retry for it), a server that says ``Connection: close`` obeyed, nothing left open.
+Against ``tests/wire.py``'s server, which shares no code with the client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+
+from .conftest import make_file
+from .test_upload_wire import parse_multipart
+from .wire import Reply, Seen, WireServer
+
+UPLOADED = {"url": "http://x/f.mp4#s", "name": "f", "size": "1"}
+
+
+def session(srv: WireServer, n: int) -> va.UploadSession:
+    return va.UploadSession(f"{srv.url}/upload?uuid={n}&seal=s{n}", f"{srv.url}/progress")
+
+
+def body_file(seen: Seen) -> bytes:
+    (_, data), *_ = parse_multipart(seen.headers["content-type"], seen.body)
+    return data
+
+
+async def upload_three(srv: WireServer, tmp_path: Path, **options: object) -> list[Path]:
+    files = [make_file(tmp_path / f"k{i}.mp4", 70_000 + i) for i in range(3)]
+    async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY, **options) as c:
+        for i, f in enumerate(files):
+            assert (await c.upload_file(f, upload_session=session(srv, i))).url == UPLOADED["url"]
+    return files
+
+
+async def test_uploads_one_after_another_share_one_connection(tmp_path: Path) -> None:
+    async with WireServer(lambda seen: Reply.json(UPLOADED)) as srv:
+        files = await upload_three(srv, tmp_path)
+    assert srv.connections == 1
+    assert [s.conn for s in srv.seen] == [1, 1, 1]
+    assert [body_file(s) for s in srv.seen] == [f.read_bytes() for f in files]
+    assert {s.headers["connection"] for s in srv.seen} == {"keep-alive"}
+    assert [s.raw_query for s in srv.seen] == [f"uuid={i}&seal=s{i}" for i in range(3)]
+
+
+async def test_a_kept_connection_the_server_dropped_is_replaced_at_once(
+    tmp_path: Path,
+) -> None:
+    """The server closes an idle connection just as the next request comes (its
+    keep-alive timeout): that request goes again, whole, on a new connection; the upload
+    neither fails nor counts as a retry (the client has none here)."""
+
+    def handler(seen: Seen) -> Reply:
+        if seen.conn == 1 and sum(s.conn == 1 for s in srv.seen) == 2:
+            return Reply(raw=b"")  # read the request, then hang up without a word
+        return Reply.json(UPLOADED)
+
+    async with WireServer(handler) as srv:
+        files = await upload_three(srv, tmp_path)
+    assert [s.conn for s in srv.seen] == [1, 1, 2, 2]
+    assert [body_file(s) for s in srv.seen] == [
+        f.read_bytes() for f in (files[0], *files[1:2], *files[1:])
+    ]
+    assert srv.seen[1].raw_query == srv.seen[2].raw_query == "uuid=1&seal=s1"
+
+
+async def test_an_answer_cut_on_a_kept_connection_is_not_sent_again(tmp_path: Path) -> None:
+    """Once the answer has begun, the server had the request: sending it again could
+    not be told from a second upload, so the error is the caller's (and its retries')."""
+
+    def handler(seen: Seen) -> Reply:
+        if len(srv.seen) == 2:
+            return Reply.json(UPLOADED, cut_after=3)
+        return Reply.json(UPLOADED)
+
+    files = [make_file(tmp_path / f"c{i}.mp4", 5_000 + i) for i in range(2)]
+    async with WireServer(handler) as srv:
+        async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as c:
+            await c.upload_file(files[0], upload_session=session(srv, 0))
+            with pytest.raises(va.ConnectionLostError):
+                await c.upload_file(files[1], upload_session=session(srv, 1))
+    assert len(srv.seen) == 2
+
+
+async def test_a_server_that_says_close_gets_a_new_connection_each_time(tmp_path: Path) -> None:
+    async with WireServer(lambda seen: Reply.json(UPLOADED, close=True)) as srv:
+        await upload_three(srv, tmp_path)
+    assert [s.conn for s in srv.seen] == [1, 2, 3]
+
+
+def test_kept_connections_are_few_and_short_lived(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from vidapi_async._aio import _pump
+
+    key, other = ("http", "127.0.0.1", 1), ("https", "h", 443)
+    idle = _pump.IdleConnections(keep=2)
+    pairs = [socket.socketpair() for _ in range(4)]
+    try:
+        idle.put(key, pairs[0][0])
+        idle.put(other, pairs[1][0])
+        idle.put(key, pairs[2][0])  # a third: the oldest goes
+        assert pairs[0][0].fileno() == -1
+        assert idle.take(key) is pairs[2][0]  # the newest first
+        assert idle.take(key) is None
+        idle.put(key, pairs[2][0])
+        monkeypatch.setattr(_pump, "IDLE_FOR", 0.0)  # every kept one is now too old
+        assert idle.take(key) is None
+        assert pairs[1][0].fileno() == pairs[2][0].fileno() == -1  # closed, whatever origin
+        monkeypatch.undo()
+        idle.put(key, pairs[3][0])
+        idle.close()
+        assert pairs[3][0].fileno() == -1
+        spare = socket.socket()
+        idle.put(key, spare)  # a thread finishing after the close: closed at once
+        assert spare.fileno() == -1
+    finally:
+        for a, b in pairs:
+            a.close()
+            b.close()
