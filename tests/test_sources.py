@@ -10,6 +10,7 @@ import asyncio
 import io
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -194,3 +195,35 @@ async def test_an_abort_between_two_chunks_is_not_missed() -> None:
     stream.abort()  # nothing is pending now: the next ask must not be made
     with pytest.raises(ConnectionAbortedError):
         await asyncio.wait_for(asyncio.to_thread(stream.readinto, view), 5)
+
+
+async def test_a_pipe_numbered_above_selects_limit_is_read(emulator: Emulator) -> None:
+    """A web backend holds many descriptors: a pipe numbered 1024 or more is past
+    ``select()``'s limit, which failed the upload with a ValueError."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max(soft, hard if hard != resource.RLIM_INFINITY else 4096) < 1600:
+        pytest.skip("this process may not hold 1,600 descriptors")
+    if soft < 1600:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1600, hard))
+    r, w = os.pipe()
+
+    def feed() -> None:  # half, a pause (the reader waits on the pipe), the rest
+        with os.fdopen(w, "wb") as out:
+            out.write(DATA[:1000])
+            out.flush()
+            time.sleep(0.3)
+            out.write(DATA[1000:])
+
+    writer = threading.Thread(target=feed)
+    try:
+        low = os.fdopen(r, "rb")
+        writer.start()
+        with low, os.fdopen(os.dup2(low.fileno(), 1500), "rb") as high:
+            async with client_for(emulator) as client:
+                uploaded = await client.upload_file(high, filename="high.mp4")
+        writer.join()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert stored_bytes(emulator, uploaded.url) == DATA

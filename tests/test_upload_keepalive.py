@@ -121,3 +121,34 @@ def test_kept_connections_are_few_and_short_lived(monkeypatch: pytest.MonkeyPatc
         for a, b in pairs:
             a.close()
             b.close()
+
+
+def test_a_kept_connection_numbered_above_selects_limit_is_still_reused() -> None:
+    """A web backend holds many descriptors: a socket numbered 1024 or more is past
+    ``select()``'s limit (ValueError), which made every kept connection look unusable."""
+    import os
+    import resource
+    import socket
+
+    from vidapi_async._aio import _pump
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max(soft, hard if hard != resource.RLIM_INFINITY else 4096) < 1600:
+        pytest.skip("this process may not hold 1,600 descriptors")
+    if soft < 1600:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1600, hard))
+    try:
+        a, b = socket.socketpair()
+        high = socket.socket(fileno=os.dup2(a.fileno(), 1500))
+        a.close()
+        with high, b:
+            key = ("http", "127.0.0.1", 1)
+            idle = _pump.IdleConnections(keep=2)
+            idle.put(key, high)
+            assert idle.take(key) is high  # quiet: reused
+            idle.put(key, high)
+            b.sendall(b"HTTP/1.1 200 OK\r\n\r\n")  # bytes nobody asked for: not reused
+            assert idle.take(key) is None
+            idle.close()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -243,6 +243,9 @@ class FileObjectStream:
         short steps, so that a writer that stopped cannot hold a cancelled upload."""
         blocking = os.get_blocking(fd)
         os.set_blocking(fd, False)
+        # poll, not select: a descriptor numbered 1024 or more is past select's limit
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
         try:
             while True:
                 if self._stopped.is_set():
@@ -253,7 +256,7 @@ class FileObjectStream:
                     got = None
                 if got is not None:
                     return got
-                select.select([fd], [], [], WAKE_EVERY)
+                poller.poll(WAKE_EVERY * 1000)
         finally:
             os.set_blocking(fd, blocking)
 

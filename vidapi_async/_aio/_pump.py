@@ -567,11 +567,14 @@ def _holds_bytes(sock: socket.socket) -> bool:
     server's close): it cannot carry a new request."""
     if isinstance(sock, ssl.SSLSocket) and sock.pending():
         return True
+    # poll, not select: a socket numbered 1024 or more (a process with many files open)
+    # is past select's limit.
+    poller = select.poll()
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True
-    return bool(readable)
 
 
 class UploadPump:
