@@ -253,3 +253,28 @@ async def test_one_journal_under_two_names_is_still_one_batch_at_a_time(tmp_path
     finally:
         await first.close()
     assert SQLiteJournal(link).in_use() is False
+
+
+async def test_messages_off_a_terminal_are_never_wrapped(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """stderr into a log file or a pipe: each message is one line whatever its length
+    (rich wrapped them at 80 columns, splitting a failed job's path and error across
+    lines that a grep or a log shipper then reads as separate records)."""
+    deep = tmp_path / ("a-rather-long-folder-name-" * 3) / "and-another-level-of-folders"
+    deep.mkdir(parents=True)
+    make_file(deep / "present.mp4", 20_000)
+    manifest = tmp_path / "jobs.csv"
+    missing = deep / ("a-missing-file-with-a-long-name-" * 2 + ".mp4")
+    manifest.write_text(
+        f"path,title,channel\n{deep / 'present.mp4'},One,news\n{missing},Two,news\n",
+        encoding="utf-8",
+    )
+    code, _, err = await vidapi(
+        "batch", str(manifest), "--journal", str(tmp_path / "j.sqlite"), env=env_for(emulator)
+    )
+    assert code == 6, err
+    lines = err.splitlines()
+    [failed] = [line for line in lines if line.startswith("failed ")]  # the summary's
+    assert failed.startswith(f"failed {missing} at pending: ") and len(failed) > 80, err
+    assert not [line for line in lines if "━" in line and "failed" in line], err  # no glue

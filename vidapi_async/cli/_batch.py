@@ -138,6 +138,8 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             async for result in batch.run(_read_in_thread(args.source, args.channel)):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))
+    if not console.is_terminal:  # the bars' last line ends with no newline
+        console.line()
 
     counts = {s: sum(r.status is s for r in results) for s in JobStatus}
     if args.json:

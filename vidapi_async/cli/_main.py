@@ -242,6 +242,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from rich.console import Console
 
     console = Console(stderr=True)
+    if not console.is_terminal:
+        # a log file or a pipe: a message is one line whatever its length (a grep or a
+        # log shipper reads each line as a record)
+        console.soft_wrap = True
     try:
         return asyncio.run(_run(args, console))
     except KeyboardInterrupt:
