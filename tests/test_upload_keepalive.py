@@ -6,6 +6,7 @@ Against ``tests/wire.py``'s server, which shares no code with the client."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,41 @@ def test_a_kept_connection_numbered_above_selects_limit_is_still_reused() -> Non
             idle.close()
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_a_body_that_cannot_be_sent_twice_never_rides_a_kept_connection(
+    tmp_path: Path,
+) -> None:
+    """A stream (an async iterable, a pipe, a url source) is read once: on a kept
+    connection the server might have dropped, it could not go again, so it gets a new
+    one; its connection is kept after it for the next file."""
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for i in range(4):
+            yield bytes([65 + i]) * 10_000
+
+    files = [make_file(tmp_path / f"s{i}.mp4", 30_000 + i) for i in range(2)]
+    async with WireServer(lambda seen: Reply.json(UPLOADED)) as srv:
+        async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as c:
+            await c.upload_file(files[0], upload_session=session(srv, 0))
+            await c.upload_file(pieces(), size=40_000, upload_session=session(srv, 1))
+            await c.upload_file(files[1], upload_session=session(srv, 2))
+    assert [s.conn for s in srv.seen][:2] == [1, 2]
+    assert srv.seen[2].conn in (1, 2)
+    assert body_file(srv.seen[1]) == b"".join(bytes([65 + i]) * 10_000 for i in range(4))
+
+
+async def test_over_tls_one_handshake_carries_every_upload(tmp_path: Path) -> None:
+    import ssl
+
+    from .wire import self_signed
+
+    cert, key = self_signed(tmp_path)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    trust = ssl.create_default_context(cafile=str(cert))
+    async with WireServer(lambda seen: Reply.json(UPLOADED), tls=server_ctx) as srv:
+        assert srv.url.startswith("https://")
+        files = await upload_three(srv, tmp_path, ssl=trust)
+    assert [s.conn for s in srv.seen] == [1, 1, 1]
+    assert [body_file(s) for s in srv.seen] == [f.read_bytes() for f in files]

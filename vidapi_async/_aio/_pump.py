@@ -235,12 +235,15 @@ class _Job:
     def run(self) -> RawResponse:
         scheme, host, port, target = _split(self.url)
         shown = url_for_humans(self.url)
-        kept = self.connection.take((scheme, host, port)) if self.connection else None
+        once = self.region.stream is not None  # a body that cannot be sent twice
+        kept = None
+        if self.connection is not None and not (
+            once and isinstance(self.connection, IdleConnections)
+        ):  # (a chunked upload's own connection carries its ranges, streamed or not)
+            kept = self.connection.take((scheme, host, port))
         if kept is not None:
             try:
-                # A body from a stream cannot be sent twice: no second try for it.
-                again = self.region.stream is None
-                return self._exchange(kept, scheme, host, port, target, shown, again=again)
+                return self._exchange(kept, scheme, host, port, target, shown, again=not once)
             except _Stale:
                 self._answered = False
         sock = self._connect(scheme, host, port, shown)
