@@ -259,8 +259,10 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
     journal = tmp_path / "j.sqlite"
     rng = random.Random(1234)
     stages_at_kill: list[Counter[str]] = []
-    # a little latency widens the window between "create sent" and "id recorded"
-    async with Emulator(faults=Faults(latency=0.01)) as emu:
+    # a little latency widens the window between "create sent" and "id recorded";
+    # no ffprobe (0.1 s an upload where it is installed, as in CI): with it, a kill 0-80 ms
+    # after a wave of jobs ended always fell before the next wave recorded anything
+    async with Emulator(faults=Faults(latency=0.01), probe=False) as emu:
 
         async def spawn() -> asyncio.subprocess.Process:
             return await asyncio.create_subprocess_exec(
