@@ -75,6 +75,21 @@ def child_emulator(port_file: str, latency: float) -> None:
     asyncio.run(main())
 
 
+def child_emulator_tls(port_file: str, latency: float) -> None:
+    """``child_emulator`` over https (its own self-signed certificate): the port file
+    holds the base url and, after a space, the certificate's file for clients to trust."""
+    from vidapi_async.emulator import Emulator, Faults
+
+    async def main() -> None:
+        async with Emulator(
+            faults=Faults(latency=latency), probe=False, escaped_seals=False, tls=True
+        ) as emu:
+            write_atomically(port_file, f"{emu.base_url} {emu.ca_file}")
+            await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
 def child_stub(port_file: str, latency: float) -> None:
     """The independent stub: aiohttp only, no ``vidapi_async`` import."""
     import itertools
@@ -527,6 +542,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "--child-emulator":
         child_emulator(sys.argv[2], float(sys.argv[3]))
+    elif mode == "--child-emulator-tls":
+        child_emulator_tls(sys.argv[2], float(sys.argv[3]))
     elif mode == "--child-stub":
         child_stub(sys.argv[2], float(sys.argv[3]))
     elif mode == "--child-vidapi":
