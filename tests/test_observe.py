@@ -325,13 +325,15 @@ async def test_spans_and_metrics_of_a_batch_with_failures(
             assert attributes["error.type"] in ("FileError", "InvalidArgumentError")
         else:
             assert span.status.status_code is StatusCode.UNSET and "error.type" not in attributes
+    # In a job, the job is the operation: each request's span (the upload's, made in a
+    # pump thread, included) is a child of the job's span, with no operation span between
     by_id = {s.context.span_id: s for s in spans}
-    for span in spans:
-        if span.kind is SpanKind.CLIENT:
-            top = span
-            while top.parent is not None:
-                top = by_id[top.parent.span_id]
-            assert top.name == "vidapi job"
+    client_spans = [s for s in spans if s.kind is SpanKind.CLIENT]
+    assert {s.name for s in spans} == {"vidapi job"} | {s.name for s in client_spans}
+    for span in client_spans:
+        assert span.parent is not None
+        assert by_id[span.parent.span_id].name == "vidapi job", span.attributes
+    assert any("thread.name" in (s.attributes or {}) for s in client_spans)  # the uploads
     assert_no_secret(list(every_value(spans)), [token, PASSWORD])
 
 
@@ -628,3 +630,39 @@ async def test_a_failed_operation_records_its_error_and_leaves_no_span_current(
     assert request.status.status_code is StatusCode.ERROR  # a client span's 4xx is an error
     [me] = [s for s in spans if s.name == "vidapi me"]
     assert me.parent is None and me.context.trace_id != op.context.trace_id
+
+
+async def test_clients_sharing_a_meter_provider_add_up_their_job_counts(
+    tmp_path: Path,
+) -> None:
+    """The jobs, in-flight and upload-bytes counts are read by the SDK when it collects
+    (asynchronous instruments): two clients on one provider, and a third made after the
+    first two are gone, all count (the SDK keeps an instrument's first callbacks only)."""
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    files = [make_file(tmp_path / f"f{i}.mp4", 3000 + i) for i in range(3)]
+    async with Emulator(probe=False) as emu:
+        async with (
+            client_for(emu, meter_provider=meters) as one,
+            client_for(emu, meter_provider=meters) as two,
+        ):
+            for client, path in ((one, files[0]), (two, files[1])):
+                async with va.BatchUploader(client) as batch:
+                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
+                    assert all([r.ok async for r in batch.run(jobs)])
+        async with client_for(emu, meter_provider=meters) as three:
+            async with va.BatchUploader(three) as batch:
+                jobs = [
+                    va.UploadJob(path=files[2], title="t", channel="news"),
+                    va.UploadJob(path=tmp_path / "gone.mp4", title="t", channel="news"),
+                ]
+                assert [r.status.value async for r in batch.run(jobs)].count("done") == 1
+    points = _points(reader)
+    meters.shutdown()
+    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {
+        "done": 3,
+        "failed": 1,
+    }
+    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001 + 3002
+    assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
+    assert sum(p.count for p in points["vidapi.job.duration"]) == 4

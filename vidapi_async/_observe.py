@@ -18,7 +18,9 @@ import contextvars
 import functools
 import json
 import logging
+import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -52,6 +54,9 @@ ACTIVE: contextvars.ContextVar[Observer | None] = contextvars.ContextVar(
     "vidapi_observer", default=None
 )
 """The observer of the operation running (set only when it records something)."""
+IN_JOB: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_in_job", default=False)
+"""Inside a batch job's span: the job is the operation, and the client's methods it calls
+open no span of their own (their requests' spans are the job's children)."""
 
 T = TypeVar("T")
 
@@ -140,6 +145,55 @@ def _recording_meter(provider: Any) -> Any:
 
 _INSTRUMENT: Final = {"gauge": "up_down_counter"}
 """The OpenTelemetry instrument of a Prometheus type, where their names differ."""
+OBSERVED: Final = {
+    "vidapi.upload.bytes": "observable_counter",
+    "vidapi.jobs": "observable_counter",
+    "vidapi.jobs.in_flight": "observable_up_down_counter",
+}
+"""Counts kept by the client and read by the SDK when it collects (asynchronous
+instruments): a job's start and end and an upload's bytes add to a number here, not a
+measurement to the SDK each."""
+
+
+class _Totals:
+    """The values of a meter's asynchronous instruments, summed over every client that
+    uses the meter (the SDK keeps the first callbacks of an instrument's name)."""
+
+    def __init__(self, meter: Any) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+        for name, kind in OBSERVED.items():
+            self._values[name] = {}
+            _, _, unit, text = _metrics.KINDS[name]
+            getattr(meter, f"create_{kind}")(
+                name,
+                callbacks=[functools.partial(self._observe, name)],
+                unit=unit,
+                description=text,
+            )
+
+    def add(self, name: str, value: float, labels: dict[str, str]) -> None:
+        key = tuple(labels.items())
+        values = self._values[name]
+        with self._lock:
+            values[key] = values.get(key, 0) + value
+
+    def _observe(self, name: str, options: Any) -> list[Any]:
+        with self._lock:
+            values = list(self._values[name].items())
+        return [otel_metrics.Observation(value, dict(key)) for key, value in values]
+
+
+_TOTALS: weakref.WeakKeyDictionary[Any, _Totals] = weakref.WeakKeyDictionary()
+_TOTALS_LOCK = threading.Lock()
+
+
+def _totals(meter: Any) -> _Totals:
+    with _TOTALS_LOCK:
+        totals = _TOTALS.get(meter)
+        if totals is None:
+            totals = _TOTALS[meter] = _Totals(meter)
+        return totals
 
 
 class Observer:
@@ -150,8 +204,12 @@ class Observer:
         self.tracer = _recording_tracer(tracer_provider)
         self.meter = meter = _recording_meter(meter_provider)
         self._instruments: dict[str, Any] = {}
+        self._totals: _Totals | None = None
         if meter is not None:  # a Prometheus gauge is an up-down counter here
+            self._totals = _totals(meter)
             for name, (kind, _, unit, text) in _metrics.KINDS.items():
+                if name in OBSERVED:
+                    continue
                 create = getattr(meter, f"create_{_INSTRUMENT.get(kind, kind)}")
                 self._instruments[name] = create(name, unit=unit, description=text)
         self._labels: dict[tuple[str, str, int, int | None], dict[str, Any]] = {}
@@ -225,8 +283,11 @@ class Observer:
                 _metrics.REGISTRY.observe("http.client.request.body.size", size, attributes)
 
     def _add(self, name: str, value: float, labels: dict[str, str]) -> None:
-        if self.meter is not None:
-            self._instruments[name].add(value, labels)
+        if self._totals is not None:
+            if name in OBSERVED:
+                self._totals.add(name, value, labels)
+            else:
+                self._instruments[name].add(value, labels or None)
         if _metrics.REGISTRY.on:
             _metrics.REGISTRY.add(name, value, labels)
 
@@ -259,7 +320,11 @@ class Observer:
                 yield
             else:
                 with self.span("vidapi job"):
-                    yield
+                    in_job = IN_JOB.set(True)
+                    try:
+                        yield
+                    finally:
+                        IN_JOB.reset(in_job)
         finally:
             ACTIVE.reset(token)
 
@@ -358,7 +423,7 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
         async def traced(self: Any, *args: Any, **kwargs: Any) -> T:
             owner = getattr(self, "_client", self)  # a namespace holds its client
             observer: Observer = owner._transport.observer
-            if observer.tracer is None:
+            if observer.tracer is None or IN_JOB.get():
                 if observer.meter is None and not _metrics.REGISTRY.on:
                     return await method(self, *args, **kwargs)
                 token = ACTIVE.set(observer)
