@@ -373,6 +373,50 @@ async def test_refused_credentials_stop_the_worker_and_leave_the_queue(
     assert (status["queued"], status["running"], status["failed"]) == (4, 0, 0), said[-2000:]
     assert token not in said
     assert named in said.lower() and "Traceback" not in said, said[-2000:]
+    # a job given back is neither failed nor still running in the worker's own lines
+    assert "failed at" not in said, said[-2000:]
+    assert not re.search(r"worker: \d+ done, [1-9]", said), said[-2000:]
+
+
+async def test_a_job_given_back_to_the_queue_is_counted_requeued_not_failed(
+    tmp_path: Path, dsn: str
+) -> None:
+    """A job the queue runs again (this worker's credentials refused, or a transient
+    failure) has not failed: ``vidapi.jobs`` counts it ``requeued`` and the progress
+    neither failed nor running (before: failed, then done once another worker ran it)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    files = [make_file(tmp_path / f"r{i}.mp4", 3000 + i) for i in range(2)]
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    seen: list[va.BatchProgress] = []
+    async with Emulator() as emu, SharedBatch(dsn) as shared:
+        await shared.enqueue(jobs_for(files))
+        async with va.Client(
+            access_token="wrong-token", base_url=emu.base_url, meter_provider=meters
+        ) as client:
+            with pytest.raises(va.AuthenticationError):
+                await asyncio.wait_for(
+                    shared.work(client, concurrency=1, until_empty=True, progress=seen.append),
+                    60,
+                )
+        data = reader.get_metrics_data()
+        assert data is not None
+        outcomes = {
+            point.attributes["outcome"]: point.value
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == "vidapi.jobs"
+            for point in metric.data.data_points
+        }
+        status = await shared.status()
+    meters.shutdown()
+    assert outcomes == {"requeued": 1}, outcomes
+    assert status["queued"] == 2 and status["failed"] == 0
+    last = seen[-1]
+    assert (last.started, last.done, last.failed) == (0, 0, 0), last
 
 
 async def test_a_missing_file_is_a_failed_job_in_the_queue_as_in_a_file_journal(

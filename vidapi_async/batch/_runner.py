@@ -163,6 +163,10 @@ class BatchUploader:
         """The first refusal for the account's quota: no new upload starts after it."""
         self._not_sent: weakref.WeakSet[QuotaExceededError] = weakref.WeakSet()
         self._waiting = 0  # jobs queued that no pipeline has taken yet
+        self._requeue: Callable[[BaseException], bool] | None = None
+        """Set by a shared queue: whether a failed job goes back to the queue to be run
+        again; such a job is counted ``requeued`` in the metrics, and neither started
+        nor failed in the progress."""
         self._channels: dict[str, InvalidArgumentError | None] = {}
         """Each channel checked against the platform's categories, and its verdict."""
         self._settle_for = 0.0
@@ -335,6 +339,8 @@ class BatchUploader:
                 if result.status is JobStatus.FAILED:
                     observer.job_failed(result.error)
             outcome = result.status.value
+            if self._requeued(result):
+                outcome = "requeued"
             return result
         finally:
             observer.job_finished(outcome, time.perf_counter() - started)
@@ -376,8 +382,12 @@ class BatchUploader:
                             log.warning("the account's quota is reached: no new upload will start")
                     record.error = f"{type(exc).__name__}: {exc}"
                     await self._journal.save(record)
-                    self._count("failed")
-                    log.warning("job %s failed at %s: %s", key, record.stage, record.error)
+                    if self._requeue is not None and self._requeue(exc):
+                        self._counts["started"] -= 1  # to be run again: not this one's
+                        self._report()
+                    else:
+                        self._count("failed")
+                        log.warning("job %s failed at %s: %s", key, record.stage, record.error)
                     return JobResult(
                         job, key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
                     )
@@ -738,6 +748,14 @@ class BatchUploader:
         self._files.pop(record.key, None)  # off the list of uploads in flight
         self._spares.ahead(self._waiting)  # the next job's address, during this create
         await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+
+    def _requeued(self, result: JobResult) -> bool:
+        return (
+            result.status is JobStatus.FAILED
+            and result.error is not None
+            and self._requeue is not None
+            and self._requeue(result.error)
+        )
 
     def _count(self, name: str) -> None:
         self._counts[name] += 1

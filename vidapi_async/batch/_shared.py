@@ -37,7 +37,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import attrs
 
@@ -549,6 +549,7 @@ class SharedBatch:
         # A worker that made a video after losing its job waits this long for the job
         # to record one (the taker-over, after its own takeover delay) before deciding.
         runner._settle_for = 4 * stalled_after
+        runner._requeue = requeued  # such a failure goes back to the queue: not "failed"
         outage = self.journal.outage
         outage.give_up.clear()
         self._refused = refused = asyncio.get_running_loop().create_future()
@@ -740,7 +741,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     if result.status is not JobStatus.FAILED:
         return
     error = result.error
-    if isinstance(error, AuthenticationError | InsufficientScopeError):
+    if _refused_credentials(error):
         # this worker's own credentials, no fault of the job's: it stops taking jobs
         # and the job goes back to the queue for a worker that may run it
         worker_log.warning(
@@ -758,11 +759,29 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
         return  # recorded; a re-run after the reset resumes it
-    if isinstance(error, TransportError | ServerError | RateLimitedError) or (
-        isinstance(error, APIError) and error.status is None
-    ):
+    if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+
+
+def _refused_credentials(
+    error: BaseException | None,
+) -> TypeGuard[AuthenticationError | InsufficientScopeError]:
+    """The API refused this worker's own credentials: no fault of the job's."""
+    return isinstance(error, AuthenticationError | InsufficientScopeError)
+
+
+def _transient(error: BaseException | None) -> bool:
+    """A failure the queue tries again (the network, the server, a rate limit)."""
+    return isinstance(error, TransportError | ServerError | RateLimitedError) or (
+        isinstance(error, APIError) and error.status is None
+    )
+
+
+def requeued(error: BaseException) -> bool:
+    """Whether a job that failed with ``error`` goes back to the queue to be run again
+    (its outcome ``requeued``, not ``failed``)."""
+    return _refused_credentials(error) or _transient(error)
 
 
 class SharedRate:
