@@ -271,6 +271,21 @@ async def test_vidapi_log_env_turns_debug_on() -> None:
     assert "tok-Secret-123" not in err
 
 
+async def test_an_unknown_vidapi_log_level_is_named_not_ignored() -> None:
+    code, _, err = await vidapi(
+        "--token",
+        "tok-Secret-123",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "api",
+        "/me",
+        env={"VIDAPI_LOG": "verbose"},
+    )
+    assert code != 0
+    assert "VIDAPI_LOG" in err and "'verbose'" in err and "debug, info or warning" in err, err
+    assert "tok-Secret-123" not in err
+
+
 async def test_spans_and_metrics_of_a_batch_with_failures(
     exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
 ) -> None:
@@ -301,6 +316,18 @@ async def test_spans_and_metrics_of_a_batch_with_failures(
     assert jobs_by == {"done": 5, "failed": 2}
     for p in points["http.client.request.duration"]:  # API calls and uploads apart
         assert isinstance(p.attributes["server.port"], int), p.attributes
+    # the histograms' buckets are the conventions' seconds and powers of four bytes, as
+    # the Prometheus endpoint's (the SDK's default, 0 to 10000, is for milliseconds)
+    from vidapi_async._metrics import BYTES_BUCKETS, SECONDS_BUCKETS
+
+    for name, buckets in (
+        ("http.client.request.duration", SECONDS_BUCKETS),
+        ("vidapi.job.duration", SECONDS_BUCKETS),
+        ("http.client.request.body.size", BYTES_BUCKETS),
+    ):
+        for p in points[name]:
+            assert tuple(p.explicit_bounds) == buckets, (name, p.explicit_bounds)
+    assert SECONDS_BUCKETS[0] == 0.005 and SECONDS_BUCKETS[-1] >= 60
     ports = {p.attributes["server.port"] for p in points["http.client.request.duration"]}
     assert len(ports) == 2  # the emulator's API and its upload host
     assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
@@ -624,6 +651,7 @@ async def test_a_failed_operation_records_its_error_and_leaves_no_span_current(
     assert op.status.status_code is StatusCode.ERROR
     assert (op.status.description or "").startswith("NotFoundError: ")
     assert [e.name for e in op.events] == ["exception"]
+    assert (op.attributes or {})["error.type"] == "NotFoundError"  # as a job's span has
     assert (request.attributes or {})["http.response.status_code"] == 404
     assert (request.attributes or {})["error.type"] == "404"
     assert request.kind is SpanKind.CLIENT

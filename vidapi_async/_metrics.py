@@ -65,11 +65,11 @@ class Registry:
             self._sums[key] = self._sums.get(key, 0.0) + value
 
     def observe(self, name: str, value: float, labels: Mapping[str, object]) -> None:
-        buckets = _buckets(name)
+        bounds = buckets(name)
         key = (name, self._labels(labels))
         with self._lock:
-            counts = self._hist.setdefault(key, [0.0] * (len(buckets) + 2))
-            for i, bound in enumerate(buckets):
+            counts = self._hist.setdefault(key, [0.0] * (len(bounds) + 2))
+            for i, bound in enumerate(bounds):
                 if value <= bound:
                     counts[i] += 1
             counts[-2] += value
@@ -89,7 +89,7 @@ class Registry:
                 rows = [(labels, v) for (n, labels), v in hist.items() if n == name]
                 lines += [f"# HELP {base} {help_text}", f"# TYPE {base} histogram"]
                 for labels, counts in sorted(rows):
-                    for bound, count in zip(_buckets(name), counts, strict=False):
+                    for bound, count in zip(buckets(name), counts, strict=False):
                         lines.append(f"{base}_bucket{_fmt(labels, le=_num(bound))} {_num(count)}")
                     lines.append(f"{base}_bucket{_fmt(labels, le='+Inf')} {_num(counts[-1])}")
                     lines.append(f"{base}_sum{_fmt(labels)} {_num(counts[-2])}")
@@ -105,7 +105,8 @@ class Registry:
         return "\n".join(lines) + "\n"
 
 
-def _buckets(name: str) -> tuple[float, ...]:
+def buckets(name: str) -> tuple[float, ...]:
+    """A histogram's bucket bounds: seconds or bytes, by its unit."""
     return BYTES_BUCKETS if KINDS[name][1] == "bytes" else SECONDS_BUCKETS
 
 

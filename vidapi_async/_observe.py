@@ -75,8 +75,9 @@ except ImportError:  # pragma: no cover - exercised by the benchmark without the
 class _Current:
     """``span`` current in the block, then ended: what ``start_as_current_span`` does,
     without its two generator context managers (a third of a span's cost). ``record``:
-    an exception (``Exception``, as the API's ``use_span``) is recorded as an event and
-    sets the ERROR status with its description (an operation's span); otherwise any
+    an exception (``Exception``, as the API's ``use_span``) is recorded as an event, is
+    the span's ``error.type`` and sets the ERROR status with its description (an
+    operation's span); otherwise any
     exception, cancellation included, is the span's ``error.type`` (a request's span)."""
 
     __slots__ = ("_record", "_token", "span")
@@ -100,6 +101,7 @@ class _Current:
                 span.set_status(otel_trace.StatusCode.ERROR)
             elif isinstance(exc, Exception) and span.is_recording():
                 span.record_exception(exc)
+                span.set_attribute("error.type", type(exc).__name__)
                 span.set_status(
                     otel_trace.Status(otel_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
                 )
@@ -211,7 +213,10 @@ class Observer:
                 if name in OBSERVED:
                     continue
                 create = getattr(meter, f"create_{_INSTRUMENT.get(kind, kind)}")
-                self._instruments[name] = create(name, unit=unit, description=text)
+                more = {}
+                if kind == "histogram":  # the SDK's default buckets are for milliseconds
+                    more["explicit_bucket_boundaries_advisory"] = _metrics.buckets(name)
+                self._instruments[name] = create(name, unit=unit, description=text, **more)
         self._labels: dict[tuple[str, str, int, int | None], dict[str, Any]] = {}
         """The attributes of ``request_done``'s records, one dict per method, server and
         status (never changed once made: the SDK keys its series on them)."""
@@ -538,3 +543,5 @@ def configure_logging(verbosity: int, fmt: str = "text", env: str | None = None)
             own.vidapi_cli = True  # type: ignore[attr-defined]
             logger.addHandler(own)
     ROOT.setLevel(logging.WARNING if level is None else level)
+    if env and env.strip().lower() not in LEVELS:
+        ROOT.warning("VIDAPI_LOG=%r is not a level: debug, info or warning (ignored)", env)
