@@ -436,6 +436,60 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def test_vidapi_batch_serves_metrics_while_it_runs(tmp_path: Path) -> None:
+    """``vidapi batch DIR --metrics-port N``: the endpoint a worker has, for a batch run
+    from the command line (before: only in code); it says where, and counts every job."""
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    for i in range(4):
+        make_file(folder / f"b{i}.mp4", 3000 + i)
+    port = _free_port()
+    async with Emulator(probe=False, faults=Faults(latency=0.05)) as emu:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "vidapi_async.cli",
+            "--token", emu.token, "--base-url", emu.base_url,
+            "batch", str(folder), "--channel", "news", "--concurrency", "1",
+            "--journal", str(tmp_path / "j.sqlite"), "--metrics-port", str(port),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        finished = asyncio.ensure_future(proc.communicate())
+        scraped: list[float] = []
+        while not finished.done():
+            try:
+                got = await asyncio.to_thread(_scrape, port)
+            except OSError:
+                got = None  # not listening yet, or closing
+            if got is not None:
+                scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
+            await asyncio.wait([finished], timeout=0.05)
+        out, err = await finished
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert scraped and scraped == sorted(scraped) and scraped[-1] <= 4, scraped
+    assert any(0 < n < 4 for n in scraped), scraped  # seen part-way through
+    assert f"http://127.0.0.1:{port}/metrics" in err.decode()
+
+
+async def test_a_busy_metrics_port_is_a_usage_error_for_batch_and_worker(
+    tmp_path: Path,
+) -> None:
+    make_file(tmp_path / "a.mp4", 3000)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        async with Emulator(probe=False) as emu:
+            code, _, err = await vidapi(
+                "--token", emu.token, "--base-url", emu.base_url, "batch", str(tmp_path),
+                "--channel", "news", "--journal", str(tmp_path / "j.sqlite"),
+                "--metrics-port", port,
+            )  # fmt: skip
+            assert not emu.videos()
+    assert code == 2 and "--metrics-port" in err and port in err, err
+    for command in ("batch", "worker"):
+        code, _, err = await vidapi(command, "--metrics-port", "70000")
+        assert code == 2 and "70000 is not a port" in err, err
+
+
 async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) -> None:
     pytest.importorskip("procrastinate")
     from vidapi_async.batch import SharedBatch

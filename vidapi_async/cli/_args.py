@@ -9,7 +9,14 @@ import os
 
 from .._protocol import Proxy
 
-__all__ = ["existing_file", "non_negative_number", "port", "positive_number", "proxy_url"]
+__all__ = [
+    "add_metrics_port",
+    "existing_file",
+    "non_negative_number",
+    "port",
+    "positive_number",
+    "proxy_url",
+]
 
 
 def port(text: str) -> int:
@@ -21,6 +28,18 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a port: give 0 (a free one) to 65535")
     return value
+
+
+def add_metrics_port(parser: argparse.ArgumentParser) -> None:
+    """``--metrics-port N``, as ``vidapi batch`` and ``vidapi worker`` take it."""
+    parser.add_argument(
+        "--metrics-port",
+        type=port,
+        default=None,
+        metavar="N",
+        help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics "
+        "while it runs (0: a free port, named on stderr)",
+    )
 
 
 def _finite(text: str) -> float:

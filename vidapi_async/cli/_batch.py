@@ -15,6 +15,7 @@ from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._manifest import folder_entries
+from ._args import add_metrics_port
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
@@ -62,6 +63,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="a job is done once the platform has encoded its video",
     )
+    add_metrics_port(p)
 
 
 async def report_skipped(source: str, console: Console) -> None:
@@ -121,6 +123,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             workers=args.workers,
             progress=on_progress,
             wait_ready=args.wait_ready,
+            metrics_port=args.metrics_port,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":
@@ -133,8 +136,10 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             + (" or --workers" if args.chunked else ""),
         ) from None
     results: list[JobResult] = []
-    with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-        async with uploader as batch:
+    async with uploader as batch:  # its metrics endpoint, if asked, before the bars
+        if batch.metrics_port is not None:
+            console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
+        with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
             async for result in batch.run(_read_in_thread(args.source, args.channel)):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))

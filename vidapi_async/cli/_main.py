@@ -336,14 +336,19 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             return await run_api(args, client)
         if cmd == "upload":
             return await _upload(args, client, console)
-        if cmd == "batch" and is_shared(args.journal):
-            return await run_shared_batch(args, client, console)
-        if cmd == "worker":
-            return await run_worker(args, client, console)
-        if cmd == "batch":
-            from ._batch import run_batch
+        if cmd in ("batch", "worker"):
+            try:
+                if cmd == "worker":
+                    return await run_worker(args, client, console)
+                if is_shared(args.journal):
+                    return await run_shared_batch(args, client, console)
+                from ._batch import run_batch
 
-            return await run_batch(args, client, console)
+                return await run_batch(args, client, console)
+            except e.InvalidArgumentError as exc:
+                if exc.argument != "metrics_port":
+                    raise
+                raise e.InvalidArgumentError("--metrics-port", exc.message) from None
         if cmd == "video":
             video = await client.get_video(args.id, [f for f in args.fields.split(",") if f])
             _out(args, dict(video.fields), "\n".join(f"{k}: {v}" for k, v in video.fields.items()))

@@ -17,7 +17,7 @@ from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
 from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
-from ._args import positive_number
+from ._args import add_metrics_port, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
 from ._progress import output_console, time_column
@@ -65,13 +65,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="R",
         help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
     )
-    w.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        metavar="N",
-        help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics",
-    )
+    add_metrics_port(w)
     w.add_argument(
         "--log-format",
         choices=("text", "json"),
@@ -245,7 +239,13 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
         if args.enqueue_only:  # a file not there is a failed job (recorded so)
             return EXIT_JOBS_FAILED if enqueued.unreadable else EXIT_OK
         status = await _work_then_status(
-            shared, shared.work(client, concurrency=args.concurrency, until_empty=True)
+            shared,
+            shared.work(
+                client,
+                concurrency=args.concurrency,
+                until_empty=True,
+                metrics_port=args.metrics_port,
+            ),
         )
     if status is None:
         return EXIT_OK
