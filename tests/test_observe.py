@@ -462,7 +462,7 @@ async def test_vidapi_batch_serves_metrics_while_it_runs(tmp_path: Path) -> None
             if got is not None:
                 scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
             await asyncio.wait([finished], timeout=0.05)
-        out, err = await finished
+        _, err = await finished
     assert proc.returncode == 0, err.decode()[-2000:]
     assert scraped and scraped == sorted(scraped) and scraped[-1] <= 4, scraped
     assert any(0 < n < 4 for n in scraped), scraped  # seen part-way through
