@@ -748,3 +748,69 @@ async def test_clients_sharing_a_meter_provider_add_up_their_job_counts(
     assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001 + 3002
     assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
     assert sum(p.count for p in points["vidapi.job.duration"]) == 4
+
+
+class _FreshMeters:
+    """A meter provider whose ``get_meter`` hands out a new object each call (as the
+    API's proxy provider and some vendors' wrappers do), over one real meter."""
+
+    def __init__(self, real: MeterProvider) -> None:
+        self.real = real
+
+    def get_meter(self, *args: Any, **kwargs: Any) -> Any:
+        meter = self.real.get_meter(*args, **kwargs)
+
+        class Fresh:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(meter, name)
+
+        return Fresh()
+
+
+async def test_job_counts_add_up_when_each_client_gets_a_new_meter_object(
+    tmp_path: Path,
+) -> None:
+    """The SDK keeps an asynchronous instrument's first callbacks only: the totals are
+    the provider's, so whichever callback it kept reads every client's counts (before:
+    totals per meter object, and the second client's jobs were lost)."""
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    provider = _FreshMeters(meters)
+    files = [make_file(tmp_path / f"m{i}.mp4", 3000 + i) for i in range(2)]
+    async with Emulator(probe=False) as emu:
+        for path in files:
+            async with client_for(emu, meter_provider=provider) as client:
+                async with va.BatchUploader(client) as batch:
+                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
+                    assert all([r.ok async for r in batch.run(jobs)])
+    points = _points(reader)
+    meters.shutdown()
+    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {"done": 2}
+    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001
+
+
+async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    """Only the job's own calls are folded into its span: a task the caller's progress
+    callback starts, or another client's call, is an operation of its own."""
+    provider, memory = exporter
+    started: list[asyncio.Task[Any]] = []
+    async with (
+        client_for(emulator, tracer_provider=provider) as client,
+        client_for(emulator, tracer_provider=provider) as other,
+    ):
+
+        def progress(p: va.BatchProgress) -> None:
+            if not started and p.files:
+                started.append(asyncio.ensure_future(client.me()))
+                started.append(asyncio.ensure_future(other.me()))
+
+        async with va.BatchUploader(client, progress=progress) as batch:
+            path = make_file(tmp_path / "p.mp4", 200_000)
+            jobs = [va.UploadJob(path=path, title="t", channel="news")]
+            assert all([r.ok async for r in batch.run(jobs)])
+        await asyncio.gather(*started)
+    spans = list(memory.get_finished_spans())
+    assert len(started) == 2
+    assert [s.name for s in spans].count("vidapi me") == 2

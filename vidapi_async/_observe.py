@@ -54,9 +54,13 @@ ACTIVE: contextvars.ContextVar[Observer | None] = contextvars.ContextVar(
     "vidapi_observer", default=None
 )
 """The observer of the operation running (set only when it records something)."""
-IN_JOB: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_in_job", default=False)
-"""Inside a batch job's span: the job is the operation, and the client's methods it calls
-open no span of their own (their requests' spans are the job's children)."""
+IN_JOB: contextvars.ContextVar[tuple[Observer, Any] | None] = contextvars.ContextVar(
+    "vidapi_in_job", default=None
+)
+"""A batch job's observer and span, while the job runs: the job is the operation, and the
+client methods the job itself calls (its span current) open no span of their own. A
+call made with another span current (a task a progress callback starts), or by another
+client, is an operation of its own."""
 
 T = TypeVar("T")
 
@@ -133,16 +137,18 @@ def _recording_tracer(provider: Any) -> Any:
     return provider.get_tracer(SCOPE, _version())
 
 
-def _recording_meter(provider: Any) -> Any:
+def _recording_meter(provider: Any) -> tuple[Any, Any]:
+    """The meter provider (``provider``, or the global one) and a meter of it, or
+    ``(None, None)`` when it cannot record."""
     if otel_metrics is None:
-        return None
+        return None, None
     if provider is None:
         provider = otel_metrics.get_meter_provider()
         if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
-            return None
+            return None, None
     if type(provider).__name__ == "NoOpMeterProvider":
-        return None
-    return provider.get_meter(SCOPE, _version())
+        return None, None
+    return provider, provider.get_meter(SCOPE, _version())
 
 
 _INSTRUMENT: Final = {"gauge": "up_down_counter"}
@@ -158,14 +164,25 @@ measurement to the SDK each."""
 
 
 class _Totals:
-    """The values of a meter's asynchronous instruments, summed over every client that
-    uses the meter (the SDK keeps the first callbacks of an instrument's name)."""
+    """The values of a meter provider's asynchronous instruments, summed over every client
+    that uses the provider. Each meter object the provider hands out gets the instruments,
+    each callback reading these totals: the SDK keeps the first callbacks of a name in a
+    meter and drops the others, so whichever it kept counts every client."""
 
-    def __init__(self, meter: Any) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._values: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+        self._values: dict[str, dict[tuple[tuple[str, str], ...], float]] = {
+            name: {} for name in OBSERVED
+        }
+        self._meters: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def register(self, meter: Any) -> None:
+        with self._lock:
+            if meter in self._meters:
+                return
+            with contextlib.suppress(TypeError):  # no weak reference: registered again
+                self._meters.add(meter)  # (the SDK drops a duplicate's callbacks)
         for name, kind in OBSERVED.items():
-            self._values[name] = {}
             _, _, unit, text = _metrics.KINDS[name]
             getattr(meter, f"create_{kind}")(
                 name,
@@ -190,12 +207,19 @@ _TOTALS: weakref.WeakKeyDictionary[Any, _Totals] = weakref.WeakKeyDictionary()
 _TOTALS_LOCK = threading.Lock()
 
 
-def _totals(meter: Any) -> _Totals:
+def _totals(provider: Any, meter: Any) -> _Totals:
+    """The totals of ``provider`` (the meter's own where the provider takes no weak
+    reference), its instruments registered on ``meter``."""
     with _TOTALS_LOCK:
-        totals = _TOTALS.get(meter)
+        try:
+            totals = _TOTALS.get(provider)
+        except TypeError:
+            provider = meter
+            totals = _TOTALS.get(provider)
         if totals is None:
-            totals = _TOTALS[meter] = _Totals(meter)
-        return totals
+            totals = _TOTALS[provider] = _Totals()
+    totals.register(meter)
+    return totals
 
 
 class Observer:
@@ -204,11 +228,12 @@ class Observer:
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         self.tracer = _recording_tracer(tracer_provider)
-        self.meter = meter = _recording_meter(meter_provider)
+        provider, meter = _recording_meter(meter_provider)
+        self.meter = meter
         self._instruments: dict[str, Any] = {}
         self._totals: _Totals | None = None
         if meter is not None:  # a Prometheus gauge is an up-down counter here
-            self._totals = _totals(meter)
+            self._totals = _totals(provider, meter)
             for name, (kind, _, unit, text) in _metrics.KINDS.items():
                 if name in OBSERVED:
                     continue
@@ -324,8 +349,8 @@ class Observer:
             if self.tracer is None:
                 yield
             else:
-                with self.span("vidapi job"):
-                    in_job = IN_JOB.set(True)
+                with self.span("vidapi job") as span:
+                    in_job = IN_JOB.set((self, span))
                     try:
                         yield
                     finally:
@@ -428,7 +453,7 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
         async def traced(self: Any, *args: Any, **kwargs: Any) -> T:
             owner = getattr(self, "_client", self)  # a namespace holds its client
             observer: Observer = owner._transport.observer
-            if observer.tracer is None or IN_JOB.get():
+            if observer.tracer is None or _in_own_job(observer):
                 if observer.meter is None and not _metrics.REGISTRY.on:
                     return await method(self, *args, **kwargs)
                 token = ACTIVE.set(observer)
@@ -446,6 +471,12 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
         return traced
 
     return decorate
+
+
+def _in_own_job(observer: Observer) -> bool:
+    """Called by a batch job of ``observer``'s, its span current (``IN_JOB``)."""
+    job = IN_JOB.get()
+    return job is not None and job[0] is observer and otel_trace.get_current_span() is job[1]
 
 
 def retried(reason: str) -> None:
