@@ -109,6 +109,7 @@ async def traced_run(
     ) as client:
         session = await client.get_upload_session()
         uploaded = await client.upload_file(video, upload_session=session, chunked=True)
+        await client.get_upload_progress(session)  # an API call, to the upload host
         created = await client.create_video(url=uploaded.url, title="t", channel="news")
         await client.set_password(created.id, PASSWORD)
         await client.get_video(created.id)
@@ -149,7 +150,9 @@ async def test_a_span_per_request_the_server_saw_with_parents_and_no_secret(
         assert operations_of(span)[0].startswith("vidapi "), span.name
         if attrs["http.response.status_code"] >= 400:  # type: ignore[operator]
             assert attrs["error.type"] == str(attrs["http.response.status_code"])
-    uploads = [s for s in requests if (s.attributes or {})["server.port"] == upload_port]
+    on_upload_host = [s for s in requests if (s.attributes or {})["server.port"] == upload_port]
+    uploads = [s for s in on_upload_host if s.name == "POST"]  # the progress GET apart
+    assert len(uploads) == len(on_upload_host) - 1
     ranges = [s for s in uploads if operations_of(s) == ["vidapi upload_file"]]
     assert len(ranges) >= 5  # 300 kB in 64 kB ranges, retries included
     for span in uploads:  # sent from the pump's threads, children of the operation
@@ -814,3 +817,54 @@ async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
     spans = list(memory.get_finished_spans())
     assert len(started) == 2
     assert [s.name for s in spans].count("vidapi me") == 2
+
+
+def test_a_scraper_hanging_up_early_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    """Prometheus closes a scrape that times out: the endpoint's thread meets a reset
+    connection, which must not print a traceback on stderr (a JSON log's lines would no
+    longer all be JSON)."""
+    import struct
+
+    from vidapi_async._metrics import REGISTRY, MetricsServer
+
+    server = MetricsServer(0)
+    try:
+        for i in range(20_000):  # a body far larger than a socket's buffers
+            REGISTRY.add("vidapi.retries", 1, {"reason": f"r{i:05d}"})
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", server.port)) as c:
+                c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                c.recv(1)
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        server.close()
+    assert capfd.readouterr().err == ""
+
+
+async def test_bool_is_not_a_metrics_port(emulator: Emulator) -> None:
+    async with client_for(emulator) as client:
+        with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
+            va.BatchUploader(client, metrics_port=True)
+
+
+async def test_the_wait_for_the_request_rate_is_not_the_requests_time(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    """A request's span and duration start once the client's rate lets it go (before:
+    8 calls at 4 a second summed 7 s of 'request time' from a server answering at once)."""
+    provider, memory = exporter
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    async with client_for(
+        emulator, tracer_provider=provider, meter_provider=meters, max_requests_per_second=4
+    ) as client:
+        started = asyncio.get_running_loop().time()
+        await asyncio.gather(*(client.me() for _ in range(8)))
+        elapsed = asyncio.get_running_loop().time() - started
+    spans = [s for s in memory.get_finished_spans() if s.kind is SpanKind.CLIENT]
+    assert len(spans) == 8
+    in_spans = sum((s.end_time or 0) - (s.start_time or 0) for s in spans) / 1e9
+    recorded = sum(p.sum for p in _points(reader)["http.client.request.duration"])
+    meters.shutdown()
+    assert elapsed >= 1.5  # the rate held them back
+    assert in_spans < elapsed / 2 and recorded < elapsed / 2, (in_spans, recorded, elapsed)

@@ -241,6 +241,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             headers={"Content-Type": "application/x-www-form-urlencoded"},
             data=request.encoded_form(),
             timeout=api_timeout(self.timeouts),
+            api_origin=self._origin,  # a token endpoint elsewhere gets no trace context
         )
         # A token endpoint may echo the form: every credential in it is masked.
         secrets = [v for k, v in fields if k in wire.SECRET_FORM_FIELDS]
@@ -291,6 +292,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
                 data=None if request.form is None else request.encoded_form(),
                 timeout=api_timeout(self.timeouts),
                 exact_url=request.exact_url,
+                api_origin=self._origin,
             )
             # The secrets that an error's message masks (read only on an error).
             secrets = (token.token,) if request.form is None else self._secrets(request, token)

@@ -8,6 +8,7 @@ text exposition format (0.0.4) by a threaded HTTP server bound to 127.0.0.1 by d
 from __future__ import annotations
 
 import http.server
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Final
@@ -140,8 +141,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    timeout = 30  # an idle connection's thread ends after this many seconds
+
     def log_message(self, format: str, *args: object) -> None:
         pass  # a scrape every few seconds is not worth a line
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A scraper that hung up (Prometheus closes a scrape that timed out): a DEBUG
+        # line, never a traceback on stderr
+        logging.getLogger("vidapi_async").debug(
+            "metrics endpoint: a scrape from %s ended early", client_address, exc_info=True
+        )
 
 
 class MetricsServer:
@@ -149,11 +163,13 @@ class MetricsServer:
     one; ``port`` says which) from a thread of its own, until ``close``."""
 
     def __init__(self, port: int, host: str = "127.0.0.1") -> None:
-        self._server = http.server.ThreadingHTTPServer((host, port), _Handler)
-        self._server.daemon_threads = True
+        self._server = _Server((host, port), _Handler)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="vidapi-metrics", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # how long ``close`` may wait
+            name="vidapi-metrics",
+            daemon=True,
         )
         REGISTRY.start()
         self._thread.start()

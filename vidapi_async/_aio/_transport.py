@@ -27,7 +27,7 @@ from .. import _errors as e
 from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
 from .._observe import ATTEMPT, Observer, http_log
-from .._protocol import Proxy, proxy_for, url_for_humans
+from .._protocol import Proxy, origin, proxy_for, url_for_humans
 from .._sources import SourcePolicy
 from ._compat import connector_ssl, lazy_read_timeout
 from ._fetch import fetch_source
@@ -338,6 +338,7 @@ class Transport:
         timeout: aiohttp.ClientTimeout,
         exact_url: bool = False,
         quiet: bool = False,
+        api_origin: tuple[str, str, int | None] | None = None,
     ) -> RawResponse:
         """Send one API request and read the whole (small) answer, to its last byte.
 
@@ -345,13 +346,17 @@ class Transport:
         carry a request somewhere the caller did not choose. ``exact_url``: the url is a
         server's (a progress address) and goes out byte for byte, its percent-escapes
         untouched. ``quiet``: without the span, metrics and log line (``_send_watched``
-        has them in hand).
+        has them in hand, and has waited for the request rate). ``api_origin``: the
+        API's; a traced request to it carries the trace context (``traceparent``), one
+        to any other origin (the upload host, a token endpoint) never does.
         """
         observer = self.observer
         if not quiet and (observer.active or http_log.isEnabledFor(logging.DEBUG)):
-            return await self._send_watched(method, url, headers, data, timeout, exact_url)
+            return await self._send_watched(
+                method, url, headers, data, timeout, exact_url, api_origin
+            )
         session = self._session if self._session is not None else self._get_session()
-        if self._rate is not None:
+        if self._rate is not None and not quiet:
             await self._rate.wait()
         target = yarl.URL(url, encoded=True) if exact_url else url
         failure: BaseException
@@ -391,12 +396,16 @@ class Transport:
         data: bytes | None,
         timeout: aiohttp.ClientTimeout,
         exact_url: bool,
+        api_origin: tuple[str, str, int | None] | None,
     ) -> RawResponse:
-        """``send`` with its span, metrics and debug log line."""
+        """``send`` with its span, metrics and debug log line. The wait for the request
+        rate comes first: its time is not the request's."""
         observer = self.observer
         send = functools.partial(
             self.send, method, url, data=data, timeout=timeout, exact_url=exact_url, quiet=True
         )
+        if self._rate is not None:
+            await self._rate.wait()
         started = time.perf_counter()
         status: int | None = None
         size = None if data is None else len(data)
@@ -405,8 +414,9 @@ class Transport:
                 resp = await send(headers=headers)
             else:
                 with observer.http_span(method, url, size) as span:
-                    headers = dict(headers)
-                    observer.inject(headers)  # traceparent: API calls only
+                    if api_origin is not None and origin(url) == api_origin:
+                        headers = dict(headers)
+                        observer.inject(headers)  # the API's origin only
                     resp = await send(headers=headers)
                     observer.answered(span, resp.status)
             status = resp.status

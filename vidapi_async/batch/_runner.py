@@ -109,7 +109,9 @@ class BatchUploader:
     ) -> None:
         self.client = client
         if metrics_port is not None and (
-            not isinstance(metrics_port, int) or not 0 <= metrics_port <= 65535
+            not isinstance(metrics_port, int)
+            or isinstance(metrics_port, bool)
+            or not 0 <= metrics_port <= 65535
         ):
             raise InvalidArgumentError("metrics_port", "expected a port number (0: any free one)")
         self._metrics_port = metrics_port
