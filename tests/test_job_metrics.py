@@ -205,3 +205,59 @@ async def test_every_quota_refusal_from_the_platform_is_counted(tmp_path: Path) 
     assert refused >= 2, "the creates were not in flight together"
     [point] = metrics["vidapi.quota.refusals"].data.data_points
     assert point.value == refused
+
+
+async def test_jobs_stopped_by_a_cancelled_batch_are_not_counted_failed(tmp_path: Path) -> None:
+    """Stopping a batch (breaking out of ``run``, a worker's stop) cancels the jobs in
+    flight: they did not fail, and ``vidapi.jobs`` has no outcome for them (before: each
+    was counted ``failed``, a false alarm at every deploy); in-flight goes back to 0."""
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    files = [make_file(tmp_path / f"c{i}.mp4", 3000 + i) for i in range(6)]
+    async with (
+        Emulator(probe=False, faults=Faults(latency=0.05)) as emu,
+        client_for(emu, meter_provider=meters) as client,
+        va.BatchUploader(client, concurrency=4) as batch,
+    ):
+        jobs = [va.UploadJob(path=f, title="t", channel="news") for f in files]
+        async for result in batch.run(jobs):
+            assert result.ok
+            break
+    by_name = _metrics(reader)
+    meters.shutdown()
+    outcomes = {p.attributes["outcome"]: p.value for p in by_name["vidapi.jobs"].data.data_points}
+    assert "failed" not in outcomes and outcomes.get("done", 0) >= 1, outcomes
+    assert sum(p.value for p in by_name["vidapi.jobs.in_flight"].data.data_points) == 0
+
+
+async def test_an_endpoint_started_mid_batch_never_serves_a_negative_in_flight(
+    tmp_path: Path,
+) -> None:
+    """The endpoint counts from when it starts: a job begun before it ends after it
+    without taking in-flight below zero (before: -1 for each such job)."""
+    from vidapi_async._metrics import MetricsServer
+
+    files = [make_file(tmp_path / f"n{i}.mp4", 3000 + i) for i in range(3)]
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    servers: list[MetricsServer] = []
+
+    def progress(p: va.BatchProgress) -> None:
+        if p.files and not servers:  # jobs in flight: the endpoint starts now
+            servers.append(MetricsServer(0))
+
+    try:
+        async with (
+            Emulator(probe=False, faults=Faults(latency=0.05)) as emu,
+            client_for(emu, meter_provider=meters) as client,
+            va.BatchUploader(client, concurrency=3, progress=progress) as batch,
+        ):
+            jobs = [va.UploadJob(path=f, title="t", channel="news") for f in files]
+            assert all([r.ok async for r in batch.run(jobs)])
+        assert servers
+        scraped = await asyncio.to_thread(_scrape, servers[0].port)
+    finally:
+        for server in servers:
+            server.close()
+        meters.shutdown()
+    [sample] = scraped["vidapi_jobs_in_flight"].samples
+    assert sample.value == 0, sample

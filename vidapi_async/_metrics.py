@@ -48,6 +48,7 @@ class Registry:
             if self._users == 0:  # a new endpoint starts from zero, as a new process does
                 self._sums.clear()
                 self._hist.clear()
+                self._sums[("vidapi.jobs.in_flight", ())] = 0.0  # 0 from the start
             self._users += 1
             self.on = True
 

@@ -330,11 +330,23 @@ class Observer:
     def quota_refused(self) -> None:
         self._add("vidapi.quota.refusals", 1, {})
 
-    def job_started(self) -> None:
+    def job_started(self) -> bool:
+        """A job in flight; whether the Prometheus endpoint's registry counted it (its
+        end is taken off there only then: an endpoint started meanwhile counts from its
+        start, never below zero)."""
+        counted = _metrics.REGISTRY.on
         self._add("vidapi.jobs.in_flight", 1, {})
+        return counted
 
-    def job_finished(self, outcome: str, seconds: float) -> None:
-        self._add("vidapi.jobs.in_flight", -1, {})
+    def job_finished(self, outcome: str | None, seconds: float, counted: bool = True) -> None:
+        """A job's end: out of flight; counted and timed by ``outcome`` unless ``None``
+        (a job cancelled with its batch). ``counted``: what ``job_started`` said."""
+        if self._totals is not None:
+            self._totals.add("vidapi.jobs.in_flight", -1, {})
+        if counted and _metrics.REGISTRY.on:
+            _metrics.REGISTRY.add("vidapi.jobs.in_flight", -1, {})
+        if outcome is None:
+            return
         self._add("vidapi.jobs", 1, {"outcome": outcome})
         if self.meter is not None:
             self._instruments["vidapi.job.duration"].record(seconds, {"outcome": outcome})

@@ -333,8 +333,8 @@ class BatchUploader:
         if not observer.active:
             return await self._run_job_inner(job)
         started = time.perf_counter()
-        observer.job_started()
-        outcome = "failed"
+        counted = observer.job_started()
+        outcome: str | None = "failed"
         try:
             with observer.job_span():
                 result = await self._run_job_inner(job)
@@ -344,8 +344,11 @@ class BatchUploader:
             if self._requeued(result):
                 outcome = "requeued"
             return result
+        except asyncio.CancelledError:
+            outcome = None  # stopped, not failed: no outcome
+            raise
         finally:
-            observer.job_finished(outcome, time.perf_counter() - started)
+            observer.job_finished(outcome, time.perf_counter() - started, counted)
 
     async def _run_job_inner(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
