@@ -868,3 +868,45 @@ async def test_the_wait_for_the_request_rate_is_not_the_requests_time(
     meters.shutdown()
     assert elapsed >= 1.5  # the rate held them back
     assert in_spans < elapsed / 2 and recorded < elapsed / 2, (in_spans, recorded, elapsed)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["single-shot", "chunked"])
+@pytest.mark.parametrize("form", ["json-message", "text"])
+async def test_an_upload_host_echoing_its_address_never_puts_the_seal_in_the_error(
+    emulator: Emulator, tmp_path: Path, chunked: bool, form: str
+) -> None:
+    """An upload host may answer an error with the request target in it: the seal (every
+    query value of the upload address) is masked in the error, hence in the operation's
+    span, the logs and a journal (before: the seal was in all of them)."""
+    from aiohttp import web
+
+    seal = "sealZ9Y8X7W6V5"
+
+    async def reject(request: web.Request) -> web.Response:
+        await request.read()
+        if form == "text":
+            return web.Response(status=403, text=f"bad seal in {request.path_qs}")
+        return web.json_response(
+            {"error": {"message": f"bad seal in {request.raw_path}", "code": 403}}, status=403
+        )
+
+    app = web.Application()
+    app.router.add_post("/upload", reject)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    session = va.UploadSession(
+        upload_url=f"http://127.0.0.1:{port}/upload?uuid=u1&seal={seal}",
+        progress_url=f"http://127.0.0.1:{port}/progress?uuid=u1",
+    )
+    path = make_file(tmp_path / "s.mp4", 5000)
+    try:
+        async with client_for(emulator, retry=fast_retry()) as client:
+            with pytest.raises(va.UploadRejectedError) as caught:
+                await client.upload_file(path, upload_session=session, chunked=chunked)
+    finally:
+        await runner.cleanup()
+    text = f"{caught.value} {caught.value!r} {caught.value.args}"
+    assert "bad seal in" in text and seal not in text, text

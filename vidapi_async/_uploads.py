@@ -77,7 +77,7 @@ async def send_single_shot(
         read_size=plan.read_size,
         progress=plan.progress,
     )
-    return wire.decode_upload_response(resp.status, resp.body)
+    return wire.decode_upload_response(resp.status, resp.body, wire.query_values(url))
 
 
 async def load_mime_types() -> None:
@@ -109,7 +109,11 @@ async def send_chunked(
     descriptor. ``progress`` counts bytes the server acknowledged."""
     local = plan.local
     state = wire.ChunkedUpload(
-        local.size, plan.filename, range_size=plan.range_size, workers=plan.workers
+        local.size,
+        plan.filename,
+        range_size=plan.range_size,
+        workers=plan.workers,
+        secrets=wire.query_values(url),
     )
 
     async def exchange(request: wire.ChunkRequest, connection: Connection | None = None) -> None:

@@ -180,22 +180,26 @@ def decode_oauth_response(
     )
 
 
-def decode_upload_response(status: int, body: bytes) -> Mapping[str, Any]:
-    """The upload server's descriptor, or ``UploadRejectedError`` in either error form."""
+def decode_upload_response(
+    status: int, body: bytes, secrets: Iterable[str | None] = ()
+) -> Mapping[str, Any]:
+    """The upload server's descriptor, or ``UploadRejectedError`` in either error form.
+    ``secrets`` (the upload address's query values: its seal) are masked wherever the
+    server's message echoes them."""
     data = json_object(body)
     if data is not None and "error" in data:
         err = data["error"]
         if isinstance(err, Mapping):
             code = err.get("code")
             raise e.UploadRejectedError(
-                str(err.get("message") or "no message"),
+                redact(str(err.get("message") or "no message"), secrets),
                 status=status,
                 code=code if isinstance(code, int | str) else None,
             )
-        raise e.UploadRejectedError(str(err), status=status)
+        raise e.UploadRejectedError(redact(str(err), secrets), status=status)
     if not 200 <= status < 300:
         text = body[:200].decode("utf-8", "replace").strip() or "no message"
-        raise e.UploadRejectedError(text, status=status)
+        raise e.UploadRejectedError(redact(text, secrets), status=status)
     if data is None:
         raise e.UnexpectedResponseError(
             "the upload server's response is not a JSON object", status=status

@@ -84,9 +84,19 @@ class ChunkedUpload:
     ``descriptor`` once ``done``.
     """
 
-    def __init__(self, size: int, filename: str, *, range_size: int, workers: int) -> None:
+    def __init__(
+        self,
+        size: int,
+        filename: str,
+        *,
+        range_size: int,
+        workers: int,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
         if size < 1 or range_size < 1 or workers < 1:
             raise ValueError("size, range_size and workers must be above 0")
+        self.secrets = secrets
+        """Masked in the server's error messages (the address's query values)."""
         self.size = size
         self.range_size = range_size
         self.workers = workers
@@ -139,7 +149,7 @@ class ChunkedUpload:
         """Take in one answer: 200 completes the file, 202/416 with ``Range`` report
         what is held; anything else raises the server's error."""
         if status == 200:
-            self._descriptor = decode_upload_response(status, body)
+            self._descriptor = decode_upload_response(status, body, self.secrets)
             self.held = [(0, self.size - 1)]
             return
         range_header = _header(headers, "Range")
@@ -147,7 +157,7 @@ class ChunkedUpload:
             ranges, _ = parse_held_ranges(range_header)
             self.held = merge_ranges([*self.held, *ranges])
             return
-        decode_upload_response(status, body)  # raises the server's own error, if any
+        decode_upload_response(status, body, self.secrets)  # the server's own error, if any
         raise UnexpectedResponseError(
             f"the upload server answered {status} without a Range", status=status
         )

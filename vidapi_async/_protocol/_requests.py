@@ -262,6 +262,17 @@ def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(parts)) if parts else None
 
 
+def query_values(url: str) -> tuple[str, ...]:
+    """Every query value of ``url``, as written and decoded: an upload address's seal
+    (and uuid), masked in whatever its host answers."""
+    values: list[str] = []
+    for part in url.partition("#")[0].partition("?")[2].split("&"):
+        value = part.partition("=")[2]
+        if value:
+            values += [value, urllib.parse.unquote_plus(value)]
+    return tuple(dict.fromkeys(values))
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every secret replaced by ``***``, for anything a server echoes:
     in its raw, form-encoded and percent-encoded forms, anywhere; one of fewer than
