@@ -614,7 +614,39 @@ async def test_a_source_fetch_is_a_span_without_its_credentials(
     ]  # type: ignore[union-attr]
     assert str((fetch.attributes or {})["url.full"]).startswith("http://REDACTED:REDACTED@")
     assert fetch.parent is not None
+    # the source's GET and the upload it feeds are siblings in the operation: the GET's
+    # span is not current while the upload runs (before: the upload was its child)
+    [upload] = [s for s in spans if s.name == "POST"]
+    assert upload.parent is not None and upload.parent.span_id == fetch.parent.span_id
     assert_no_secret(list(every_value(spans)), ["src-Pw0rd", "sig-Value-9", "k-Val-7"])
+
+
+async def test_a_failed_upload_of_a_source_is_not_the_sources_error(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    from opentelemetry.trace import StatusCode
+
+    from .wire import Reply, Seen, WireServer
+
+    def source(seen: Seen) -> Reply:
+        return Reply(200, b"v" * 50_000, {"Content-Type": "video/mp4"})
+
+    provider, memory = exporter
+    faults = Faults(error_rate=1.0, error_statuses=(400,), paths=("/upload",))
+    async with (
+        Emulator(probe=False, faults=faults) as emu,
+        WireServer(source) as src,
+        client_for(emu, tracer_provider=provider) as c,
+    ):
+        with pytest.raises(va.VidapiError):
+            await c.upload_from_url(f"{src.url}/clip.mp4")
+    [fetch] = [
+        s
+        for s in memory.get_finished_spans()
+        if str((s.attributes or {}).get("url.full", "")).endswith("clip.mp4")
+    ]
+    assert fetch.status.status_code is StatusCode.UNSET  # the GET itself went well
+    assert "error.type" not in (fetch.attributes or {})
 
 
 def test_the_docs_logging_setup_shows_the_retry_lines_and_no_token(tmp_path: Path) -> None:

@@ -101,8 +101,7 @@ class _Current:
             if exc is None:
                 return
             if not self._record:
-                span.set_attribute("error.type", type(exc).__name__)
-                span.set_status(otel_trace.StatusCode.ERROR)
+                Observer.failed(span, exc)
             elif isinstance(exc, Exception) and span.is_recording():
                 span.record_exception(exc)
                 span.set_attribute("error.type", type(exc).__name__)
@@ -270,6 +269,12 @@ class Observer:
         """An INTERNAL span current in the block (exceptions recorded, ERROR status), as
         ``start_as_current_span`` makes it (only call with ``self.tracer`` set)."""
         return _Current(self.tracer.start_span(name), record=True)
+
+    @staticmethod
+    def failed(span: Any, exc: BaseException) -> None:
+        """A request's span that ended in ``exc``: its class is the ``error.type``."""
+        span.set_attribute("error.type", type(exc).__name__)
+        span.set_status(otel_trace.StatusCode.ERROR)
 
     @staticmethod
     def answered(span: Any, status: int) -> None:

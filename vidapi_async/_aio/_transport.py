@@ -323,10 +323,21 @@ class Transport:
             async with fetch as answer:
                 yield answer
             return
-        # A span for the source's GET (its credentials redacted); no traceparent to it.
-        with self.observer.http_span("GET", url, None):
+        # A span for the source's GET (its credentials redacted; no traceparent to it),
+        # not current while the body is read: the upload it feeds is its sibling, and
+        # the upload's failure is not the GET's.
+        span = self.observer.http_span("GET", url, None).span
+        fed = False
+        try:
             async with fetch as answer:
+                fed = True
                 yield answer
+        except BaseException as exc:
+            if not fed:
+                Observer.failed(span, exc)
+            raise
+        finally:
+            span.end()
 
     async def send(
         self,
