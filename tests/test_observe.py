@@ -256,37 +256,26 @@ async def test_cli_vv_logs_the_demo_on_stderr_without_a_secret() -> None:
         assert "%2F" not in line and "%3D" not in line and "seal=" not in line
 
 
-async def test_vidapi_log_env_turns_debug_on() -> None:
+async def _me_unreachable(log_level: str) -> tuple[int, str]:
+    """``vidapi api /me`` against a port nothing listens on, with ``VIDAPI_LOG``."""
     code, _, err = await vidapi(
-        "--retries",
-        "1",
-        "--token",
-        "tok-Secret-123",
-        "--base-url",
-        "http://127.0.0.1:9",
-        "api",
-        "/me",
-        env={"VIDAPI_LOG": "debug"},
-    )
+        "--retries", "1", "--token", "tok-Secret-123", "--base-url", "http://127.0.0.1:9",
+        "api", "/me", env={"VIDAPI_LOG": log_level},
+    )  # fmt: skip
     assert code != 0
+    assert "tok-Secret-123" not in err
+    return code, err
+
+
+async def test_vidapi_log_env_turns_debug_on() -> None:
+    _, err = await _me_unreachable("debug")
     lines = [line for line in err.splitlines() if " vidapi_async.http: " in line]
     assert len(lines) == 1 and "GET http://127.0.0.1:9/me -> no answer" in lines[0]
-    assert "tok-Secret-123" not in err
 
 
 async def test_an_unknown_vidapi_log_level_is_named_not_ignored() -> None:
-    code, _, err = await vidapi(
-        "--token",
-        "tok-Secret-123",
-        "--base-url",
-        "http://127.0.0.1:9",
-        "api",
-        "/me",
-        env={"VIDAPI_LOG": "verbose"},
-    )
-    assert code != 0
+    _, err = await _me_unreachable("verbose")
     assert "VIDAPI_LOG" in err and "'verbose'" in err and "debug, info or warning" in err, err
-    assert "tok-Secret-123" not in err
 
 
 async def test_spans_and_metrics_of_a_batch_with_failures(
