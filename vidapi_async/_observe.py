@@ -81,8 +81,8 @@ class _Current:
     without its two generator context managers (a third of a span's cost). ``record``:
     an exception (``Exception``, as the API's ``use_span``) is recorded as an event, is
     the span's ``error.type`` and sets the ERROR status with its description (an
-    operation's span); otherwise any
-    exception, cancellation included, is the span's ``error.type`` (a request's span)."""
+    operation's span); otherwise any exception, cancellation included, is the span's
+    ``error.type`` (a request's span)."""
 
     __slots__ = ("_record", "_token", "span")
 
