@@ -931,3 +931,21 @@ async def test_an_upload_host_echoing_its_address_never_puts_the_seal_in_the_err
         await runner.cleanup()
     text = f"{caught.value} {caught.value!r} {caught.value.args}"
     assert "bad seal in" in text and seal not in text, text
+
+
+async def test_an_upload_stopped_by_its_progress_callback_names_the_callbacks_error(
+    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    """The pump's thread is told to stop; its span's error.type is why (the callback's
+    error class), not the pump's private signal (before: ``_Aborted``)."""
+    provider, memory = exporter
+    path = make_file(tmp_path / "big.mp4", 8_000_000)
+
+    def progress(sent: int, total: int) -> None:
+        raise ValueError("stop here")
+
+    async with client_for(emulator, tracer_provider=provider) as client:
+        with pytest.raises(ValueError, match="stop here"):
+            await client.upload_file(path, progress=progress, read_size=64 * 1024)
+    [post] = [s for s in memory.get_finished_spans() if s.name == "POST"]
+    assert (post.attributes or {})["error.type"] == "ValueError"

@@ -272,8 +272,9 @@ class Observer:
 
     @staticmethod
     def failed(span: Any, exc: BaseException) -> None:
-        """A request's span that ended in ``exc``: its class is the ``error.type``."""
-        span.set_attribute("error.type", type(exc).__name__)
+        """A request's span that ended in ``exc``: its class is the ``error.type`` (or
+        the ``error_type`` it names: an upload stopped by the loop, named by why)."""
+        span.set_attribute("error.type", getattr(exc, "error_type", None) or type(exc).__name__)
         span.set_status(otel_trace.StatusCode.ERROR)
 
     @staticmethod

@@ -171,7 +171,12 @@ class _Stale(Exception):
 
 
 class _Aborted(Exception):
-    """The loop asked the thread to stop (cancelled, or the progress callback raised)."""
+    """The loop asked the thread to stop (cancelled, the client closed, or the progress
+    callback raised); ``error_type`` names why, for the request's span."""
+
+    def __init__(self, error_type: str) -> None:
+        super().__init__(error_type)
+        self.error_type = error_type
 
 
 class _Job:
@@ -215,11 +220,14 @@ class _Job:
         self._sock: socket.socket | None = None
         self._answered = False
         self._aborted = threading.Event()
+        self._why = "CancelledError"
         self._lock = threading.Lock()
 
     # --- called from the loop ----------------------------------------------------------
 
-    def abort(self) -> None:
+    def abort(self, why: str = "CancelledError") -> None:
+        """Stop the request; ``why`` (an error's class name) is its span's error.type."""
+        self._why = why
         self._aborted.set()
         stop = getattr(self.region.stream, "abort", None)
         if stop is not None:  # a thread waiting for the loop's next chunk
@@ -267,7 +275,7 @@ class _Job:
             with self._lock:
                 self._sock = sock
             if self._aborted.is_set():
-                raise _Aborted
+                raise _Aborted(self._why)
             sock.settimeout(self.idle_timeout)
             try:
                 framer = self._send(sock, host, port, target)
@@ -280,7 +288,7 @@ class _Job:
                 raise e.RequestTimeoutError("timed out", method=self.method, url=shown) from None
             except (OSError, _Broken) as exc:
                 if self._aborted.is_set():
-                    raise _Aborted from None
+                    raise _Aborted(self._why) from None
                 if again and not self._answered:
                     raise _Stale from None
                 raise e.ConnectionLostError(
@@ -429,7 +437,7 @@ class _Job:
             if self._aborted.is_set():
                 break
         if self._aborted.is_set():
-            raise _Aborted
+            raise _Aborted(self._why)
 
     def _copy(self, sock: socket.socket, f: io.BufferedReader) -> None:
         """Read into one reused buffer and send it (TLS encrypts in ``sendall``).
@@ -463,7 +471,7 @@ class _Job:
                     report_at = min(sent + step, region.length)
                     self._progress(sent)
                 elif self._aborted.is_set():
-                    raise _Aborted
+                    raise _Aborted(self._why)
 
     def _pace(self, n: int) -> None:
         if self.bandwidth is not None:
@@ -507,7 +515,7 @@ class _Job:
 
     def _progress(self, sent: int) -> None:
         if self._aborted.is_set():
-            raise _Aborted
+            raise _Aborted(self._why)
         if self.report is not None:
             self.report(sent)
 
@@ -607,7 +615,7 @@ class UploadPump:
         and their threads end at once since their sockets are shut down."""
         self._closed = True
         for job in list(self._jobs):
-            job.abort()
+            job.abort("ClientClosedError")
         self._threads.close()
         self._idle.close()
 
@@ -644,7 +652,7 @@ class UploadPump:
                 progress(sent, region.length)
             except Exception as exc:  # the caller's own error: stop the transfer
                 failures.append(exc)
-                job.abort()
+                job.abort(type(exc).__name__)
 
         def report(sent: int) -> None:  # in the thread
             loop.call_soon_threadsafe(deliver, sent)
