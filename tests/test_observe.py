@@ -949,3 +949,41 @@ async def test_an_upload_stopped_by_its_progress_callback_names_the_callbacks_er
             await client.upload_file(path, progress=progress, read_size=64 * 1024)
     [post] = [s for s in memory.get_finished_spans() if s.name == "POST"]
     assert (post.attributes or {})["error.type"] == "ValueError"
+
+
+async def test_job_counts_add_up_over_providers_wrapping_one_sdk_provider(
+    tmp_path: Path,
+) -> None:
+    """Two provider objects over one SDK provider (a vendor's wrapper, the API's proxy
+    given explicitly): every client's jobs and bytes are counted (they were lost while
+    the counts were asynchronous instruments, whose first callbacks alone the SDK keeps)."""
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    files = [make_file(tmp_path / f"w{i}.mp4", 4000 + i) for i in range(2)]
+    async with Emulator(probe=False) as emu:
+        for path in files:
+            async with client_for(emu, meter_provider=_FreshMeters(meters)) as client:
+                async with va.BatchUploader(client) as batch:
+                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
+                    assert all([r.ok async for r in batch.run(jobs)])
+    points = _points(reader)
+    meters.shutdown()
+    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {"done": 2}
+    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 4000 + 4001
+
+
+def test_an_endpoint_started_again_never_serves_a_negative_in_flight() -> None:
+    from vidapi_async._metrics import REGISTRY, MetricsServer
+    from vidapi_async._observe import Observer
+
+    observer = Observer()
+    first = MetricsServer(0)
+    counted = observer.job_started()
+    first.close()
+    second = MetricsServer(0)  # starts from zero: the job above is none of its
+    try:
+        observer.job_finished("done", 0.1, counted)
+        text = REGISTRY.render()
+    finally:
+        second.close()
+    assert "\nvidapi_jobs_in_flight 0\n" in text, text

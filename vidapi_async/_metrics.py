@@ -40,12 +40,15 @@ class Registry:
         self._lock = threading.Lock()
         self._users = 0
         self.on = False
+        self.generation = 0
+        """Counts up each time a first endpoint starts the values from zero."""
         self._sums: dict[tuple[str, Labels], float] = {}
         self._hist: dict[tuple[str, Labels], list[float]] = {}
 
     def start(self) -> None:
         with self._lock:
             if self._users == 0:  # a new endpoint starts from zero, as a new process does
+                self.generation += 1
                 self._sums.clear()
                 self._hist.clear()
                 self._sums[("vidapi.jobs.in_flight", ())] = 0.0  # 0 from the start

@@ -18,9 +18,7 @@ import contextvars
 import functools
 import json
 import logging
-import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -136,106 +134,30 @@ def _recording_tracer(provider: Any) -> Any:
     return provider.get_tracer(SCOPE, _version())
 
 
-def _recording_meter(provider: Any) -> tuple[Any, Any]:
-    """The meter provider (``provider``, or the global one) and a meter of it, or
-    ``(None, None)`` when it cannot record."""
+def _recording_meter(provider: Any) -> Any:
     if otel_metrics is None:
-        return None, None
+        return None
     if provider is None:
         provider = otel_metrics.get_meter_provider()
         if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
-            return None, None
+            return None
     if type(provider).__name__ == "NoOpMeterProvider":
-        return None, None
-    return provider, provider.get_meter(SCOPE, _version())
+        return None
+    return provider.get_meter(SCOPE, _version())
 
 
 _INSTRUMENT: Final = {"gauge": "up_down_counter"}
 """The OpenTelemetry instrument of a Prometheus type, where their names differ."""
-OBSERVED: Final = {
-    "vidapi.upload.bytes": "observable_counter",
-    "vidapi.jobs": "observable_counter",
-    "vidapi.jobs.in_flight": "observable_up_down_counter",
-}
-"""Counts kept by the client and read by the SDK when it collects (asynchronous
-instruments): a job's start and end and an upload's bytes add to a number here, not a
-measurement to the SDK each."""
-
-
-class _Totals:
-    """The values of a meter provider's asynchronous instruments, summed over every client
-    that uses the provider. Each meter object the provider hands out gets the instruments,
-    each callback reading these totals: the SDK keeps the first callbacks of a name in a
-    meter and drops the others, so whichever it kept counts every client."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[str, dict[tuple[tuple[str, str], ...], float]] = {
-            name: {} for name in OBSERVED
-        }
-        self._meters: weakref.WeakSet[Any] = weakref.WeakSet()
-
-    def register(self, meter: Any) -> None:
-        with self._lock:
-            if meter in self._meters:
-                return
-            with contextlib.suppress(TypeError):  # no weak reference: registered again
-                self._meters.add(meter)  # (the SDK drops a duplicate's callbacks)
-        for name, kind in OBSERVED.items():
-            _, _, unit, text = _metrics.KINDS[name]
-            getattr(meter, f"create_{kind}")(
-                name,
-                callbacks=[functools.partial(self._observe, name)],
-                unit=unit,
-                description=text,
-            )
-
-    def add(self, name: str, value: float, labels: dict[str, str]) -> None:
-        key = tuple(labels.items())
-        values = self._values[name]
-        with self._lock:
-            values[key] = values.get(key, 0) + value
-
-    def _observe(self, name: str, options: Any) -> list[Any]:
-        with self._lock:
-            values = list(self._values[name].items())
-        return [otel_metrics.Observation(value, dict(key)) for key, value in values]
-
-
-_TOTALS: weakref.WeakKeyDictionary[Any, _Totals] = weakref.WeakKeyDictionary()
-_TOTALS_LOCK = threading.Lock()
-
-
-def _totals(provider: Any, meter: Any) -> _Totals:
-    """The totals of ``provider`` (the meter's own where the provider takes no weak
-    reference), its instruments registered on ``meter``."""
-    with _TOTALS_LOCK:
-        try:
-            totals = _TOTALS.get(provider)
-        except TypeError:
-            provider = meter
-            totals = _TOTALS.get(provider)
-        if totals is None:
-            totals = _TOTALS[provider] = _Totals()
-    totals.register(meter)
-    return totals
-
-
 class Observer:
     """A client's tracer and instruments, decided once. ``tracer`` is ``None`` when no
     span would record; ``metering`` is false when no metric would be kept."""
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         self.tracer = _recording_tracer(tracer_provider)
-        provider, meter = _recording_meter(meter_provider)
-        self.meter = meter
+        self.meter = meter = _recording_meter(meter_provider)
         self._instruments: dict[str, Any] = {}
-        self._totals: _Totals | None = None
         if meter is not None:  # a Prometheus gauge is an up-down counter here
-            self._totals = _totals(provider, meter)
             for name, (kind, _, unit, text) in _metrics.KINDS.items():
-                if name in OBSERVED:
-                    continue
                 create = getattr(meter, f"create_{_INSTRUMENT.get(kind, kind)}")
                 more = {}
                 if kind == "histogram":  # the SDK's default buckets are for milliseconds
@@ -319,11 +241,8 @@ class Observer:
                 _metrics.REGISTRY.observe("http.client.request.body.size", size, attributes)
 
     def _add(self, name: str, value: float, labels: dict[str, str]) -> None:
-        if self._totals is not None:
-            if name in OBSERVED:
-                self._totals.add(name, value, labels)
-            else:
-                self._instruments[name].add(value, labels or None)
+        if self.meter is not None:
+            self._instruments[name].add(value, labels or None)
         if _metrics.REGISTRY.on:
             _metrics.REGISTRY.add(name, value, labels)
 
@@ -336,20 +255,22 @@ class Observer:
     def quota_refused(self) -> None:
         self._add("vidapi.quota.refusals", 1, {})
 
-    def job_started(self) -> bool:
-        """A job in flight; whether the Prometheus endpoint's registry counted it (its
-        end is taken off there only then: an endpoint started meanwhile counts from its
-        start, never below zero)."""
-        counted = _metrics.REGISTRY.on
+    def job_started(self) -> int | None:
+        """A job in flight; the Prometheus registry's generation that counted it, if one
+        did (its end is taken off there only in that generation: an endpoint started
+        meanwhile counts from its start, never below zero)."""
+        counted = _metrics.REGISTRY.generation if _metrics.REGISTRY.on else None
         self._add("vidapi.jobs.in_flight", 1, {})
         return counted
 
-    def job_finished(self, outcome: str | None, seconds: float, counted: bool = True) -> None:
+    def job_finished(
+        self, outcome: str | None, seconds: float, counted: int | None = None
+    ) -> None:
         """A job's end: out of flight; counted and timed by ``outcome`` unless ``None``
         (a job cancelled with its batch). ``counted``: what ``job_started`` said."""
-        if self._totals is not None:
-            self._totals.add("vidapi.jobs.in_flight", -1, {})
-        if counted and _metrics.REGISTRY.on:
+        if self.meter is not None:
+            self._instruments["vidapi.jobs.in_flight"].add(-1)
+        if counted is not None and counted == _metrics.REGISTRY.generation:
             _metrics.REGISTRY.add("vidapi.jobs.in_flight", -1, {})
         if outcome is None:
             return
