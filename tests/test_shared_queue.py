@@ -482,3 +482,43 @@ async def test_a_relative_folder_is_enqueued_for_workers_started_anywhere(
         assert "no such file" not in err, err
         assert sorted(v["title"] for v in emu.videos()) == sorted(["O", *(f.stem for f in files)])
         assert sum(r.method == "POST" and r.path.endswith("/subtitles") for r in emu.requests) == 1
+
+
+async def test_a_jobs_last_transient_failure_is_failed_not_requeued(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue tries a transient failure again a few times, then fails the job for
+    good: that last failure is ``failed`` in ``vidapi.jobs`` and in the progress, the
+    ones before ``requeued`` (before: every one of them ``requeued``, none failed)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from vidapi_async.batch import _shared
+
+    monkeypatch.setattr(_shared, "RETRY_WAIT", 0)  # the queue's tries without its waits
+    path = make_file(tmp_path / "t.mp4", 3000)
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    seen: list[va.BatchProgress] = []
+    faults = Faults(error_rate=1.0, error_statuses=(503,), methods=("POST",), paths=("/me/videos",))
+    async with Emulator(probe=False, faults=faults) as emu, SharedBatch(dsn) as shared:
+        await shared.enqueue(jobs_for([path]))
+        async with client_for(emu, retry=va.NO_RETRY, meter_provider=meters) as client:
+            await asyncio.wait_for(
+                shared.work(client, until_empty=True, poll=0.1, progress=seen.append), 120
+            )
+        status = await shared.status()
+        data = reader.get_metrics_data()
+    meters.shutdown()
+    assert data is not None
+    outcomes = {
+        point.attributes["outcome"]: point.value
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "vidapi.jobs"
+        for point in metric.data.data_points
+    }
+    assert status["failed"] == 1
+    assert outcomes == {"requeued": _shared.MAX_ATTEMPTS, "failed": 1}, outcomes
+    assert seen[-1].failed == 1

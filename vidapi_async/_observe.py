@@ -148,6 +148,8 @@ def _recording_meter(provider: Any) -> Any:
 
 _INSTRUMENT: Final = {"gauge": "up_down_counter"}
 """The OpenTelemetry instrument of a Prometheus type, where their names differ."""
+
+
 class Observer:
     """A client's tracer and instruments, decided once. ``tracer`` is ``None`` when no
     span would record; ``metering`` is false when no metric would be kept."""
@@ -263,9 +265,7 @@ class Observer:
         self._add("vidapi.jobs.in_flight", 1, {})
         return counted
 
-    def job_finished(
-        self, outcome: str | None, seconds: float, counted: int | None = None
-    ) -> None:
+    def job_finished(self, outcome: str | None, seconds: float, counted: int | None = None) -> None:
         """A job's end: out of flight; counted and timed by ``outcome`` unless ``None``
         (a job cancelled with its batch). ``counted``: what ``job_started`` said."""
         if self.meter is not None:

@@ -32,12 +32,13 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
 import json
 import logging
 import os
 from collections.abc import AsyncIterable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
 
@@ -335,7 +336,7 @@ class SharedBatch:
             name=TASK,
             queue=self.queue,
             pass_context=True,
-            retry=procrastinate.RetryStrategy(max_attempts=5, wait=2),
+            retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT),
         )(_pipeline_task)
         await app.open_async()
         self._app = app
@@ -711,6 +712,14 @@ async def _pipeline_task(context: Any, key: str) -> None:
         jobs.discard(me)
 
 
+MAX_ATTEMPTS: Final = 5
+"""Times the queue runs a job again after a transient failure, before failing it."""
+RETRY_WAIT = 2
+"""Seconds the queue waits before running such a job again."""
+_LAST_TRY: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_last_try", default=False)
+"""The job being run is on its last try: a transient failure now fails it for good."""
+
+
 async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any, key: str) -> None:
     while key in runner._in_flight:  # noqa: ASYNC110
         # The queue gave back a job this worker still runs (its heartbeat came late,
@@ -732,6 +741,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         )
     elif until is None:
         runner._quota = None
+    _LAST_TRY.set(context.job.attempts >= MAX_ATTEMPTS)  # this task's own context
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
     worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
     if result.status is JobStatus.LOST:
@@ -780,8 +790,9 @@ def _transient(error: BaseException | None) -> bool:
 
 def requeued(error: BaseException) -> bool:
     """Whether a job that failed with ``error`` goes back to the queue to be run again
-    (its outcome ``requeued``, not ``failed``)."""
-    return _refused_credentials(error) or _transient(error)
+    (its outcome ``requeued``, not ``failed``): refused credentials always, a transient
+    failure unless it was the job's last try."""
+    return _refused_credentials(error) or (_transient(error) and not _LAST_TRY.get())
 
 
 class SharedRate:
