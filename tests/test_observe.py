@@ -813,24 +813,39 @@ async def test_job_counts_add_up_when_each_client_gets_a_new_meter_object(
     assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001
 
 
+@pytest.mark.parametrize("when", ["started", "uploading", "chunked", "done"])
 async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
-    emulator: Emulator, exporter: tuple[TracerProvider, InMemorySpanExporter], tmp_path: Path
+    emulator: Emulator,
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+    tmp_path: Path,
+    when: str,
 ) -> None:
     """Only the job's own calls are folded into its span: a task the caller's progress
-    callback starts, or another client's call, is an operation of its own."""
+    callback starts (at a job's start, during its upload, single-shot or chunked, at its
+    end), or another client's call, is an operation of its own."""
     provider, memory = exporter
     started: list[asyncio.Task[Any]] = []
+
+    def now(p: va.BatchProgress) -> bool:
+        if when == "started":
+            return p.started > 0
+        if when == "done":
+            return p.done > 0
+        return bool(p.files)
+
     async with (
-        client_for(emulator, tracer_provider=provider) as client,
+        client_for(emulator, tracer_provider=provider, range_size=64_000) as client,
         client_for(emulator, tracer_provider=provider) as other,
     ):
 
         def progress(p: va.BatchProgress) -> None:
-            if not started and p.files:
+            if not started and now(p):
                 started.append(asyncio.ensure_future(client.me()))
                 started.append(asyncio.ensure_future(other.me()))
 
-        async with va.BatchUploader(client, progress=progress) as batch:
+        async with va.BatchUploader(
+            client, progress=progress, chunked=when == "chunked"
+        ) as batch:
             path = make_file(tmp_path / "p.mp4", 200_000)
             jobs = [va.UploadJob(path=path, title="t", channel="news")]
             assert all([r.ok async for r in batch.run(jobs)])

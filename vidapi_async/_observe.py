@@ -412,6 +412,16 @@ def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[...
     return decorate
 
 
+def outside_job(call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)``, the caller's own callback, run as the caller's code: a client call
+    it starts is an operation of its own, not folded into the job that reported."""
+    token = IN_JOB.set(None)
+    try:
+        return call(*args)
+    finally:
+        IN_JOB.reset(token)
+
+
 def _in_own_job(observer: Observer) -> bool:
     """Called by a batch job of ``observer``'s, its span current (``IN_JOB``)."""
     job = IN_JOB.get()

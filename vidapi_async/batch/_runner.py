@@ -56,6 +56,7 @@ from .._errors import (
 from .._files import LocalFile, check_srt_file, inspect_file
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
+from .._observe import outside_job
 from .._uploads import load_mime_types
 from ._jobs import (
     BatchProgress,
@@ -769,18 +770,17 @@ class BatchUploader:
     def _report(self) -> None:
         if self._progress_cb is None:
             return
-        self._progress_cb(
-            BatchProgress(
-                started=self._counts["started"],
-                done=self._counts["done"],
-                skipped=self._counts["skipped"],
-                failed=self._counts["failed"],
-                bytes_sent=self._bytes_sent,
-                bytes_total=self._bytes_total,
-                elapsed=time.monotonic() - self._started_at,
-                files=dict(self._files),
-            )
+        progress = BatchProgress(
+            started=self._counts["started"],
+            done=self._counts["done"],
+            skipped=self._counts["skipped"],
+            failed=self._counts["failed"],
+            bytes_sent=self._bytes_sent,
+            bytes_total=self._bytes_total,
+            elapsed=time.monotonic() - self._started_at,
+            files=dict(self._files),
         )
+        outside_job(self._progress_cb, progress)
 
 
 def _bad_param(exc: BadRequestError) -> str | None:
