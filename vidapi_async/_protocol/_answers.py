@@ -198,8 +198,9 @@ def decode_upload_response(
             )
         raise e.UploadRejectedError(redact(str(err), secrets), status=status)
     if not 200 <= status < 300:
-        text = body[:200].decode("utf-8", "replace").strip() or "no message"
-        raise e.UploadRejectedError(redact(text, secrets), status=status)
+        # masked before it is cut: a secret cut in two would no longer be found
+        text = redact(body[:4096].decode("utf-8", "replace"), secrets)[:200].strip()
+        raise e.UploadRejectedError(text or "no message", status=status)
     if data is None:
         raise e.UnexpectedResponseError(
             "the upload server's response is not a JSON object", status=status
