@@ -522,3 +522,35 @@ async def test_a_jobs_last_transient_failure_is_failed_not_requeued(
     assert status["failed"] == 1
     assert outcomes == {"requeued": _shared.MAX_ATTEMPTS, "failed": 1}, outcomes
     assert seen[-1].failed == 1
+
+
+async def test_metrics_port_for_a_worker_and_a_shared_batch(tmp_path: Path, dsn: str) -> None:
+    """``--metrics-port 0`` names the port it serves on, for ``vidapi worker`` and a
+    shared ``vidapi batch`` as for a folder batch; a busy port is a usage error before
+    anything is enqueued (before: the jobs were enqueued, then the error)."""
+    import socket
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    make_file(folder / "m0.mp4", 3000)
+    async with Emulator(probe=False) as emu:
+        cli = cli_for(emu)
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            port = str(busy.getsockname()[1])
+            code, _, err = await cli(
+                "batch", str(folder), "--channel", "news", "--journal", dsn,
+                "--metrics-port", port,
+            )  # fmt: skip
+        assert code == 2 and "--metrics-port" in err and port in err, err
+        async with SharedBatch(dsn) as shared:
+            assert (await shared.status())["queued"] == 0  # nothing enqueued
+        code, _, err = await cli(
+            "batch", str(folder), "--channel", "news", "--journal", dsn, "--metrics-port", "0"
+        )
+        assert code == 0, err
+        assert re.search(r"metrics at http://127\.0\.0\.1:[1-9]\d*/metrics", err), err
+        code, _, err = await cli("worker", "--journal", dsn, "--until-empty", "--metrics-port", "0")
+        assert code == 0, err
+        assert re.search(r"metrics at http://127\.0\.0\.1:[1-9]\d*/metrics", err), err

@@ -9,8 +9,9 @@ import collections
 import json
 import os
 import signal
+import socket
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._client import Client
@@ -192,6 +193,7 @@ async def _work_then_status(
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(_postgres(args.journal, "worker")) as shared:
         with WorkerView(console, as_log=args.log_format == "json") as view:
+            claim_metrics_port(args, view.say)
             status = await _work_then_status(
                 shared,
                 shared.work(
@@ -210,9 +212,27 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
     return EXIT_OK
 
 
+def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -> None:
+    """Before the queue is touched: a busy ``--metrics-port`` is a usage error, and port
+    0 becomes a free port, named with ``say`` (the worker serves it once it starts)."""
+    if args.metrics_port is None or getattr(args, "enqueue_only", False):
+        return
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", args.metrics_port))
+        except OSError as exc:
+            raise InvalidArgumentError(
+                "--metrics-port",
+                f"cannot serve metrics on 127.0.0.1:{args.metrics_port}: {exc.strerror}",
+            ) from None
+        args.metrics_port = probe.getsockname()[1]
+    say(f"metrics at http://127.0.0.1:{args.metrics_port}/metrics")
+
+
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ._batch import _read_in_thread, report_skipped
 
+    claim_metrics_port(args, console.print)
     await report_skipped(args.source, console)
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
