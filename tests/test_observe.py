@@ -843,9 +843,7 @@ async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
                 started.append(asyncio.ensure_future(client.me()))
                 started.append(asyncio.ensure_future(other.me()))
 
-        async with va.BatchUploader(
-            client, progress=progress, chunked=when == "chunked"
-        ) as batch:
+        async with va.BatchUploader(client, progress=progress, chunked=when == "chunked") as batch:
             path = make_file(tmp_path / "p.mp4", 200_000)
             jobs = [va.UploadJob(path=path, title="t", channel="news")]
             assert all([r.ok async for r in batch.run(jobs)])
