@@ -791,18 +791,19 @@ class _FreshMeters:
         return Fresh()
 
 
-async def test_job_counts_add_up_when_each_client_gets_a_new_meter_object(
-    tmp_path: Path,
-) -> None:
-    """The SDK keeps an asynchronous instrument's first callbacks only: the totals are
-    the provider's, so whichever callback it kept reads every client's counts (before:
-    totals per meter object, and the second client's jobs were lost)."""
+@pytest.mark.parametrize("shared", [True, False], ids=["one-wrapper", "wrapper-per-client"])
+async def test_job_counts_add_up_when_meter_objects_differ(tmp_path: Path, shared: bool) -> None:
+    """A provider handing out a new meter object each call, shared by the clients or one
+    per client over one SDK provider (a vendor's wrapper, the API's proxy given
+    explicitly): every client's jobs and bytes are counted (they were lost while the
+    counts were asynchronous instruments, whose first callbacks alone the SDK keeps)."""
     reader = InMemoryMetricReader()
     meters = MeterProvider(metric_readers=[reader])
-    provider = _FreshMeters(meters)
+    one = _FreshMeters(meters)
     files = [make_file(tmp_path / f"m{i}.mp4", 3000 + i) for i in range(2)]
     async with Emulator(probe=False) as emu:
         for path in files:
+            provider = one if shared else _FreshMeters(meters)
             async with client_for(emu, meter_provider=provider) as client:
                 async with va.BatchUploader(client) as batch:
                     jobs = [va.UploadJob(path=path, title="t", channel="news")]
@@ -967,27 +968,6 @@ async def test_an_upload_stopped_by_its_progress_callback_names_the_callbacks_er
             await client.upload_file(path, progress=progress, read_size=64 * 1024)
     [post] = [s for s in memory.get_finished_spans() if s.name == "POST"]
     assert (post.attributes or {})["error.type"] == "ValueError"
-
-
-async def test_job_counts_add_up_over_providers_wrapping_one_sdk_provider(
-    tmp_path: Path,
-) -> None:
-    """Two provider objects over one SDK provider (a vendor's wrapper, the API's proxy
-    given explicitly): every client's jobs and bytes are counted (they were lost while
-    the counts were asynchronous instruments, whose first callbacks alone the SDK keeps)."""
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    files = [make_file(tmp_path / f"w{i}.mp4", 4000 + i) for i in range(2)]
-    async with Emulator(probe=False) as emu:
-        for path in files:
-            async with client_for(emu, meter_provider=_FreshMeters(meters)) as client:
-                async with va.BatchUploader(client) as batch:
-                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
-                    assert all([r.ok async for r in batch.run(jobs)])
-    points = _points(reader)
-    meters.shutdown()
-    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {"done": 2}
-    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 4000 + 4001
 
 
 def test_an_endpoint_started_again_never_serves_a_negative_in_flight() -> None:

@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +50,20 @@ async def dsn() -> AsyncIterator[str]:
 
 def jobs_for(files: list[Path]) -> list[va.UploadJob]:
     return [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+
+
+def job_outcomes(reader: Any) -> dict[str, float]:
+    """``vidapi.jobs`` by outcome, as an OpenTelemetry ``InMemoryMetricReader`` holds it."""
+    data = reader.get_metrics_data()
+    assert data is not None
+    return {
+        point.attributes["outcome"]: point.value
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "vidapi.jobs"
+        for point in metric.data.data_points
+    }
 
 
 def uploads_per_title(emu: Emulator) -> Counter[str]:
@@ -401,16 +416,7 @@ async def test_a_job_given_back_to_the_queue_is_counted_requeued_not_failed(
                     shared.work(client, concurrency=1, until_empty=True, progress=seen.append),
                     60,
                 )
-        data = reader.get_metrics_data()
-        assert data is not None
-        outcomes = {
-            point.attributes["outcome"]: point.value
-            for resource in data.resource_metrics
-            for scope in resource.scope_metrics
-            for metric in scope.metrics
-            if metric.name == "vidapi.jobs"
-            for point in metric.data.data_points
-        }
+        outcomes = job_outcomes(reader)
         status = await shared.status()
     meters.shutdown()
     assert outcomes == {"requeued": 1}, outcomes
@@ -508,17 +514,8 @@ async def test_a_jobs_last_transient_failure_is_failed_not_requeued(
                 shared.work(client, until_empty=True, poll=0.1, progress=seen.append), 120
             )
         status = await shared.status()
-        data = reader.get_metrics_data()
+        outcomes = job_outcomes(reader)
     meters.shutdown()
-    assert data is not None
-    outcomes = {
-        point.attributes["outcome"]: point.value
-        for resource in data.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-        if metric.name == "vidapi.jobs"
-        for point in metric.data.data_points
-    }
     assert status["failed"] == 1
     assert outcomes == {"requeued": _shared.MAX_ATTEMPTS, "failed": 1}, outcomes
     assert seen[-1].failed == 1
