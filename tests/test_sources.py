@@ -75,7 +75,7 @@ async def test_a_seekable_file_object_from_where_it_stands(
 async def test_a_seekable_source_is_read_again_on_a_retry(tmp_path: Path) -> None:
     faults = Faults(reset_rate=1.0, paths=("/upload",), seed=1)
     async with Emulator(faults=faults) as emu:
-        async with client_for(emu, retry=va.RetryPolicy(max_attempts=3, base_delay=0.01)) as client:
+        async with client_for(emu, retry=va.RetryPolicy(max_attempts=3, base_delay=0.5)) as client:
             source = io.BytesIO(DATA)
             task = asyncio.create_task(client.upload_file(source))
             while not [r for r in emu.requests if r.host == "upload"]:  # noqa: ASYNC110
