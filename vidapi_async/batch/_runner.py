@@ -342,7 +342,7 @@ class BatchUploader:
                 if result.status is JobStatus.FAILED:
                     observer.job_failed(result.error)
             outcome = result.status.value
-            if self._requeued(result):
+            if result.status is JobStatus.FAILED and self._goes_back(result.error):
                 outcome = "requeued"
             return result
         except asyncio.CancelledError:
@@ -388,7 +388,7 @@ class BatchUploader:
                             log.warning("the account's quota is reached: no new upload will start")
                     record.error = f"{type(exc).__name__}: {exc}"
                     await self._journal.save(record)
-                    if self._requeue is not None and self._requeue(exc):
+                    if self._goes_back(exc):
                         self._counts["started"] -= 1  # to be run again: not this one's
                         self._report()
                     else:
@@ -755,13 +755,9 @@ class BatchUploader:
         self._spares.ahead(self._waiting)  # the next job's address, during this create
         await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
 
-    def _requeued(self, result: JobResult) -> bool:
-        return (
-            result.status is JobStatus.FAILED
-            and result.error is not None
-            and self._requeue is not None
-            and self._requeue(result.error)
-        )
+    def _goes_back(self, error: BaseException | None) -> bool:
+        """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
+        return error is not None and self._requeue is not None and self._requeue(error)
 
     def _count(self, name: str) -> None:
         self._counts[name] += 1
