@@ -47,25 +47,47 @@ async def test_uploads_one_after_another_share_one_connection(tmp_path: Path) ->
     assert [s.raw_query for s in srv.seen] == [f"uuid={i}&seal=s{i}" for i in range(3)]
 
 
-async def test_a_kept_connection_the_server_dropped_is_replaced_at_once(
+async def test_a_kept_connection_dropped_while_the_request_goes_is_replaced_at_once(
     tmp_path: Path,
 ) -> None:
-    """The server closes an idle connection just as the next request comes (its
-    keep-alive timeout): that request goes again, whole, on a new connection; the upload
-    neither fails nor counts as a retry (the client has none here)."""
+    """The server drops an idle connection just as the next request comes (its keep-alive
+    timeout) and never reads that request's body: the client cannot finish sending it, so
+    the server cannot have acted on it. It goes again, whole, on a new connection; the
+    upload neither fails nor counts as a retry (the client has none here)."""
+    files = [make_file(tmp_path / f"d{i}.mp4", (16 << 20) + i) for i in range(2)]
+    async with WireServer(
+        lambda seen: Reply.json(UPLOADED), hang_up_before_body=lambda n: n == 2
+    ) as srv:
+        async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as c:
+            for i, f in enumerate(files):
+                await c.upload_file(f, upload_session=session(srv, i))
+    assert srv.heads == 3  # the second request's head came twice
+    assert [s.conn for s in srv.seen] == [1, 2]
+    assert [body_file(s) for s in srv.seen] == [f.read_bytes() for f in files]
+    assert srv.seen[1].raw_query == "uuid=1&seal=s1"
+
+
+async def test_a_request_sent_whole_on_a_kept_connection_is_not_sent_again(
+    tmp_path: Path,
+) -> None:
+    """The server read the whole request, then dropped the connection without a word: it
+    may have stored the upload (a single-use address would refuse a second one), so the
+    body is not sent again behind the caller's back; with no retries the caller gets the
+    connection error, as on a new connection."""
 
     def handler(seen: Seen) -> Reply:
-        if seen.conn == 1 and sum(s.conn == 1 for s in srv.seen) == 2:
+        if len(srv.seen) == 2:
             return Reply(raw=b"")  # read the request, then hang up without a word
         return Reply.json(UPLOADED)
 
+    files = [make_file(tmp_path / f"w{i}.mp4", 70_000 + i) for i in range(2)]
     async with WireServer(handler) as srv:
-        files = await upload_three(srv, tmp_path)
-    assert [s.conn for s in srv.seen] == [1, 1, 2, 2]
-    assert [body_file(s) for s in srv.seen] == [
-        f.read_bytes() for f in (files[0], *files[1:2], *files[1:])
-    ]
-    assert srv.seen[1].raw_query == srv.seen[2].raw_query == "uuid=1&seal=s1"
+        async with va.Client("t", base_url="http://127.0.0.1:9", retry=va.NO_RETRY) as c:
+            await c.upload_file(files[0], upload_session=session(srv, 0))
+            with pytest.raises(va.ConnectionLostError):
+                await c.upload_file(files[1], upload_session=session(srv, 1))
+    assert [s.conn for s in srv.seen] == [1, 1]
+    assert body_file(srv.seen[1]) == files[1].read_bytes()
 
 
 async def test_an_answer_cut_on_a_kept_connection_is_not_sent_again(tmp_path: Path) -> None:

@@ -73,9 +73,18 @@ class WireServer:
     """``async with WireServer(handler) as srv``: ``srv.url``, ``srv.seen``."""
 
     def __init__(
-        self, handler: Handler, *, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"
+        self,
+        handler: Handler,
+        *,
+        tls: ssl.SSLContext | None = None,
+        host: str = "127.0.0.1",
+        hang_up_before_body: Callable[[int], bool] | None = None,
     ) -> None:
         self.handler = handler
+        self.hang_up_before_body = hang_up_before_body
+        """Called with each request's number (from 1) once its head is read: ``True``
+        aborts the connection there, its body unread (the request is not in ``seen``)."""
+        self.heads = 0
         self.host = host
         """A loopback address (any of 127.0.0.0/8 on Linux)."""
         self.seen: list[Seen] = []
@@ -108,7 +117,7 @@ class WireServer:
         conn = self.connections
         try:
             while True:
-                seen = await _read_request(reader)
+                seen = await _read_request(reader, self._hang_up)
                 if seen is None:
                     return
                 seen.conn = conn
@@ -124,12 +133,20 @@ class WireServer:
             self._writers.discard(writer)
             writer.transport.abort()
 
+    def _hang_up(self) -> bool:
+        self.heads += 1
+        return self.hang_up_before_body is not None and self.hang_up_before_body(self.heads)
 
-async def _read_request(reader: asyncio.StreamReader) -> Seen | None:
+
+async def _read_request(
+    reader: asyncio.StreamReader, hang_up: Callable[[], bool] = lambda: False
+) -> Seen | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:
         return None
+    if hang_up():
+        return None  # the caller aborts the connection: its body stays unread
     lines = head.decode("latin-1").split("\r\n")
     method, target, _version = lines[0].split(" ", 2)
     headers: dict[str, str] = {}

@@ -116,7 +116,7 @@ class IdleConnections:
     (a batch's uploads go one after another to one upload host: no TCP and TLS
     handshake per file). At most ``keep`` in all, each for at most ``IDLE_FOR`` seconds;
     one the server has closed (or that holds unread bytes) is never handed out, and one
-    it drops as the next request comes is replaced at once (``_Job.run``)."""
+    it drops while the next request goes is replaced at once (``_Job.run``)."""
 
     def __init__(self, keep: int) -> None:
         self._idle: list[tuple[float, tuple[str, str, int], socket.socket]] = []
@@ -166,8 +166,9 @@ class IdleConnections:
 
 
 class _Stale(Exception):
-    """A kept connection failed before any byte of the answer: the server had dropped
-    it (its keep-alive timeout); the request goes again on a new connection."""
+    """A kept connection failed while the request went, before any byte of the answer:
+    the server had dropped it (its keep-alive timeout) and cannot have acted on a request
+    it did not read whole; the request goes again on a new connection."""
 
 
 class _Aborted(Exception):
@@ -269,8 +270,11 @@ class _Job:
         again: bool,
     ) -> RawResponse:
         """The request on ``sock`` and its whole answer. ``again``: a kept connection
-        that fails before any byte of the answer raises ``_Stale``."""
+        that fails before the request is sent whole and before any byte of the answer
+        raises ``_Stale``. Once the whole request went out the server may have acted on
+        it (stored the upload): a failure then is the caller's, as on a new connection."""
         keep = False
+        sent = False
         try:
             with self._lock:
                 self._sock = sock
@@ -279,6 +283,7 @@ class _Job:
             sock.settimeout(self.idle_timeout)
             try:
                 framer = self._send(sock, host, port, target)
+                sent = True
                 answer, reusable = self._receive(sock, framer)
             except (_Aborted, _TooLarge):
                 raise
@@ -289,7 +294,7 @@ class _Job:
             except (OSError, _Broken) as exc:
                 if self._aborted.is_set():
                     raise _Aborted(self._why) from None
-                if again and not self._answered:
+                if again and not sent and not self._answered:
                     raise _Stale from None
                 raise e.ConnectionLostError(
                     f"connection failed: {exc.__class__.__name__}{_detail(exc)}",
