@@ -1,3 +1,4 @@
+import enum
 import json
 import urllib.parse
 
@@ -38,6 +39,33 @@ def test_a_form_is_encoded_as_urlencode_writes_it(pairs: list[tuple[str, str]]) 
     encoded = wire.api_request("https://h/", "POST", "/x", form=pairs).encoded_form()
     assert encoded == expected
     assert urllib.parse.parse_qsl(encoded.decode(), keep_blank_values=True) == pairs
+
+
+class _Mixed(str, enum.Enum):  # noqa: UP042 - the mixin is the case at stake
+    NEWS = "news"
+    SPACED = "a b"
+
+
+class _Str(enum.StrEnum):
+    NEWS = "news"
+    SPACED = "a b"
+
+
+@pytest.mark.parametrize("value", [_Mixed.NEWS, _Mixed.SPACED, _Str.NEWS, _Str.SPACED])
+def test_str_subclasses_are_encoded_as_urlencode_writes_them_whatever_came_before(
+    value: str,
+) -> None:
+    """A str subclass (an Enum member) is written as ``urlencode`` writes it, ``str()``
+    of it, in a query and in a form alike; before, the query's quoting cache, keyed by
+    equality, gave whichever equal value was quoted first (``_Str.NEWS`` for
+    ``_Mixed.NEWS``), and a form wrote the member's value."""
+    for before in (_Str.NEWS, _Mixed.NEWS, "news", _Str.SPACED, _Mixed.SPACED, "a b"):
+        wire.api_request("https://h/", "GET", "/x", query=[("channel", before)])
+        query = wire.api_request("https://h/", "GET", "/x", query=[("channel", value)])
+        expected = urllib.parse.urlencode([("channel", value)], safe=",")
+        assert query.url == f"https://h/x?{expected}"
+    form = wire.api_request("https://h/", "POST", "/x", form=[(value, value)]).encoded_form()
+    assert form == urllib.parse.urlencode([(value, value)]).encode("ascii")
 
 
 @pytest.mark.parametrize(

@@ -197,13 +197,22 @@ _FORM_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
 
 
 def _form_quote(text: str) -> str:
-    """``text`` as ``urlencode`` writes a form's name or value."""
+    """``text`` as ``urlencode`` writes a form's name or value (``str()`` of a str
+    subclass, an Enum member, as it does)."""
+    if type(text) is not str:
+        text = str(text)
     return text if _FORM_PLAIN.fullmatch(text) else urllib.parse.quote_plus(text)
 
 
-@functools.lru_cache(maxsize=1024)
 def _quote(text: str) -> str:
-    """``text`` as ``urlencode(..., safe=",")`` writes it (a query's name or value)."""
+    """``text`` as ``urlencode(..., safe=",")`` writes it (a query's name or value).
+    A str subclass is ``str()`` first, as ``urlencode`` does, so that the cache (keyed by
+    equality) never hands one value's text to another that equals it."""
+    return _quote_str(text if type(text) is str else str(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _quote_str(text: str) -> str:
     return text if _UNRESERVED.fullmatch(text) else urllib.parse.quote_plus(text, safe=",")
 
 
