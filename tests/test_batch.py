@@ -551,3 +551,37 @@ async def test_a_batch_with_nothing_to_upload_leaves_no_unretrieved_error(
         assert proc.returncode == 0, err.decode()
         assert "never retrieved" not in err.decode(), err.decode()
         assert "Traceback" not in err.decode(), err.decode()
+
+
+@pytest.mark.parametrize("limit", [4, 6])
+async def test_addresses_fetched_ahead_never_queue_for_a_pooled_connection(
+    tmp_path: Path, limit: int
+) -> None:
+    """The next job's address is fetched during a create only on a connection no
+    pipeline can need (``connection_limit`` beyond ``concurrency``): waiting for a pooled
+    connection counts against a request's timeout, so nothing may wait in the pool.
+    aiohttp's own trace says whether a request waited (before: with the pool as large as
+    the concurrency, creates and fetches ahead queued for connections)."""
+    import aiohttp
+
+    queued = 0
+
+    async def on_queued(*_: object) -> None:
+        nonlocal queued
+        queued += 1
+
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_queued_start.append(on_queued)
+    files = make_files(tmp_path / "files", 24)
+    async with Emulator(faults=Faults(latency=0.02)) as emu:
+        async with (
+            aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=limit), trace_configs=[trace]
+            ) as session,
+            va.Client(emu.token, base_url=emu.base_url, session=session) as client,
+            va.BatchUploader(client, concurrency=4) as batch,
+        ):
+            results = [r async for r in batch.run(jobs_for(files))]
+        assert all(r.ok for r in results)
+        assert queued == 0
+        assert_one_video_per_job(emu, files)

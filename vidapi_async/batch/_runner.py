@@ -161,7 +161,10 @@ class BatchUploader:
         self._started_at = time.monotonic()
         self._in_flight: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        self._spares = Spares(client.get_upload_session)
+        # Addresses are fetched ahead only on connections no pipeline can need.
+        self._spares = Spares(
+            client.get_upload_session, room=None if limit is None else limit - needed
+        )
         self._quota: QuotaExceededError | None = None
         """The first refusal for the account's quota: no new upload starts after it."""
         self._not_sent: weakref.WeakSet[QuotaExceededError] = weakref.WeakSet()

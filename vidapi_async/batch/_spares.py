@@ -3,7 +3,9 @@
 A pipeline is three requests in a row: the upload address, the upload, the create. When
 a job's upload is done, the batch asks for an address for a job still waiting in the
 queue, while this job's create is under way: on a link with 20 ms per request that takes
-one request off each pipeline's path. Never more addresses are fetched than jobs wait;
+one request off each pipeline's path. Never more addresses are fetched than jobs wait,
+and never more at once than ``room``, the connections of the client's pool that no
+pipeline can need (a request waiting for a pooled connection has its timeout running);
 an address unused for ``max_age`` seconds is dropped (an address is single-use and the
 platform lets it expire); a failed fetch is dropped too, and the job asks for its own.
 """
@@ -23,10 +25,16 @@ __all__ = ["Spares"]
 
 class Spares:
     def __init__(
-        self, fetch: Callable[[], Awaitable[UploadSession]], *, max_age: float = 60.0
+        self,
+        fetch: Callable[[], Awaitable[UploadSession]],
+        *,
+        max_age: float = 60.0,
+        room: int | None = None,
     ) -> None:
         self._fetch = fetch
         self._max_age = max_age
+        self._room = room
+        """At most this many fetches under way at once (``None``: no bound)."""
         self._ahead: collections.deque[asyncio.Task[tuple[float, UploadSession] | None]] = (
             collections.deque()
         )
@@ -46,6 +54,8 @@ class Spares:
         """Fetch one more address if fewer are ready or coming than jobs ``waiting``."""
         self._ahead = collections.deque(t for t in self._ahead if not _failed(t))
         if len(self._ahead) >= waiting:
+            return
+        if self._room is not None and sum(not t.done() for t in self._ahead) >= self._room:
             return
         self._ahead.append(asyncio.create_task(self._one(), name="vidapi-batch-address"))
 
