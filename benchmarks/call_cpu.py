@@ -46,6 +46,8 @@ import subprocess
 import sys
 import tempfile
 
+from _checkout import checkout  # benchmarks/_checkout.py (sys.path[0] is this folder)
+
 FIELDS = ["id", "title", "channel", "owner", "status", "duration", "password_protected"]
 WARMUP = 200
 
@@ -237,12 +239,19 @@ def main_instructions(args: argparse.Namespace, base_url: str, tmp: str) -> None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=5000)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=10)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument(
-        "--compare", metavar="DIR", help="also run vidapi from this checkout (the old code)"
+        "--calls", type=int, default=5000, help="calls per child (CPU time comes in 10 ms ticks)"
+    )
+    parser.add_argument("--concurrency", type=int, default=16, help="calls in flight per child")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds, each client once a round")
+    parser.add_argument(
+        "--compare",
+        metavar="DIR",
+        type=checkout,
+        help="also run vidapi from this checkout of another commit (the old code)",
     )
     parser.add_argument(
         "--like-for-like",
@@ -261,7 +270,13 @@ def main() -> None:
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit(
             "--instructions needs valgrind (callgrind), which is not installed here: "
-            "install it (the distribution's package 'valgrind') or run without it"
+            "run scripts/install-bench-deps as root, or run without it"
+        )
+    if not args.instructions and args.calls < 2000:
+        print(
+            f"note: {args.calls} calls a child is under a second of CPU: counted in 10 ms "
+            "ticks, its ratios swing widely (the recorded rows use 5000)",
+            file=sys.stderr,
         )
 
     with tempfile.TemporaryDirectory() as tmp:

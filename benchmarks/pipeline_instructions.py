@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import pipeline_throughput as pt  # noqa: E402
+from _checkout import checkout as a_checkout  # noqa: E402
 
 
 def instructions(checkout: str, base: str, folder: str, concurrency: int) -> int:
@@ -56,7 +57,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
     args = parser.parse_args()
-    checkouts = ["", *[c for c in args.compare.split(",") if c]]
+    try:
+        checkouts = ["", *[a_checkout(c) for c in args.compare.split(",") if c]]
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"--compare: {exc}")
     with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
         for count in (1, args.files):
             pt.make_files(os.path.join(tmp, f"files{count}"), count, 256 * 1024)

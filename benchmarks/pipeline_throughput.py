@@ -31,7 +31,12 @@ In the same run:
 - the official ``dailymotion`` SDK 0.2.5 doing the same work (``upload`` then
   ``post('/me/videos')``) sequentially, and from a pool of 16 threads.
 
-Each client runs in a fresh child process that reports its own peak RSS. Then a chunked
+Each client runs in a fresh child process that reports its own peak RSS; each round
+runs every client once, starting with the next one each round. ``x of its 16 threads``
+is the ratio of the medians, ``per round`` the median of the rounds' own ratios. With
+concurrency N, vidapi keeps N pipelines and up to N fetches of the next jobs' addresses
+in flight (on connections of its pool no pipeline needs); the SDK's N threads keep N
+requests. Then a chunked
 upload of one ``--chunked-mib`` file: vidapi ``upload_file(chunked=True, workers=4)``
 beside the SDK's ``upload(workers=4)``.
 
@@ -53,6 +58,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from _checkout import checkout  # benchmarks/_checkout.py (sys.path[0] is this folder)
 
 SDK_VERSION = "0.2.5"
 
@@ -418,17 +425,25 @@ def make_files(folder: str, count: int, size: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=100)
-    parser.add_argument("--size-kib", type=int, default=256)
-    parser.add_argument("--latencies", default="0,0.02")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=100, help="files a round, each client")
+    parser.add_argument("--size-kib", type=int, default=256, help="each file's size")
+    parser.add_argument(
+        "--latencies", default="0,0.02", help="seconds added to every request, comma-separated"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds, each client once a round")
     parser.add_argument("--chunked-mib", type=int, default=256, help="0: no chunked rounds")
     parser.add_argument(
         "--concurrency", default="1,4,16,64", help="the BatchUploader concurrencies to run"
     )
     parser.add_argument(
-        "--compare", default=None, help="another checkout: its BatchUploader, alike, beside"
+        "--compare",
+        default=None,
+        type=checkout,
+        metavar="DIR",
+        help="another checkout (another commit): its BatchUploader, alike, beside",
     )
     parser.add_argument(
         "--server",
@@ -469,7 +484,10 @@ def main() -> None:
                 cpus: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 server_cpus: dict[str, list[float]] = {name: [] for name, _, _ in configs}
                 for round_ in range(args.rounds):
-                    for name, child, env in configs:
+                    # Each round starts with the next client: none always runs first or
+                    # always after the same one.
+                    shift = round_ % len(configs)
+                    for name, child, env in configs[shift:] + configs[:shift]:
                         if args.requests and args.server == "stub":
                             stub_requests(base)  # forget what came before
                         server_cpu0 = process_cpu(emulator.pid)
@@ -489,9 +507,13 @@ def main() -> None:
                 pool = statistics.median(rates["sdk 16 threads"])
                 for name, _, _ in configs:
                     rate = statistics.median(rates[name])
+                    per_round = statistics.median(
+                        a / b for a, b in zip(rates[name], rates["sdk 16 threads"], strict=True)
+                    )
                     print(
                         f"  {name:16s} {rate:7.1f} pipelines/s  x{rate / seq:5.2f} of sdk "
-                        f"sequential  x{rate / pool:5.2f} of its 16 threads  "
+                        f"sequential  x{rate / pool:5.2f} of its 16 threads "
+                        f"(per round {per_round:4.2f})  "
                         f"client CPU {statistics.median(cpus[name]):5.2f} ms/pipeline  "
                         f"server CPU {statistics.median(server_cpus[name]):5.2f}  "
                         f"peak RSS {max(rss[name]):6.1f} MiB"

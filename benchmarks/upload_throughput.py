@@ -148,7 +148,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if shutil.which("curl") is None:
-        sys.exit("curl is needed as the reference")
+        sys.exit("curl is needed as the reference: run scripts/install-bench-deps as root")
     size = args.size_mib * MiB
     chunk = args.chunk_kib * 1024
     with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
