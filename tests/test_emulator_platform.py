@@ -372,6 +372,12 @@ async def test_vidapi_serve_tls_prints_its_certificate_and_serves_https(tmp_path
             control = {"X-Emulator-Control": "s3cret-control"}
             async with s.get(f"{api}/_emulator/stats", headers=control) as r:
                 assert r.status == 200
-    finally:
+        # SIGTERM (a process manager's stop) ends it as Ctrl-C does: its folder, with the
+        # certificate's private key, goes with it (before: left in the temp folder).
         proc.terminate()
-        await proc.wait()
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+        assert not Path(ca).parent.exists()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

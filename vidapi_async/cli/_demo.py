@@ -14,6 +14,7 @@ from .. import embed
 from ..emulator import Emulator
 from ..testing import client_for
 from ._progress import upload_with_bar
+from ._serve import until_terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -126,7 +127,7 @@ async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0
             console.print("\n[green]every step done[/green]")
             if serve:
                 console.print(f"Open {url} in a browser to play it. Ctrl-C to stop.")
-                await asyncio.Event().wait()
+                await until_terminated(console)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+import signal
 from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, UsageError
@@ -13,7 +14,21 @@ from ..emulator import Emulator, Faults
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["serve"]
+__all__ = ["serve", "until_terminated"]
+
+
+async def until_terminated(console: Console) -> None:
+    """Wait until SIGTERM (a process manager's stop): then return, so that the
+    emulator closes and its folder (a TLS key among its files) goes with it; Ctrl-C
+    stops as it does everywhere."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+    console.print("stopped")
 
 
 async def serve(args: argparse.Namespace, console: Console) -> None:
@@ -68,6 +83,6 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
         ):
             console.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
-        await asyncio.Event().wait()
+        await until_terminated(console)
     finally:
         await emulator.close()
