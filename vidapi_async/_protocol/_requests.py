@@ -204,15 +204,13 @@ def _form_quote(text: str) -> str:
     return text if _FORM_PLAIN.fullmatch(text) else urllib.parse.quote_plus(text)
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
 def _quote(text: str) -> str:
     """``text`` as ``urlencode(..., safe=",")`` writes it (a query's name or value).
-    A str subclass is ``str()`` first, as ``urlencode`` does, so that the cache (keyed by
-    equality) never hands one value's text to another that equals it."""
-    return _quote_str(text if type(text) is str else str(text))
-
-
-@functools.lru_cache(maxsize=1024)
-def _quote_str(text: str) -> str:
+    A str subclass is ``str()`` first, as ``urlencode`` does; the cache is keyed by type
+    too, so that it never hands one value's text to another that equals it."""
+    if type(text) is not str:
+        text = str(text)
     return text if _UNRESERVED.fullmatch(text) else urllib.parse.quote_plus(text, safe=",")
 
 
