@@ -89,6 +89,24 @@ def test_form_values_follow_the_platform_conventions(value: object, text: str) -
     assert wire.form_value(value) == text
 
 
+class _Float(float):
+    def __repr__(self) -> str:  # as numpy's float64: np.float64(1.5)
+        return f"_Float({float(self)!r})"
+
+
+class _Int(int):
+    def __str__(self) -> str:
+        return f"_Int({int(self)})"
+
+
+def test_number_subclasses_are_written_as_their_numbers() -> None:
+    """A float or int subclass (numpy's) is written as the number it holds, not as its
+    class's repr (before: ``_Float(1.5)`` went on the wire)."""
+    assert wire.form_value(_Float(1.5)) == "1.5"
+    assert wire.form_value(_Int(7)) == "7"
+    assert wire.form_value([_Float(0.25), _Int(2)]) == "0.25,2"
+
+
 def test_a_value_a_form_cannot_carry_is_named() -> None:
     with pytest.raises(TypeError, match=r"data\['x'\]"):
         wire.form_fields({"x": {"nested": 1}}, "data")

@@ -68,6 +68,33 @@ def test_str_subclasses_are_encoded_as_urlencode_writes_them_whatever_came_befor
     assert form == urllib.parse.urlencode([(value, value)]).encode("ascii")
 
 
+class _Shown(str):
+    """Equal to any other of its kind with the same value, unhashable, and written as
+    what it was told to show."""
+
+    def __new__(cls, value: str, shown: str) -> "_Shown":
+        made = super().__new__(cls, value)
+        made.shown = shown  # type: ignore[attr-defined]
+        return made
+
+    def __str__(self) -> str:
+        return self.shown  # type: ignore[attr-defined,no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_str_subclass_of_its_own_kind_is_written_as_its_str() -> None:
+    """The quoting cache sees only plain str: an unhashable subclass is no TypeError, and
+    two equal ones that show differently each write their own text (before: the first's)."""
+    for shown in ("x y", "z"):
+        value = _Shown("v", shown)
+        query = wire.api_request("https://h/", "GET", "/x", query=[("k", value)])
+        assert query.url == "https://h/x?" + urllib.parse.urlencode([("k", value)], safe=",")
+
+
 @pytest.mark.parametrize(
     ("status", "error_type", "cls"),
     [

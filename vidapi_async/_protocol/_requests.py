@@ -101,8 +101,10 @@ def form_value(value: object, name: str = "value") -> str:
         return form_bool(value)
     if isinstance(value, str):
         return value
-    if isinstance(value, int | float):
-        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return repr(float(value))  # a subclass (numpy's) as the number, not its repr
+    if isinstance(value, int):
+        return str(int(value))
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value) if isinstance(value, set | frozenset) else value
         return ",".join(form_value(v, name) for v in items)
@@ -168,7 +170,14 @@ def api_request(
     idempotent: bool = True,
 ) -> Request:
     """A request to ``base_url`` + ``path``; the base's own path (``/rest``) is kept."""
-    q = "&".join([f"{_quote(k)}={_quote(v)}" for k, v in query])
+    # A str subclass (an Enum member) is str() first, as urlencode does, and before the
+    # cache: keyed by equality, it would hand it the text of another, equal value.
+    q = "&".join(
+        [
+            f"{_quote(k if type(k) is str else str(k))}={_quote(v if type(v) is str else str(v))}"
+            for k, v in query
+        ]
+    )
     base = base_url.rstrip("/")
     url_origin = what = None
     if _PLAIN_PATH.fullmatch(path):
@@ -204,13 +213,10 @@ def _form_quote(text: str) -> str:
     return text if _FORM_PLAIN.fullmatch(text) else urllib.parse.quote_plus(text)
 
 
-@functools.lru_cache(maxsize=1024, typed=True)
+@functools.lru_cache(maxsize=1024)
 def _quote(text: str) -> str:
-    """``text`` as ``urlencode(..., safe=",")`` writes it (a query's name or value).
-    A str subclass is ``str()`` first, as ``urlencode`` does; the cache is keyed by type
-    too, so that it never hands one value's text to another that equals it."""
-    if type(text) is not str:
-        text = str(text)
+    """``text`` (a plain str: the caller makes it one) as ``urlencode(..., safe=",")``
+    writes it (a query's name or value)."""
     return text if _UNRESERVED.fullmatch(text) else urllib.parse.quote_plus(text, safe=",")
 
 
