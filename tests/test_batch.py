@@ -553,15 +553,17 @@ async def test_a_batch_with_nothing_to_upload_leaves_no_unretrieved_error(
         assert "Traceback" not in err.decode(), err.decode()
 
 
-@pytest.mark.parametrize("limit", [4, 6])
+@pytest.mark.parametrize(("limit", "chunked"), [(4, None), (6, None), (12, True)])
 async def test_addresses_fetched_ahead_never_queue_for_a_pooled_connection(
-    tmp_path: Path, limit: int
+    tmp_path: Path, limit: int, chunked: bool | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The next job's address is fetched during a create only on a connection no
     pipeline can need (``connection_limit`` beyond ``concurrency``): waiting for a pooled
     connection counts against a request's timeout, so nothing may wait in the pool.
     aiohttp's own trace says whether a request waited (before: with the pool as large as
-    the concurrency, creates and fetches ahead queued for connections)."""
+    the concurrency, creates and fetches ahead queued for connections; and a chunked
+    batch fetched none ahead, its room counted as if its ranges took pooled
+    connections)."""
     import aiohttp
 
     queued = 0
@@ -572,6 +574,17 @@ async def test_addresses_fetched_ahead_never_queue_for_a_pooled_connection(
 
     trace = aiohttp.TraceConfig()
     trace.on_connection_queued_start.append(on_queued)
+    from vidapi_async.batch import _spares
+
+    ahead = 0
+    real_one = _spares.Spares._one
+
+    async def one(self: _spares.Spares) -> object:
+        nonlocal ahead
+        ahead += 1
+        return await real_one(self)
+
+    monkeypatch.setattr(_spares.Spares, "_one", one)
     files = make_files(tmp_path / "files", 24)
     async with Emulator(faults=Faults(latency=0.02)) as emu:
         async with (
@@ -579,9 +592,12 @@ async def test_addresses_fetched_ahead_never_queue_for_a_pooled_connection(
                 connector=aiohttp.TCPConnector(limit=limit), trace_configs=[trace]
             ) as session,
             va.Client(emu.token, base_url=emu.base_url, session=session) as client,
-            va.BatchUploader(client, concurrency=4) as batch,
+            va.BatchUploader(client, concurrency=4, chunked=chunked, workers=3) as batch,
         ):
             results = [r async for r in batch.run(jobs_for(files))]
         assert all(r.ok for r in results)
         assert queued == 0
+        # uploads go through the pump's own sockets: the API pool's room beyond one
+        # connection a pipeline is for fetches ahead, chunked or not
+        assert (ahead > 0) == (limit > 4)
         assert_one_video_per_job(emu, files)

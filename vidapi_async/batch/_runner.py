@@ -161,9 +161,11 @@ class BatchUploader:
         self._started_at = time.monotonic()
         self._in_flight: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        # Addresses are fetched ahead only on connections no pipeline can need.
+        # Addresses are fetched ahead only on the API pool's connections no pipeline can
+        # need: a pipeline holds one at a time (its uploads and ranges go through the
+        # upload pump's own sockets).
         self._spares = Spares(
-            client.get_upload_session, room=None if limit is None else limit - needed
+            client.get_upload_session, room=None if limit is None else limit - self.concurrency
         )
         self._quota: QuotaExceededError | None = None
         """The first refusal for the account's quota: no new upload starts after it."""

@@ -4,7 +4,7 @@ A pipeline is three requests in a row: the upload address, the upload, the creat
 a job's upload is done, the batch asks for an address for a job still waiting in the
 queue, while this job's create is under way: on a link with 20 ms per request that takes
 one request off each pipeline's path. Never more addresses are fetched than jobs wait,
-and never more at once than ``room``, the connections of the client's pool that no
+and never more at once than ``room``, the connections of the client's API pool that no
 pipeline can need (a request waiting for a pooled connection has its timeout running);
 an address unused for ``max_age`` seconds is dropped (an address is single-use and the
 platform lets it expire); a failed fetch is dropped too, and the job asks for its own.
