@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -356,3 +357,30 @@ async def test_upload_with_a_password_creates_the_video_protected(
         r.path for r in emulator.requests if r.method == "POST" and r.path.startswith("/video/")
     ]
     assert writes == [f"/video/{video_id}/subtitles"]  # no window before a later password write
+
+
+async def test_sigterm_stops_the_demo_midway_and_leaves_no_folder(tmp_path: Path) -> None:
+    """SIGTERM (a process manager's stop) at any point, not only once it serves: the
+    demo stops as on Ctrl-C, its emulator closes and no folder of its is left in the
+    temp folder (before: SIGTERM before "Ctrl-C to stop" killed it mid-way and left
+    the emulator's and the demo's folders)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vidapi_async.cli", "demo",
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        first = await asyncio.wait_for(proc.stderr.readline(), 60)
+        assert b"Emulator API at" in first  # then the demo's steps, seconds of them
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert "stopped" in err.decode()
+    assert list(temp.iterdir()) == []

@@ -14,7 +14,7 @@ from .. import embed
 from ..emulator import Emulator
 from ..testing import client_for
 from ._progress import upload_with_bar
-from ._serve import until_terminated
+from ._serve import stops_on_sigterm
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -76,6 +76,12 @@ def _make_video(folder: str) -> str:
 
 
 async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0, 0)) -> int:
+    async with stops_on_sigterm(console):
+        await _demo(console, serve=serve, ports=ports)
+    return 0
+
+
+async def _demo(console: Console, *, serve: bool, ports: tuple[int, int]) -> None:
     step = 0
 
     def say(text: str) -> None:
@@ -127,8 +133,7 @@ async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0
             console.print("\n[green]every step done[/green]")
             if serve:
                 console.print(f"Open {url} in a browser to play it. Ctrl-C to stop.")
-                await until_terminated(console)
-    return 0
+                await asyncio.Event().wait()
 
 
 def _write(path: str, text: str) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shlex
 import signal
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, UsageError
@@ -14,24 +16,43 @@ from ..emulator import Emulator, Faults
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["serve", "until_terminated"]
+__all__ = ["serve", "stops_on_sigterm"]
 
 
-async def until_terminated(console: Console) -> None:
-    """Wait until SIGTERM (a process manager's stop): then return, so that the
-    emulator closes and its folder (a TLS key among its files) goes with it; Ctrl-C
-    stops as it does everywhere."""
+@contextlib.asynccontextmanager
+async def stops_on_sigterm(console: Console) -> AsyncIterator[None]:
+    """SIGTERM (a process manager's stop) anywhere in the block stops it as Ctrl-C does:
+    the running task is cancelled, so that what the block opened closes (the emulator,
+    its folder and a TLS key in it) and "stopped" is said; the command then ends with 0.
+    A second SIGTERM while that happens is ignored, not a kill halfway through."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    task = asyncio.current_task()
+    assert task is not None
+    asked: list[bool] = []
+
+    def on_term() -> None:
+        if not asked:
+            asked.append(True)
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, on_term)
     try:
-        await stop.wait()
+        yield
+    except asyncio.CancelledError:
+        if not asked:
+            raise
+        task.uncancel()
+        console.print("stopped")
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-    console.print("stopped")
 
 
 async def serve(args: argparse.Namespace, console: Console) -> None:
+    async with stops_on_sigterm(console):
+        await _serve(args, console)
+
+
+async def _serve(args: argparse.Namespace, console: Console) -> None:
     faults = Faults(
         error_rate=args.error_rate,
         rate_limit_rate=args.rate_limit_rate,
@@ -83,6 +104,6 @@ async def serve(args: argparse.Namespace, console: Console) -> None:
         ):
             console.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
-        await until_terminated(console)
+        await asyncio.Event().wait()
     finally:
         await emulator.close()
