@@ -190,15 +190,15 @@ def test_a_kept_connection_holding_unread_bytes_is_not_reused() -> None:
     kept = Connection()
     ours, theirs = socket.socketpair()
     with theirs:
-        kept.put(key, ours)
+        kept.put(key, ours, 15.0)
         assert kept.take(key) is ours  # quiet: reused
-        kept.put(key, ours)
+        kept.put(key, ours, 15.0)
         theirs.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # unasked for
         assert kept.take(key) is None  # closed instead, a fresh one will be opened
         assert ours.fileno() == -1
         other, far = socket.socketpair()
         with far:
-            kept.put(key, other)
+            kept.put(key, other, 15.0)
             far.close()  # the server closed it meanwhile
             assert kept.take(key) is None
     kept.close()

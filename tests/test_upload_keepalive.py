@@ -1,8 +1,11 @@
 """Uploads one after another reuse their connection to the upload host (keep-alive):
 no TCP (and TLS) handshake per file. What that must keep: every body whole and exact on
-the wire, a kept connection the server dropped replaced at once (never a failed upload
-nor a retry for it), a server that says ``Connection: close`` obeyed, nothing left open.
-Against ``tests/wire.py``'s server, which shares no code with the client."""
+the wire; a kept connection the server dropped before the request went whole replaced at
+once (no failed upload, no retry); a request sent whole never sent again behind the
+caller's back (the server may have acted on it: as aiohttp does for a POST, the error is
+the caller's and its retries'); a server's ``Keep-Alive: timeout=`` heeded; a server
+that says ``Connection: close`` obeyed; nothing left open. Against ``tests/wire.py``'s
+server, which shares no code with the client."""
 
 from __future__ import annotations
 
@@ -108,13 +111,40 @@ async def test_an_answer_cut_on_a_kept_connection_is_not_sent_again(tmp_path: Pa
     assert len(srv.seen) == 2
 
 
+@pytest.mark.parametrize(
+    ("hint", "connections"), [("timeout=1", [1, 2, 3]), ("timeout=5, max=100", [1, 1, 1])]
+)
+async def test_a_server_s_keep_alive_timeout_is_heeded(
+    tmp_path: Path, hint: str, connections: list[int]
+) -> None:
+    """A server that says how long it keeps an idle connection (``Keep-Alive: timeout=N``)
+    has it reused only up to a second before that: a request on a connection the server
+    closes just then could not be sent again once sent whole (a server that keeps one for
+    a second or less gets a new connection each time)."""
+    reply = Reply.json(UPLOADED, headers={"Keep-Alive": hint})
+    async with WireServer(lambda seen: reply) as srv:
+        await upload_three(srv, tmp_path)
+    assert [s.conn for s in srv.seen] == connections
+
+
 async def test_a_server_that_says_close_gets_a_new_connection_each_time(tmp_path: Path) -> None:
     async with WireServer(lambda seen: Reply.json(UPLOADED, close=True)) as srv:
         await upload_three(srv, tmp_path)
     assert [s.conn for s in srv.seen] == [1, 2, 3]
 
 
-def test_kept_connections_are_few_and_short_lived(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_how_long_a_connection_is_kept_follows_the_server_s_hint() -> None:
+    from vidapi_async._aio import _pump
+
+    assert _pump._idle_for({}) == _pump.IDLE_FOR
+    assert _pump._idle_for({"Keep-Alive": "timeout=5, max=100"}) == 4.0
+    assert _pump._idle_for({"keep-alive": "max=3, TIMEOUT=3"}) == 2.0
+    assert _pump._idle_for({"Keep-Alive": "timeout=600"}) == _pump.IDLE_FOR
+    assert _pump._idle_for({"Keep-Alive": "timeout=1"}) <= 0  # not kept
+    assert _pump._idle_for({"Keep-Alive": "max=3"}) == _pump.IDLE_FOR
+
+
+def test_kept_connections_are_few_and_short_lived() -> None:
     import socket
 
     from vidapi_async._aio import _pump
@@ -123,22 +153,19 @@ def test_kept_connections_are_few_and_short_lived(monkeypatch: pytest.MonkeyPatc
     idle = _pump.IdleConnections(keep=2)
     pairs = [socket.socketpair() for _ in range(4)]
     try:
-        idle.put(key, pairs[0][0])
-        idle.put(other, pairs[1][0])
-        idle.put(key, pairs[2][0])  # a third: the oldest goes
+        idle.put(key, pairs[0][0], _pump.IDLE_FOR)
+        idle.put(other, pairs[1][0], 0.0)  # kept for no time: gone at the next look
+        idle.put(key, pairs[2][0], _pump.IDLE_FOR)
+        assert pairs[1][0].fileno() == -1  # closed, whatever origin
+        idle.put(other, pairs[1][1], _pump.IDLE_FOR)  # a third: the oldest goes
         assert pairs[0][0].fileno() == -1
-        assert idle.take(key) is pairs[2][0]  # the newest first
+        assert idle.take(key) is pairs[2][0]
         assert idle.take(key) is None
-        idle.put(key, pairs[2][0])
-        monkeypatch.setattr(_pump, "IDLE_FOR", 0.0)  # every kept one is now too old
-        assert idle.take(key) is None
-        assert pairs[1][0].fileno() == pairs[2][0].fileno() == -1  # closed, whatever origin
-        monkeypatch.undo()
-        idle.put(key, pairs[3][0])
+        idle.put(key, pairs[3][0], _pump.IDLE_FOR)
         idle.close()
-        assert pairs[3][0].fileno() == -1
+        assert pairs[1][1].fileno() == pairs[3][0].fileno() == -1
         spare = socket.socket()
-        idle.put(key, spare)  # a thread finishing after the close: closed at once
+        idle.put(key, spare, _pump.IDLE_FOR)  # a thread finishing after the close: closed
         assert spare.fileno() == -1
     finally:
         for a, b in pairs:
@@ -167,9 +194,9 @@ def test_a_kept_connection_numbered_above_selects_limit_is_still_reused() -> Non
         with high, b:
             key = ("http", "127.0.0.1", 1)
             idle = _pump.IdleConnections(keep=2)
-            idle.put(key, high)
+            idle.put(key, high, _pump.IDLE_FOR)
             assert idle.take(key) is high  # quiet: reused
-            idle.put(key, high)
+            idle.put(key, high, _pump.IDLE_FOR)
             b.sendall(b"HTTP/1.1 200 OK\r\n\r\n")  # bytes nobody asked for: not reused
             assert idle.take(key) is None
             idle.close()

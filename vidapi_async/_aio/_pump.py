@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import io
 import os
+import re
 import select
 import socket
 import ssl
@@ -94,7 +95,9 @@ class Connection:
                 sock = None
             return sock
 
-    def put(self, key: tuple[str, str, int], sock: socket.socket) -> None:
+    def put(self, key: tuple[str, str, int], sock: socket.socket, idle_for: float) -> None:
+        """``idle_for`` is for connections kept between uploads; a chunked upload's next
+        range follows at once."""
         with self._lock:
             old, self._sock, self._key = self._sock, sock, key
         if old is not None:
@@ -110,6 +113,17 @@ class Connection:
 IDLE_FOR = 15.0
 """Seconds a finished upload's connection is kept for the next upload to its host."""
 
+_KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[,;\s])timeout\s*=\s*(\d+)", re.IGNORECASE)
+
+
+def _idle_for(headers: Mapping[str, str]) -> float:
+    """How long a connection may wait for the next upload: ``IDLE_FOR``, or up to a
+    second before the server says it closes one (``Keep-Alive: timeout=N``): a request
+    sent whole on a connection the server closes meanwhile could not be sent again."""
+    hint = next((v for k, v in headers.items() if k.lower() == "keep-alive"), "")
+    said = _KEEP_ALIVE_TIMEOUT.search(hint)
+    return IDLE_FOR if said is None else min(IDLE_FOR, int(said.group(1)) - 1.0)
+
 
 class IdleConnections:
     """The connections of finished uploads, kept for the next upload to the same origin
@@ -120,6 +134,7 @@ class IdleConnections:
 
     def __init__(self, keep: int) -> None:
         self._idle: list[tuple[float, tuple[str, str, int], socket.socket]] = []
+        """(until when it may be used, origin, socket), oldest first."""
         self._keep = keep
         self._lock = threading.Lock()
         self._closed = False
@@ -138,21 +153,21 @@ class IdleConnections:
                 return sock
             sock.close()
 
-    def put(self, key: tuple[str, str, int], sock: socket.socket) -> None:
+    def put(self, key: tuple[str, str, int], sock: socket.socket, idle_for: float) -> None:
         with self._lock:
             if self._closed:
                 stale = [sock]
             else:
-                self._idle.append((time.monotonic(), key, sock))
+                self._idle.append((time.monotonic() + idle_for, key, sock))
                 stale = self._expire(time.monotonic())
         for old in stale:
             old.close()
 
     def _expire(self, now: float) -> list[socket.socket]:
         """Under the lock: take out what is too old, and the oldest beyond ``keep``."""
-        fresh = [entry for entry in self._idle if now - entry[0] < IDLE_FOR]
+        fresh = [entry for entry in self._idle if now < entry[0]]
         over = max(0, len(fresh) - self._keep)
-        gone = [entry[2] for entry in self._idle if now - entry[0] >= IDLE_FOR]
+        gone = [entry[2] for entry in self._idle if now >= entry[0]]
         gone += [entry[2] for entry in fresh[:over]]
         self._idle = fresh[over:]
         return gone
@@ -275,6 +290,7 @@ class _Job:
         it (stored the upload): a failure then is the caller's, as on a new connection."""
         keep = False
         sent = False
+        idle_for = 0.0
         try:
             with self._lock:
                 self._sock = sock
@@ -301,13 +317,14 @@ class _Job:
                     method=self.method,
                     url=shown,
                 ) from None
-            keep = reusable and self.connection is not None
+            idle_for = _idle_for(answer.headers)
+            keep = reusable and self.connection is not None and idle_for > 0
             return answer
         finally:
             with self._lock:
                 self._sock = None
             if keep and self.connection is not None and not self._aborted.is_set():
-                self.connection.put((scheme, host, port), sock)
+                self.connection.put((scheme, host, port), sock, idle_for)
             else:
                 sock.close()
 
