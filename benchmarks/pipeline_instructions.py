@@ -57,6 +57,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
     args = parser.parse_args()
+    if args.files < 2:
+        parser.error("--files: at least 2 (the cost is the difference over files - 1)")
     try:
         checkouts = ["", *[a_checkout(c) for c in args.compare.split(",") if c]]
     except argparse.ArgumentTypeError as exc:
