@@ -142,6 +142,9 @@ def test_how_long_a_connection_is_kept_follows_the_server_s_hint() -> None:
     assert _pump._idle_for({"Keep-Alive": "timeout=600"}) == _pump.IDLE_FOR
     assert _pump._idle_for({"Keep-Alive": "timeout=1"}) <= 0  # not kept
     assert _pump._idle_for({"Keep-Alive": "max=3"}) == _pump.IDLE_FOR
+    # a number no int() takes (over 4300 digits) or no float holds: the default, no error
+    for digits in (400, 5000):
+        assert _pump._idle_for({"Keep-Alive": "timeout=" + "9" * digits}) == _pump.IDLE_FOR
 
 
 def test_kept_connections_are_few_and_short_lived() -> None:

@@ -96,8 +96,9 @@ class Connection:
             return sock
 
     def put(self, key: tuple[str, str, int], sock: socket.socket, idle_for: float) -> None:
-        """``idle_for`` is for connections kept between uploads; a chunked upload's next
-        range follows at once."""
+        """``idle_for`` is for connections kept between uploads (a chunked upload's next
+        range follows at once); a server's hint of a second or less is not kept here
+        either (``_Job._exchange``)."""
         with self._lock:
             old, self._sock, self._key = self._sock, sock, key
         if old is not None:
@@ -113,7 +114,8 @@ class Connection:
 IDLE_FOR = 15.0
 """Seconds a finished upload's connection is kept for the next upload to its host."""
 
-_KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[,;\s])timeout\s*=\s*(\d+)", re.IGNORECASE)
+_KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[,;\s])timeout\s*=\s*(\d{1,9})(?!\d)", re.IGNORECASE)
+"""A server's ``Keep-Alive: timeout=N``; more than 9 digits is no hint (the default)."""
 
 
 def _idle_for(headers: Mapping[str, str]) -> float:
