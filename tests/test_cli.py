@@ -384,3 +384,32 @@ async def test_sigterm_stops_the_demo_midway_and_leaves_no_folder(tmp_path: Path
     assert proc.returncode == 0, err.decode()
     assert "stopped" in err.decode()
     assert list(temp.iterdir()) == []
+
+
+async def test_a_sigterm_while_ctrl_c_stops_the_command_does_not_cut_its_close() -> None:
+    """Ctrl-C cancels the command and it closes what it opened; a SIGTERM meanwhile is
+    ignored (before: it cancelled the close and swallowed Ctrl-C's cancellation, exit 0
+    with the emulator's folder left)."""
+    import io
+
+    from rich.console import Console
+
+    from vidapi_async.cli._serve import stops_on_sigterm
+
+    closed: list[bool] = []
+
+    async def command() -> None:
+        async with stops_on_sigterm(Console(file=io.StringIO())):
+            try:
+                await asyncio.Event().wait()
+            finally:
+                os.kill(os.getpid(), signal.SIGTERM)  # while it closes
+                await asyncio.sleep(0.05)  # the close's own awaits: the signal comes in
+                closed.append(True)
+
+    task = asyncio.create_task(command())
+    await asyncio.sleep(0)
+    task.cancel()  # what Ctrl-C does to the command's task
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert closed == [True]

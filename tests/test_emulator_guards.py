@@ -9,6 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
 
@@ -115,3 +117,25 @@ async def test_the_request_log_masks_secret_headers_whatever_their_case() -> Non
     text = repr(logged)
     for secret in ("lower-token-1", emu.control_secret, "upper-secret-2"):
         assert secret not in text
+
+
+async def test_a_start_that_fails_halfway_leaves_nothing_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's port is taken: the start fails once the folder, its TLS key and the API
+    server exist. All of it is closed and removed then, not left until the object is
+    collected (``async with`` never calls ``__aexit__`` for a failed ``__aenter__``)."""
+    import socket
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        emulator = Emulator(port=0, upload_port=port, tls=True)
+        with pytest.raises(OSError, match="address already in use"):
+            async with emulator:
+                pass
+    assert list(tmp_path.iterdir()) == []
+    assert emulator.platform is None

@@ -24,14 +24,15 @@ async def stops_on_sigterm(console: Console) -> AsyncIterator[None]:
     """SIGTERM (a process manager's stop) anywhere in the block stops it as Ctrl-C does:
     the running task is cancelled, so that what the block opened closes (the emulator,
     its folder and a TLS key in it) and "stopped" is said; the command then ends with 0.
-    A second SIGTERM while that happens is ignored, not a kill halfway through."""
+    A SIGTERM while the block stops (a second one, or one after Ctrl-C) is ignored: the
+    close under way finishes."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
     asked: list[bool] = []
 
     def on_term() -> None:
-        if not asked:
+        if not asked and not task.cancelling():
             asked.append(True)
             task.cancel()
 

@@ -323,6 +323,15 @@ class Emulator:
         await self.close()
 
     async def start(self) -> None:
+        """Start both servers. One that fails halfway (a port taken, a task cancelled)
+        closes what it had opened: its folder, a TLS key in it, the first server."""
+        try:
+            await self._start()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _start(self) -> None:
         if self._data_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="vidapi-emulator-")
             root, db = self._tmp.name, None
