@@ -236,7 +236,6 @@ class _Job:
         self.answer_within = answer_within
         self.report = report
         self._sock: socket.socket | None = None
-        self._answered = False
         self._aborted = threading.Event()
         self._why = "CancelledError"
         self._lock = threading.Lock()
@@ -268,10 +267,8 @@ class _Job:
         ):  # (a chunked upload's own connection carries its ranges, streamed or not)
             kept = self.connection.take((scheme, host, port))
         if kept is not None:
-            try:
+            with contextlib.suppress(_Stale):  # dropped while the request went: anew
                 return self._exchange(kept, scheme, host, port, target, shown, again=not once)
-            except _Stale:
-                self._answered = False
         sock = self._connect(scheme, host, port, shown)
         return self._exchange(sock, scheme, host, port, target, shown, again=False)
 
@@ -312,7 +309,7 @@ class _Job:
             except (OSError, _Broken) as exc:
                 if self._aborted.is_set():
                     raise _Aborted(self._why) from None
-                if again and not sent and not self._answered:
+                if again and not sent:  # (no answer can have begun before it)
                     raise _Stale from None
                 raise e.ConnectionLostError(
                     f"connection failed: {exc.__class__.__name__}{_detail(exc)}",
@@ -549,7 +546,6 @@ class _Job:
         deadline = None if self.answer_within is None else time.monotonic() + self.answer_within
         while True:
             data = _recv(sock, deadline, self.idle_timeout)
-            self._answered = self._answered or bool(data)
             if (answer := framer.feed(data)) is not None:
                 break
         return RawResponse(answer.status, answer.headers, answer.body), framer.reusable

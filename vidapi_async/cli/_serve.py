@@ -85,9 +85,8 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         escaped_seals=not args.plain_seals,
     )
     try:
-        await emulator.start()
+        await emulator.start()  # closes what it opened if it fails
     except (OSError, RuntimeError, ValueError) as exc:
-        await emulator.close()
         raise UsageError(f"cannot start the emulator: {exc}") from None
     try:
         emu = emulator
