@@ -33,8 +33,10 @@ from typing import Any, Final
 import attrs
 
 from ._errors import InvalidArgumentError, WebhookError, WebhookSignatureError
+from ._validate import positive_number
 
 __all__ = [
+    "BODY_TIMEOUT",
     "EVENT_TYPES",
     "FAILED_EVENTS",
     "MAX_BODY_BYTES",
@@ -63,6 +65,9 @@ READY_EVENTS: Final = frozenset({"video.format.ready", "video.published"})
 FAILED_EVENTS: Final = frozenset({"video.format.error", "video.deleted"})
 MAX_BODY_BYTES: Final = 1 << 20
 """The largest event body the handlers read (an event is a few hundred bytes)."""
+BODY_TIMEOUT: Final = 10.0
+"""How long the handlers wait for an event's whole body, in seconds (an event is a few
+hundred bytes: a body that stops short is answered 408 then, not waited for)."""
 STAMP_DIGITS: Final = 12
 """The most digits a signature's ``t=`` may have (unix seconds have 10 until 2286)."""
 
@@ -222,22 +227,37 @@ def answer_for(error: WebhookError) -> tuple[int, bytes]:
     return status, json.dumps({"error": str(error)}).encode()
 
 
+def late_body(body_timeout: float) -> bytes:
+    """The body of the 408 a handler answers a body that did not arrive in time with."""
+    return json.dumps({"error": f"the body did not arrive within {body_timeout:g} s"}).encode()
+
+
 ASGIReceive = Callable[[], Awaitable[Mapping[str, Any]]]
 ASGISend = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 
 def asgi_app(
-    callback: Callback, *, secret: str | None = None, tolerance: float = 300.0
+    callback: Callback,
+    *,
+    secret: str | None = None,
+    tolerance: float = 300.0,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> Callable[[Mapping[str, Any], ASGIReceive, ASGISend], Awaitable[None]]:
     """An ASGI 3 application that takes POSTed events at any path: each event is parsed
     (and its signature checked with ``secret``), handed to ``callback`` (sync or
-    async), and answered 204; a refused one 400 (401 for a signature), not a POST 405.
-    Mount it under your framework's router (Starlette's ``Mount``, ...). An empty
-    ``secret`` is an ``InvalidArgumentError``."""
+    async), and answered 204; a refused one 400 (401 for a signature), not a POST 405,
+    a body over 1 MiB 413, a body not whole within ``body_timeout`` seconds 408. A
+    WebSocket is refused (closed before it is accepted: the server answers 403); the
+    lifespan protocol is answered. Mount it under your framework's router (Starlette's
+    ``Mount``, ...). An empty ``secret`` is an ``InvalidArgumentError``, and so is a
+    ``body_timeout`` that is not a number above 0."""
     check_secret(secret)
+    body_timeout = positive_number(body_timeout, "body_timeout")
 
-    async def respond(send: ASGISend, status: int, body: bytes = b"") -> None:
+    async def respond(send: ASGISend, status: int, body: bytes = b"", close: bool = False) -> None:
         headers = [(b"content-type", b"application/json")] if body else []
+        if close:
+            headers.append((b"connection", b"close"))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -250,6 +270,12 @@ def asgi_app(
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
+        if scope["type"] == "websocket":
+            # Returning without a word leaves the handshake to the server, which answers
+            # 500; a close before the accept is the ASGI way to refuse it (403).
+            if (await receive())["type"] == "websocket.connect":
+                await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             return
         if scope.get("method") != "POST":
@@ -257,17 +283,22 @@ def asgi_app(
             return
         chunks: list[bytes] = []
         size, more = 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = bytes(message.get("body", b""))
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                await respond(send, 413)
-                return
-            chunks.append(chunk)
-            more = bool(message.get("more_body", False))
+        try:
+            async with asyncio.timeout(body_timeout):  # a body that stops short
+                while more and size <= MAX_BODY_BYTES:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = bytes(message.get("body", b""))
+                    size += len(chunk)
+                    chunks.append(chunk)
+                    more = bool(message.get("more_body", False))
+        except TimeoutError:
+            await respond(send, 408, late_body(body_timeout), close=True)
+            return
+        if size > MAX_BODY_BYTES:
+            await respond(send, 413)
+            return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
             event = parse_event(b"".join(chunks), headers, secret=secret, tolerance=tolerance)
