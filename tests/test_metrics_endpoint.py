@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import vidapi_async as va
 from vidapi_async._metrics import REGISTRY, MetricsServer
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
 
 SAFETY = 20.0  # a hung test fails after this; never what a test measures
 
@@ -239,3 +242,21 @@ def test_the_outcomes_shown_from_the_start_are_the_jobs_outcomes() -> None:
     from vidapi_async.batch import JobStatus
 
     assert set(JOB_OUTCOMES) == {s.value for s in JobStatus} | {"requeued"}
+
+
+async def test_a_batch_serves_on_its_loop_and_closes_its_connections_when_left(
+    emulator: Emulator,
+) -> None:
+    """``BatchUploader(metrics_port=0)``: served while the block runs, scraped here on the
+    batch's own loop; leaving the block closes the port and drops an idle client."""
+    async with client_for(emulator) as client:
+        async with va.BatchUploader(client, metrics_port=0) as batch:
+            port = batch.metrics_port
+            assert port is not None
+            assert "vidapi_jobs" in await _scrape(port)
+            conn = await _idle(port)
+        assert batch.metrics_port is None
+    assert await _closed_by_server(conn[0]) == b""
+    await _close_all([conn])
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)

@@ -200,13 +200,13 @@ class BatchUploader:
         try:
             return await self._open()
         except BaseException:
-            self._close_metrics()
+            await self._close_metrics()
             raise
 
-    def _close_metrics(self) -> None:
+    async def _close_metrics(self) -> None:
         if self._metrics is not None:
             server, self._metrics = self._metrics, None
-            server.close()
+            await server.aclose()  # closed at once; waits for its connections to be gone
 
     async def _open(self) -> BatchUploader:
         arg = self._journal_arg
@@ -240,7 +240,7 @@ class BatchUploader:
                 await self._journal.close()
         finally:
             self._journal = None
-            self._close_metrics()
+            await self._close_metrics()
 
     async def _stop_tasks(self) -> None:
         tasks, self._tasks = self._tasks, []
