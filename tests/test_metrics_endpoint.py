@@ -260,3 +260,29 @@ async def test_a_batch_serves_on_its_loop_and_closes_its_connections_when_left(
     await _close_all([conn])
     with pytest.raises(ConnectionRefusedError):
         await asyncio.open_connection("127.0.0.1", port)
+
+
+async def test_a_busy_port_is_an_error_before_the_counts_start() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(OSError, match="in use"):
+            MetricsServer(busy.getsockname()[1])
+    assert not REGISTRY.on
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"deadline": 0},
+        {"deadline": float("nan")},
+        {"max_connections": 0},
+        {"max_connections": True},
+    ],
+)
+async def test_a_bad_deadline_or_bound_is_refused_before_the_port_is_bound(
+    bad: dict[str, Any],
+) -> None:
+    with pytest.raises(va.InvalidArgumentError, match=next(iter(bad))):
+        MetricsServer(0, **bad)
+    assert not REGISTRY.on
