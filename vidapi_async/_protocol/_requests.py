@@ -318,27 +318,25 @@ _SHORT_SECRET = 3
 """A secret shorter than this is masked as a word only (not inside other words)."""
 
 
-def _escaped(form: str) -> str:
-    """A pattern for one form of a secret; its percent escapes in either case."""
-    return re.sub(
-        r"%([0-9A-F]{2})",
-        lambda m: "%" + "".join(f"[{c}{c.lower()}]" if c.isalpha() else c for c in m[1]),
-        re.escape(form),
+def _any_escaping(char: str) -> str:
+    """A pattern for ``char`` as it is, percent-encoded from UTF-8 in either case of hex
+    (a host may escape any character, unreserved ones too), or ``+`` for a space."""
+    escaped = "".join(
+        "%" + "".join(f"[{h}{h.upper()}]" if h.isalpha() else h for h in f"{b:02x}")
+        for b in char.encode("utf-8", "surrogatepass")
     )
+    return f"(?:{re.escape(char)}|{escaped}{'|[+]' if char == ' ' else ''})"
 
 
 @functools.lru_cache(maxsize=64)
 def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern for every secret in its raw, form-encoded and percent-encoded forms."""
+    """One pattern for every secret, compared on the decoded form: each of its
+    characters as it is or percent-encoded (either case), a space as ``+`` too, and a
+    secret holding escapes as written and decoded (escaped once more: ``%252F``)."""
+    texts = set(secrets) | {urllib.parse.unquote(s) for s in secrets}
     parts = []
-    for secret in sorted(secrets, key=len, reverse=True):
-        forms = {
-            secret,
-            urllib.parse.quote_plus(secret),
-            urllib.parse.quote(secret, safe=""),
-            urllib.parse.quote(secret),
-        }
-        either = "|".join(_escaped(f) for f in sorted(forms, key=len, reverse=True))
+    for secret in sorted(texts, key=len, reverse=True):
+        either = "".join(_any_escaping(c) for c in secret)
         if len(secret) < _SHORT_SECRET:
             either = rf"(?<![\w%])(?:{either})(?!\w)"
         parts.append(f"(?:{either})")
