@@ -4,9 +4,7 @@ shares no code with the client (it records the request target byte for byte)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 import vidapi_async as va
 from vidapi_async.cli._exit import EXIT_USAGE
 
+from .test_cli import vidapi
 from .test_wire_truth import TOKEN
 from .wire import Reply, Seen, WireServer
 
@@ -119,28 +118,13 @@ async def test_a_value_a_request_cannot_carry_is_refused_naming_it(
     assert srv.seen == []
 
 
-async def _vidapi_bytes(*args: bytes, env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        *args,
-        env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode("utf-8", "replace")
-
-
 @pytest.mark.parametrize("path", [b"/.\xff./me", b"/me\xff", b"/x/\xc3"])
 async def test_vidapi_api_with_a_path_that_is_not_utf8_is_a_usage_error(path: bytes) -> None:
     async with WireServer(_ok) as srv:
         env = {"VIDAPI_TOKEN": TOKEN, "VIDAPI_BASE_URL": srv.url + BASE_PATH}
-        code, out, err = await _vidapi_bytes(b"api", path, env=env)
-        code_f, _, err_f = await _vidapi_bytes(b"api", b"/me", b"-f", b"q=\xff", env=env)
+        # As a shell passes them: bytes (a str argument goes out through os.fsencode).
+        code, out, err = await vidapi("api", os.fsdecode(path), env=env)
+        code_f, _, err_f = await vidapi("api", "/me", "-f", os.fsdecode(b"q=\xff"), env=env)
     assert code == EXIT_USAGE, err
     assert "UTF-8" in err, err
     assert "Traceback" not in err

@@ -17,21 +17,12 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 from .conftest import stored_bytes
+from .test_hostile_sources import spool_dir  # noqa: F401 - the fixture
 from .wire import Reply, WireServer
 
 BOMB_SIZE = 4_000_000
 BOMB = gzip.compress(b"\0" * BOMB_SIZE)
 """4 MB of zeros in a few kilobytes: a bomb of ratio some 1000."""
-
-
-@pytest.fixture
-def spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import tempfile
-
-    folder = tmp_path / "spool"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 @pytest.mark.parametrize(
@@ -47,7 +38,11 @@ def spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 @pytest.mark.parametrize("declared", [True, False], ids=["length", "no-length"])
 async def test_an_encoding_not_asked_for_is_refused_not_decoded(
-    emulator: Emulator, spool_dir: Path, encoding: str, body: bytes, declared: bool
+    emulator: Emulator,
+    spool_dir: Path,  # noqa: F811 - the fixture imported above
+    encoding: str,
+    body: bytes,
+    declared: bool,
 ) -> None:
     assert len(BOMB) * 100 < BOMB_SIZE
     if declared:
