@@ -115,9 +115,12 @@ async def test_no_key_tag_log_or_journal_row_holds_the_credential_or_signature(
 
 
 @pytest.mark.parametrize("stage", ["done", "creating"])
+@pytest.mark.parametrize("given", [False, True], ids=["default", "key-given-as-shared-queues-do"])
 async def test_a_journal_keyed_by_the_old_digest_makes_no_second_video(
-    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str, given: bool
 ) -> None:
+    """A shared queue's worker runs each job with its key given (the default key the
+    enqueuing host worked out): that key, too, finds the old record."""
     data = os.urandom(20_000)
 
     def source(seen: Seen) -> Reply:
@@ -139,10 +142,10 @@ async def test_a_journal_keyed_by_the_old_digest_makes_no_second_video(
         if stage == "creating":  # as if killed after the create was sent
             with sqlite3.connect(journal) as db:
                 db.execute("UPDATE jobs SET stage = 'creating', video_id = NULL")
+        key = _jobs.url_key(url) if given else None
+        job = va.UploadJob(url=url, title="t", channel="news", key=key)
         async with va.BatchUploader(client, journal=journal) as batch:
-            [again] = [
-                r async for r in batch.run([va.UploadJob(url=url, title="t", channel="news")])
-            ]
+            [again] = [r async for r in batch.run([job])]
     assert again.ok, again.error
     assert again.key == first.key  # resumed under the key its journal row has
     assert again.video_id == first.video_id

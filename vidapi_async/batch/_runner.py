@@ -360,7 +360,7 @@ class BatchUploader:
     async def _run_job_inner(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
-        if job.key is None and job.url is not None:
+        if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
             key = await self._recorded_url_key(key, job.url)
         forget = getattr(self._journal, "forget", None)
         if stale is not None and forget is not None:
