@@ -205,20 +205,6 @@ async def test_a_source_cookie_never_reaches_the_api(emulator: Emulator) -> None
 # --- 4-5. compressed, endless and trickling sources ---------------------------------------
 
 
-async def test_a_gzip_source_is_stored_decoded(emulator: Emulator) -> None:
-    import gzip
-
-    packed = gzip.compress(DATA)
-
-    async with (
-        WireServer(lambda seen: Reply(200, packed, {"Content-Encoding": "gzip"})) as src,
-        client_for(emulator, retry=va.NO_RETRY) as client,
-    ):
-        uploaded = await client.upload_from_url(f"{src.url}/a.mp4")
-    assert src.seen[0].headers["accept-encoding"] == "identity"
-    assert stored_bytes(emulator, uploaded.url) == DATA
-
-
 @pytest.fixture
 def spool_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     import tempfile

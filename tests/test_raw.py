@@ -64,7 +64,7 @@ def test_a_path_that_could_leave_the_base_url_is_refused(path: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/me", "/me/", "/me/videos", "/video/x1/subtitles", "/user/a%2Fb", "/café", "/"]
+    "path", ["/me", "/me/", "/me/videos", "/video/x1/subtitles", "/user/a%2Fb", "/caf%C3%A9", "/"]
 )
 def test_a_plain_path_is_kept_as_given(path: str) -> None:
     assert wire.api_path(path) == path

@@ -168,15 +168,16 @@ async def fetch_source(
     ssl: ssl_module.SSLContext | bool,
     proxy_for: Callable[[str], Proxy | None],
 ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
-    """GET a source: its length (when it said, and the body is not encoded) and its
-    decoded body in pieces of at most ``piece`` bytes. Every refusal is a
+    """GET a source: its length (when it said) and its body in pieces of at most
+    ``piece`` bytes; a body in any content coding but ``identity`` (what is asked
+    for) is refused, never decoded. Every refusal is a
     ``SourceError`` naming the rule; nothing of the source's answer is kept."""
     resolver = _CheckedResolver()
     connector = _PeerCheckedConnector(resolver, ssl=ssl, use_dns_cache=False)
     async with aiohttp.ClientSession(
         connector=connector,
         cookie_jar=aiohttp.DummyCookieJar(),
-        auto_decompress=True,
+        auto_decompress=False,  # asked for identity: anything else is refused
         headers={"User-Agent": agent},
     ) as session:
         clock = _Deadline(timeouts, url_for_humans(url))
@@ -211,9 +212,15 @@ async def fetch_source(
                     raise e.SourceError(
                         f"GET {shown}: the source answered HTTP {resp.status}", status=resp.status
                     )
+                encoding = _unasked_encoding(resp.headers.getall("Content-Encoding", []))
+                if encoding is not None:
+                    # Not decoded: a few kilobytes of gzip can hold gigabytes of zeros.
+                    raise e.SourceError(
+                        f"GET {shown}: the source answered Content-Encoding: {encoding}, "
+                        "not asked for (Accept-Encoding: identity): refused, not decoded",
+                        status=resp.status,
+                    )
                 length = resp.content_length
-                if resp.headers.get("Content-Encoding", "identity").lower() != "identity":
-                    length = None  # decoded as it comes: its size is what decoding yields
                 if length is not None and length > max_size:
                     raise e.SourceError(
                         f"GET {shown}: the source holds {length} bytes, more than the "
@@ -228,6 +235,17 @@ async def fetch_source(
         raise e.SourceError(
             f"GET {url_for_humans(url)}: more than {MAX_REDIRECTS} redirects", status=None
         )
+
+
+def _unasked_encoding(values: list[str]) -> str | None:
+    """The first content coding in ``values`` other than ``identity`` (what the client
+    asks for), shown printable and short; ``None`` when there is none."""
+    for value in values:
+        for coding in value.split(","):
+            coding = coding.strip()
+            if coding and coding.lower() != "identity":
+                return repr(coding[:40]) if not coding.isprintable() else coding[:40]
+    return None
 
 
 async def _get_checked(

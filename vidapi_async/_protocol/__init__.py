@@ -4,6 +4,8 @@ enforces it), so all of it is tested without a socket or an event loop.
 """
 
 from ._answers import (
+    MAX_JSON_DEPTH,
+    NestedTooDeep,
     api_error,
     decode_api_response,
     decode_oauth_response,
@@ -32,6 +34,7 @@ from ._requests import (
 )
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "SECRET_FORM_FIELDS",
     "Answer",
     "AnswerFramer",
@@ -39,6 +42,7 @@ __all__ = [
     "BrokenAnswer",
     "ChunkRequest",
     "ChunkedUpload",
+    "NestedTooDeep",
     "Proxy",
     "Request",
     "UnsendableRequest",

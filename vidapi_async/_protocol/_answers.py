@@ -15,6 +15,8 @@ from .. import _errors as e
 from ._requests import Request, redact, redact_data
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "NestedTooDeep",
     "api_error",
     "decode_api_response",
     "decode_oauth_response",
@@ -45,12 +47,59 @@ def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:
     return m.group(1) if m else None
 
 
+MAX_JSON_DEPTH = 64
+"""How deep a server's JSON answer may nest: far deeper than any the platform gives,
+far shallower than what makes Python's decoder (and whatever walks the data after it)
+raise ``RecursionError``."""
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+"""A JSON string (or an unterminated one, to the end): what holds brackets that do not
+nest. Possessive: linear whatever the text."""
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+class NestedTooDeep(ValueError):
+    """A JSON answer nests deeper than ``MAX_JSON_DEPTH``: not decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the answer nests JSON more than {MAX_JSON_DEPTH} levels deep: not decoded"
+        )
+
+
+def _nests_too_deep(text: str) -> bool:
+    """Whether JSON ``text`` opens more than ``MAX_JSON_DEPTH`` arrays or objects at
+    once (counted without decoding it: brackets inside strings are not nesting)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False  # the usual answer: no scan
+    depth = 0
+    for bracket in _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
 def json_object(body: bytes) -> Mapping[str, Any] | None:
+    """The one decoding of a server's JSON answer (API, upload host, token endpoint):
+    the object it holds, or ``None`` when it holds no JSON object. An answer nested
+    deeper than ``MAX_JSON_DEPTH`` raises ``NestedTooDeep`` (never ``RecursionError``)."""
     try:
-        data = json.loads(body.decode())  # UTF-8, as the platform sends it
-    except ValueError:  # UnicodeDecodeError too; json.loads(bytes) tries UTF-16/32 and a BOM
+        text = body.decode()  # UTF-8, as the platform sends it
+    except UnicodeDecodeError:
+        try:  # what json.loads(bytes) reads: UTF-16/32, a BOM
+            text = body.decode(json.detect_encoding(body), "surrogatepass")
+        except (UnicodeDecodeError, LookupError):
+            return None
+    if _nests_too_deep(text):
+        raise NestedTooDeep
+    try:
+        data = json.loads(text)
+    except RecursionError:  # not reached: the count above is the guard
+        raise NestedTooDeep from None
+    except ValueError:
         try:
-            data = json.loads(body)
+            data = json.loads(body)  # a UTF-8 BOM
         except ValueError:
             return None
     return data if type(data) is dict else None
@@ -87,7 +136,10 @@ def api_error(
 ) -> e.APIError:
     """The exception for an error response from the API."""
     secrets = tuple(secrets)
-    data = redact_data(json_object(body) or {}, secrets)
+    try:
+        data = redact_data(json_object(body) or {}, secrets)
+    except NestedTooDeep as exc:
+        data, body = {}, str(exc).encode()  # named as the message, not shown
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     error_type: str | None = None
@@ -128,6 +180,14 @@ def api_error(
     return (cls or _STATUS_ERRORS.get(status, e.APIError))(message, **kwargs)
 
 
+def _json_answer(body: bytes, what: str, status: int) -> Mapping[str, Any] | None:
+    """``json_object(body)``, an answer nested too deep an ``UnexpectedResponseError``."""
+    try:
+        return json_object(body)
+    except NestedTooDeep as exc:
+        raise e.UnexpectedResponseError(f"{what}: {exc}", status=status) from None
+
+
 def decode_api_response(
     request: Request,
     status: int,
@@ -139,7 +199,7 @@ def decode_api_response(
     """The JSON object of a successful API response, or the exception for a failed one."""
     if not 200 <= status < 300:
         raise api_error(request, status, headers, body, secrets=secrets)
-    data = json_object(body)
+    data = _json_answer(body, request.what, status)
     if data is None:
         if not body.strip():
             return {}
@@ -161,7 +221,7 @@ def decode_oauth_response(
     ``secrets`` (the client secret, a password) are masked wherever the answer echoes
     them."""
     if 200 <= status < 300:
-        data = json_object(body)
+        data = _json_answer(body, request.what, status)
         if data is None or not isinstance(data.get("access_token"), str):
             raise e.UnexpectedResponseError(
                 f"{request.what}: the token response has no access_token", status=status
@@ -186,7 +246,12 @@ def decode_upload_response(
     """The upload server's descriptor, or ``UploadRejectedError`` in either error form.
     ``secrets`` (the upload address's query values: its seal) are masked wherever the
     server's message echoes them."""
-    data = json_object(body)
+    try:
+        data = json_object(body)
+    except NestedTooDeep as exc:
+        if 200 <= status < 300:
+            raise e.UnexpectedResponseError(f"the upload server: {exc}", status=status) from None
+        raise e.UploadRejectedError(f"HTTP {status}, and {exc}", status=status) from None
     if data is not None and "error" in data:
         err = data["error"]
         if isinstance(err, Mapping):

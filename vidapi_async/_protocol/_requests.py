@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -100,11 +101,14 @@ def form_value(value: object, name: str = "value") -> str:
     if isinstance(value, bool):
         return form_bool(value)
     if isinstance(value, str):
-        return value
+        return _sendable(value, name)
     if isinstance(value, float):
         return repr(float(value))  # a subclass (numpy's) as the number, not its repr
     if isinstance(value, int):
-        return str(int(value))
+        try:
+            return str(int(value))
+        except ValueError:  # past sys.get_int_max_str_digits()
+            raise TypeError(f"{name}: a number of more than 4300 digits cannot be sent") from None
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value) if isinstance(value, set | frozenset) else value
         return ",".join(form_value(v, name) for v in items)
@@ -121,21 +125,64 @@ def form_fields(values: Mapping[str, object] | None, argument: str) -> list[tupl
     for key, value in values.items():
         if not isinstance(key, str) or not key:
             raise TypeError(f"{argument}: names must be non-empty strings, got {key!r}")
-        out.append((key, form_value(value, f"{argument}[{key!r}]")))
+        name = f"{argument}[{key!r}]"
+        out.append((_sendable(key, name), form_value(value, name)))
     return out
 
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+def _sendable(text: str, name: str) -> str:
+    """``text``, which a request can carry only if it encodes as UTF-8: a lone surrogate
+    (what Python makes of bytes that are not UTF-8 on a command line) is a ``TypeError``
+    naming ``name``, not a ``UnicodeEncodeError`` on the way out."""
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise TypeError(
+                f"{name}: holds bytes that are not UTF-8 (or a lone surrogate), "
+                "which a request cannot carry"
+            ) from None
+    return text
+
+
+_PATH_TEXT = re.compile(r"(?:[A-Za-z0-9._~/-]+|%[0-9A-Fa-f]{2})*")
+"""A path as it goes out: unreserved characters, ``/`` and percent-escapes, nothing else."""
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_LOOKALIKE_NAMES = ("SOLIDUS", "SLASH", "FULL STOP", "DOT LEADER")
+
+
+def _lookalike(char: str) -> bool:
+    """Whether a non-ASCII character stands for '.', '/' or a backslash (``．``, ``∕``):
+    by its compatibility form, or by its name where it has none (``∕`` DIVISION SLASH)."""
+    return not char.isascii() and (
+        any(c in "./\\" for c in unicodedata.normalize("NFKC", char))
+        or any(n in unicodedata.name(char, "") for n in _LOOKALIKE_NAMES)
+    )
+
+
+def _unprintable(text: str) -> str | None:
+    """The first control, format, separator or unassigned character of ``text``."""
+    return next((c for c in text if c.isspace() or not c.isprintable()), None)
 
 
 def api_path(path: object) -> str:
-    """A path on the API's base url, for the raw calls, checked so that it can only
-    name a path there: one leading ``/``, no scheme, no host (``//host/x``), no ``..``
-    or ``.`` segment (escaped or not, nor once ``%2F``/``%5C`` are read as separators),
-    no query or fragment, no backslash, no control character (escaped or not), ``%``
-    only as an escape. Raises ``ValueError`` saying why."""
+    """A path on the API's base url, for the raw calls, checked as it will be sent so
+    that it can only name a path there. It is plain printable ASCII: one leading ``/``,
+    then letters, digits, ``-._~/`` and percent-escapes, nothing else (non-ASCII text
+    percent-encoded from UTF-8; no scheme, host, query, fragment, backslash, ``;``,
+    space or control character). Once its escapes are decoded (as UTF-8) it holds no
+    control character, no look-alike of ``.``, ``/`` or a backslash, no escape for a
+    second decoding (``%252e``) and no ``.`` or ``..`` segment (nor ``..;``), split on
+    ``/`` and backslash as a server that decodes first splits it. Raises ``ValueError`` saying
+    why; the path is returned as given."""
     if not isinstance(path, str):
         raise ValueError(f"expected a string, got {type(path).__name__}")
+    if any("\ud800" <= c <= "\udfff" for c in path):
+        # What yarl drops on the way out ("/.\ud800./" would go out as "/../").
+        raise ValueError(
+            "holds bytes that are not UTF-8 (or a lone surrogate): give the path as text, "
+            "anything beyond ASCII percent-encoded from UTF-8"
+        )
     if not path.startswith("/"):
         if ":" in path.split("/", 1)[0]:
             raise ValueError("must be a path such as /me/videos, not a url with a scheme")
@@ -145,17 +192,40 @@ def api_path(path: object) -> str:
     for char, why in (("?", "a query: give params="), ("#", "a fragment"), ("\\", "a backslash")):
         if char in path:
             raise ValueError(f"must not hold {why}")
-    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in path):
+    if _unprintable(path) is not None or "\x7f" in path:
         raise ValueError("must not hold spaces or control characters")
-    for i, char in enumerate(path):
-        if char == "%" and not (len(path[i + 1 : i + 3]) == 2 and set(path[i + 1 : i + 3]) <= _HEX):
+    if lookalike := next(filter(_lookalike, path), None):
+        raise ValueError(f"must not hold a look-alike of '.', '/' or '\\' (U+{ord(lookalike):04X})")
+    if not path.isascii():
+        raise ValueError(
+            "must be ASCII: percent-encode anything else from UTF-8 "
+            "(urllib.parse.quote('/café') gives '/caf%C3%A9')"
+        )
+    if not _PATH_TEXT.fullmatch(path):
+        bad = next(c for c in _ESCAPE.sub("", path) if not re.fullmatch(r"[A-Za-z0-9._~/-]", c))
+        if bad == "%":
             raise ValueError("'%' must start an escape such as %2F")
-    decoded = urllib.parse.unquote(path)
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded):
-        raise ValueError("must not hold control characters, escaped or not (%00-%1F, %7F)")
-    # Split as a server that decodes first would: on '/' and '\', escaped or not.
-    if {".", ".."} & set(decoded.replace("\\", "/").split("/")):
-        raise ValueError("must not hold '.' or '..' segments (escaped, or with %2F or %5C)")
+        raise ValueError(
+            f"may hold only letters, digits, '-', '.', '_', '~', '/' and escapes: "
+            f"percent-encode {bad!r}"
+        )
+    try:
+        decoded = urllib.parse.unquote_to_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("its escapes must encode UTF-8 text (%FF does not)") from None
+    if _unprintable(decoded) is not None or "\x7f" in decoded:
+        raise ValueError("must not hold control characters, escaped or not (%00-%1F, %7F, %C2%85)")
+    if lookalike := next(filter(_lookalike, decoded), None):
+        raise ValueError(
+            f"must not hold a look-alike of '.', '/' or '\\', escaped (U+{ord(lookalike):04X})"
+        )
+    if _ESCAPE.search(decoded):
+        raise ValueError("must not hold an escaped escape (%25 then two hex digits: %252e)")
+    # Split as a server that decodes first would: on '/' and '\', escaped or not; a
+    # segment's ";parameters" (Tomcat's "..;") cut off.
+    segments = decoded.replace("\\", "/").split("/")
+    if {".", ".."} & {s.partition(";")[0] for s in segments}:
+        raise ValueError("must not hold '.' or '..' segments (escaped, or with %2F, %5C or %3B)")
     return path
 
 
@@ -248,27 +318,25 @@ _SHORT_SECRET = 3
 """A secret shorter than this is masked as a word only (not inside other words)."""
 
 
-def _escaped(form: str) -> str:
-    """A pattern for one form of a secret; its percent escapes in either case."""
-    return re.sub(
-        r"%([0-9A-F]{2})",
-        lambda m: "%" + "".join(f"[{c}{c.lower()}]" if c.isalpha() else c for c in m[1]),
-        re.escape(form),
+def _any_escaping(char: str) -> str:
+    """A pattern for ``char`` as it is, percent-encoded from UTF-8 in either case of hex
+    (a host may escape any character, unreserved ones too), or ``+`` for a space."""
+    escaped = "".join(
+        "%" + "".join(f"[{h}{h.upper()}]" if h.isalpha() else h for h in f"{b:02x}")
+        for b in char.encode("utf-8", "surrogatepass")
     )
+    return f"(?:{re.escape(char)}|{escaped}{'|[+]' if char == ' ' else ''})"
 
 
 @functools.lru_cache(maxsize=64)
 def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern for every secret in its raw, form-encoded and percent-encoded forms."""
+    """One pattern for every secret, compared on the decoded form: each of its
+    characters as it is or percent-encoded (either case), a space as ``+`` too, and a
+    secret holding escapes as written and decoded (escaped once more: ``%252F``)."""
+    texts = set(secrets) | {urllib.parse.unquote(s) for s in secrets}
     parts = []
-    for secret in sorted(secrets, key=len, reverse=True):
-        forms = {
-            secret,
-            urllib.parse.quote_plus(secret),
-            urllib.parse.quote(secret, safe=""),
-            urllib.parse.quote(secret),
-        }
-        either = "|".join(_escaped(f) for f in sorted(forms, key=len, reverse=True))
+    for secret in sorted(texts, key=len, reverse=True):
+        either = "".join(_any_escaping(c) for c in secret)
         if len(secret) < _SHORT_SECRET:
             either = rf"(?<![\w%])(?:{either})(?!\w)"
         parts.append(f"(?:{either})")

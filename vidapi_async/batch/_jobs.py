@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import urllib.parse
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -99,8 +100,48 @@ class UploadJob:
                 raise InvalidArgumentError(name, "expected True or False")
 
 
+_SIGNING_PREFIXES = ("x-amz-", "x-goog-")
+"""S3's and GCS's signed-url parameters, in any case."""
+_SIGNING_NAMES = frozenset(
+    {
+        # Azure SAS
+        "sig", "se", "sp", "sv", "st", "spr", "srt", "ss", "sr", "skoid", "sktid", "skt",
+        "ske", "sks", "skv", "sip", "si",
+        # CloudFront, and S3/GCS V2 signing
+        "Signature", "Expires", "Key-Pair-Id", "Policy", "AWSAccessKeyId", "GoogleAccessId",
+    }
+)  # fmt: skip
+"""Query parameters object stores sign a url with, as they write them."""
+
+
+def _signing(name: str) -> bool:
+    name = urllib.parse.unquote_plus(name)
+    return name in _SIGNING_NAMES or name.lower().startswith(_SIGNING_PREFIXES)
+
+
+def source_identity(url: str) -> str:
+    """The url a job's default key is made from: without ``user:password@``, without
+    the query parameters that sign it (``X-Amz-*``, ``X-Goog-*``, Azure SAS,
+    CloudFront's) and without a fragment; the other parameters kept, in order. Two
+    urls differing only in credentials or signature are the same source."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    kept = [p for p in parts.query.split("&") if p and not _signing(p.partition("=")[0])]
+    return urllib.parse.urlunsplit(
+        (parts.scheme.lower(), host.lower(), parts.path, "&".join(kept), "")
+    )
+
+
 def url_key(url: str) -> str:
-    """The default key of a url job: a digest of the url (a re-run skips it once done)."""
+    """The default key of a url job: a digest of ``source_identity(url)``, so that no
+    key or tag holds (a digest of) a credential or signature; a re-run skips the job
+    once done, whatever signature its url carries then."""
+    return hashlib.sha256(f"url2\0{source_identity(url)}".encode()).hexdigest()[:24]
+
+
+def legacy_url_key(url: str) -> str:
+    """The default key of a url job up to 0.1.0: a digest of the whole url (credentials
+    and signature included). Only looked up, to resume a journal written then."""
     return hashlib.sha256(f"url\0{url}".encode()).hexdigest()[:24]
 
 

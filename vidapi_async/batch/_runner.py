@@ -64,6 +64,7 @@ from ._jobs import (
     JobStatus,
     UploadJob,
     file_key,
+    legacy_url_key,
     missing_key,
     url_key,
 )
@@ -359,6 +360,8 @@ class BatchUploader:
     async def _run_job_inner(self, job: UploadJob) -> JobResult:
         assert self._journal is not None
         key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
+        if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
+            key = await self._recorded_url_key(key, job.url)
         forget = getattr(self._journal, "forget", None)
         if stale is not None and forget is not None:
             await forget(stale)  # the failure recorded while its file was missing
@@ -414,6 +417,16 @@ class BatchUploader:
         finally:
             self._in_flight.discard(key)
             self._files.pop(key, None)
+
+    async def _recorded_url_key(self, key: str, url: str) -> str:
+        """``key``, or the key a journal written up to 0.1.0 has this url job under (a
+        digest of the whole url), so that the job is skipped or resumed there rather
+        than making a second video. Looked up only, never written anew."""
+        assert self._journal is not None
+        if await self._journal.load(key) is not None:
+            return key
+        old = legacy_url_key(url)
+        return old if await self._journal.load(old) is not None else key
 
     async def _advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
         assert self._journal is not None

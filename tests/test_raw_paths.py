@@ -1,0 +1,134 @@
+"""Raw calls' paths and values that could carry a request elsewhere or crash it: each is
+refused with a typed error before anything is sent, checked at a raw-socket server that
+shares no code with the client (it records the request target byte for byte)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.cli._exit import EXIT_USAGE
+
+from .test_cli import vidapi
+from .test_wire_truth import TOKEN
+from .wire import Reply, Seen, WireServer
+
+BASE_PATH = "/rest/v1"
+
+
+def _ok(seen: Seen) -> Reply:
+    return Reply.json({"id": "x1", "list": [], "has_more": False})
+
+
+HOSTILE_PATHS = [
+    "/.\ud800./.\ud800./admin/secret",  # yarl drops the lone surrogates: /../../admin
+    "/.\udcff./me",  # argv bytes that are not UTF-8, as Python decodes them
+    "/me\ud800",
+    "/me\x85",  # a C1 control character
+    "/me\u200b",  # a format character (zero width space)
+    "/me\u00a0x",  # a no-break space
+    "/\uff0e\uff0e/admin",  # fullwidth dots
+    "/\u2025/admin",  # a two dot leader
+    "/\u2215\u2215evil.example/x",  # division slashes
+    "/x\u2044y",  # a fraction slash
+    "/x/\uff0f/y",  # a fullwidth solidus
+    "/..;/admin",
+    "/x/..;jsessionid=1/admin",
+    "/x/%2e%2e%3b/admin",
+    "/x/.%3B/admin",
+    "/%252e%252e/admin",  # double-escaped: a server decoding twice finds '..'
+    "/x/%252F..",
+    "/x/%EF%BC%8E%EF%BC%8E/admin",  # fullwidth dots, escaped
+    "/x/%E2%88%95%E2%88%95evil",  # division slashes, escaped
+    "/x/%C2%85",  # a C1 control, escaped
+    "/x/%FF",  # an escape that is not UTF-8
+    "/x/%ED%A0%80",  # a surrogate, escaped
+    "/café",  # non-ASCII is sent escaped: give it so
+    "/x;y",
+    "/x:y@z",
+    "/x'",
+    "/x<y>",
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE_PATHS)
+async def test_a_hostile_path_is_refused_before_anything_is_sent(path: str) -> None:
+    async with WireServer(_ok) as srv:
+        async with va.Client(TOKEN, base_url=srv.url + BASE_PATH) as client:
+            calls: list[Callable[[], Awaitable[Any]]] = [
+                lambda: client.get(path),
+                lambda: client.post(path, {}),
+                lambda: client.delete(path),
+                lambda: anext(aiter(client.paginate(path))),
+            ]
+            for call in calls:
+                with pytest.raises(va.InvalidArgumentError, match=r"^path: ") as caught:
+                    await call()
+                assert caught.value.argument == "path"
+    assert srv.seen == []
+
+
+@pytest.mark.parametrize(
+    ("path", "sent"),
+    [
+        ("/me/videos", "/me/videos"),
+        ("/video/x1/subtitles", "/video/x1/subtitles"),
+        ("/user/a%2Fb", "/user/a%2Fb"),
+        ("/caf%C3%A9", "/caf%C3%A9"),
+        ("/a-b_c.d~e/", "/a-b_c.d~e/"),
+        ("/x/...", "/x/..."),
+        ("/x/%25", "/x/%25"),
+    ],
+)
+async def test_a_plain_path_goes_out_under_the_base_path(path: str, sent: str) -> None:
+    async with WireServer(_ok) as srv:
+        async with va.Client(TOKEN, base_url=srv.url + BASE_PATH) as client:
+            await client.get(path)
+    assert [s.target for s in srv.seen] == [BASE_PATH + sent]
+
+
+HOSTILE_VALUES: list[tuple[dict[str, Any], str]] = [
+    ({"n": 10**5000}, "n"),
+    ({"s": "a\ud800b"}, "s"),
+    ({"s": "a\udcffb"}, "s"),
+    ({"k\ud800": "v"}, "k"),
+    ({"list": ["ok", "\ud800"]}, "list"),
+]
+
+
+@pytest.mark.parametrize(("values", "name"), HOSTILE_VALUES)
+async def test_a_value_a_request_cannot_carry_is_refused_naming_it(
+    values: dict[str, Any], name: str
+) -> None:
+    async with WireServer(_ok) as srv:
+        async with va.Client(TOKEN, base_url=srv.url + BASE_PATH) as client:
+            calls: list[Callable[[], Awaitable[Any]]] = [
+                lambda: client.get("/me", values),
+                lambda: client.post("/me", values),
+                lambda: anext(aiter(client.paginate("/me/videos", values))),
+            ]
+            for call in calls:
+                with pytest.raises(va.InvalidArgumentError) as caught:
+                    await call()
+                assert name in caught.value.argument
+    assert srv.seen == []
+
+
+@pytest.mark.parametrize("path", [b"/.\xff./me", b"/me\xff", b"/x/\xc3"])
+async def test_vidapi_api_with_a_path_that_is_not_utf8_is_a_usage_error(path: bytes) -> None:
+    async with WireServer(_ok) as srv:
+        env = {"VIDAPI_TOKEN": TOKEN, "VIDAPI_BASE_URL": srv.url + BASE_PATH}
+        # As a shell passes them: bytes (a str argument goes out through os.fsencode).
+        code, out, err = await vidapi("api", os.fsdecode(path), env=env)
+        code_f, _, err_f = await vidapi("api", "/me", "-f", os.fsdecode(b"q=\xff"), env=env)
+    assert code == EXIT_USAGE, err
+    assert "UTF-8" in err, err
+    assert "Traceback" not in err
+    assert out == ""
+    assert code_f == EXIT_USAGE, err_f
+    assert "UTF-8" in err_f, err_f
+    assert srv.seen == []

@@ -1,0 +1,76 @@
+"""A url source that answers with a Content-Encoding it was not asked for (the client asks
+for ``identity``): refused with a ``SourceError`` naming the encoding, never decoded, so
+a small compressed body cannot expand on the spool disk (a decompression bomb). The
+source is the raw-socket wire server; the platform is the emulator."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+from .conftest import stored_bytes
+from .test_hostile_sources import spool_dir  # noqa: F401 - the fixture
+from .wire import Reply, WireServer
+
+BOMB_SIZE = 4_000_000
+BOMB = gzip.compress(b"\0" * BOMB_SIZE)
+"""4 MB of zeros in a few kilobytes: a bomb of ratio some 1000."""
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", BOMB),
+        ("GZIP", BOMB),
+        ("deflate", zlib.compress(b"\0" * BOMB_SIZE)),
+        ("identity, gzip", BOMB),
+        ("br", b"\x0b\x00\x80"),
+        ("x-unknown", b"abc"),
+    ],
+)
+@pytest.mark.parametrize("declared", [True, False], ids=["length", "no-length"])
+async def test_an_encoding_not_asked_for_is_refused_not_decoded(
+    emulator: Emulator,
+    spool_dir: Path,  # noqa: F811 - the fixture imported above
+    encoding: str,
+    body: bytes,
+    declared: bool,
+) -> None:
+    assert len(BOMB) * 100 < BOMB_SIZE
+    if declared:
+        reply = Reply(200, body, {"Content-Encoding": encoding})
+    else:
+        head = f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nConnection: close\r\n\r\n"
+        reply = Reply(raw=head.encode() + body)
+    async with (
+        WireServer(lambda seen: reply) as src,
+        client_for(emulator, retry=va.NO_RETRY) as client,
+    ):
+        with pytest.raises(va.SourceError, match="Content-Encoding") as caught:
+            await client.upload_from_url(f"{src.url}/a.mp4")
+    assert encoding.lower().split(",")[-1].strip() in str(caught.value).lower()
+    assert src.seen[0].headers["accept-encoding"] == "identity"
+    assert list(spool_dir.iterdir()) == []
+    assert [r for r in emulator.requests if "upload" in r.path] == []
+
+
+@pytest.mark.parametrize("encoding", [None, "identity", "Identity"])
+async def test_an_identity_source_is_stored_as_sent(
+    emulator: Emulator, encoding: str | None
+) -> None:
+    data = os.urandom(50_000)
+    headers = {} if encoding is None else {"Content-Encoding": encoding}
+    async with (
+        WireServer(lambda seen: Reply(200, data, headers)) as src,
+        client_for(emulator, retry=va.NO_RETRY) as client,
+    ):
+        uploaded = await client.upload_from_url(f"{src.url}/a.mp4")
+    assert stored_bytes(emulator, uploaded.url) == data
