@@ -38,7 +38,7 @@ def add_metrics_port(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics "
-        "while it runs (0: a free port, named on stderr)",
+        "while it runs (0: a free port, named on stderr) (default: none)",
     )
 
 
