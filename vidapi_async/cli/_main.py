@@ -26,7 +26,7 @@ from .._files import check_srt_file, inspect_file
 from .._observe import configure_logging
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
-from ._args import existing_file, non_negative_number, port, proxy_url
+from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
@@ -245,12 +245,13 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--public-host",
+        type=host_name,
         default=None,
         metavar="NAME",
-        help="the host name the addresses it hands out (API, uploads, embeds) carry, for "
-        "clients that need a name, not an IP address, such as the official SDK, which "
-        "wants a dot in it: e.g. vidapi.localtest.me, which resolves to 127.0.0.1 "
-        "(default: --host)",
+        help="the host name in the addresses it hands out (API, uploads, embeds, the "
+        "--tls certificate), for clients that want a name rather than an IP address, such "
+        "as the official SDK's tests, which want one with a dot: e.g. vidapi.test, with "
+        "'127.0.0.1 vidapi.test' in /etc/hosts (default: --host)",
     )
     p.add_argument(
         "--data-dir",
