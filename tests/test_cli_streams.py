@@ -16,6 +16,7 @@ import pytest
 from vidapi_async.cli._exit import EXIT_API
 from vidapi_async.emulator import Emulator
 
+from .conftest import make_file
 from .test_cli import vidapi
 
 CLIENT_ONLY = ("--token", "--retries", "--proxy", "--json", "--base-url")
@@ -162,3 +163,25 @@ def test_an_error_message_that_names_the_request_is_not_prefixed_with_it_again()
     assert str(wire.api_error(request, 404, {}, plain)) == (
         "GET /nope: no such endpoint (HTTP 404 not_found)"
     )
+
+
+async def test_results_into_a_closed_pipe_end_quietly_with_141(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """``vidapi demo --no-serve | head -1``, or a status table into a closed pipe: the
+    rich console on stdout ended with rich's own exit 1; now 141, as print's output."""
+    from vidapi_async.cli._exit import EXIT_BROKEN_PIPE
+
+    from .test_cli_output import closed_pipe_run
+
+    code, err = await closed_pipe_run("demo", "--no-serve", env={})
+    assert (code, err.count("Traceback")) == (EXIT_BROKEN_PIPE, 0), err
+    journal = tmp_path / "j.sqlite"
+    (tmp_path / "src").mkdir()
+    make_file(tmp_path / "src" / "a.mp4", 20_000)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, _, err = await vidapi("batch", str(tmp_path / "src"), "--channel", "news",
+                                "--journal", str(journal), env=env)  # fmt: skip
+    assert code == 0, err
+    code, err = await closed_pipe_run("status", "--journal", str(journal), env={})
+    assert (code, err) == (EXIT_BROKEN_PIPE, ""), err
