@@ -293,7 +293,8 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="the account's daily quota of videos created (default: no quota)",
+        help="videos each account may create in 24 hours; more are refused (403, "
+        "quota_exceeded) (default: no quota)",
     )
     p.add_argument(
         "--seed",
