@@ -72,11 +72,13 @@ async def test_logout_says_what_it_did_on_stdout(tmp_path: Path) -> None:
 
 
 def test_every_option_of_every_command_says_what_it_does_and_its_default() -> None:
+    from vidapi_async.cli._main import _parser
+
     missing: list[tuple[str, str]] = []
     no_default: list[tuple[str, str]] = []
-    for name, parser in commands().items():
+    for name, parser in {"vidapi": _parser(), **commands()}.items():
         for action in parser._actions:
-            if isinstance(action, argparse._HelpAction):
+            if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
                 continue
             what = (name, "/".join(action.option_strings) or action.dest)
             if not action.help or action.help == argparse.SUPPRESS:
