@@ -48,6 +48,13 @@ def _default(action: argparse.Action) -> str:
     return f" (default: `{value}`)"
 
 
+def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    """The help text as ``--help`` shows it (``%(default)s`` and ``%(prog)s`` filled)."""
+    if not action.help:
+        return ""
+    return parser._get_formatter()._expand_help(action)
+
+
 def _options(parser: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) -> list[str]:
     lines = []
     for action in parser._actions:
@@ -67,19 +74,14 @@ def _options(parser: argparse.ArgumentParser, skip: frozenset[str] = frozenset()
                 name += f" `{value}`"
         else:
             name = f"`{value}` (argument)"
-        text = (action.help or "").replace("%(prog)s", parser.prog) + _default(action)
+        text = _help(parser, action) + _default(action)
         lines.append(f"- {name}: {text.strip()}" if text.strip() else f"- {name}")
     return lines
 
 
-def _global(parser: argparse.ArgumentParser) -> frozenset[str]:
-    """The options every command takes (documented once, at the top)."""
-    return frozenset(
-        s
-        for action in parser._actions
-        if action.option_strings and not isinstance(action, argparse._HelpAction)
-        for s in action.option_strings
-    )
+GLOBAL = frozenset({"-v", "--verbose"})
+"""The option every command takes (documented once, at the top); the others are listed
+with each command that takes them."""
 
 
 def cli_markdown() -> str:
@@ -87,22 +89,20 @@ def cli_markdown() -> str:
 
     parser = _parser()
     helps = _helps(parser)
-    skip = _global(parser)
+    skip = GLOBAL
     out = [
         "## `vidapi`",
         "",
         parser.description or "",
         "",
-        "Global options (before or after the command):",
+        "Options before the command (`-v` also after it; the others, after it too, "
+        "for the commands that take them):",
         "",
         *_options(parser),
         "",
     ]
     for name, sub in sorted(_commands(parser).items()):
         usage = " ".join(sub.format_usage().split())[len("usage: ") :]
-        for option in ("--token TOKEN", "--base-url BASE_URL", "--json", "--retries N"):
-            usage = usage.replace(f" [{option}]", "")
-        usage = usage.replace(" [--proxy URL]", " [global options]")
         out += [f"## `vidapi {name}`", "", helps.get(name, ""), "", "```text", usage, "```", ""]
         out += [*_options(sub, skip), ""]
     codes = sorted((value, name) for name, value in vars(_exit).items() if name.startswith("EXIT_"))

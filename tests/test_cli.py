@@ -372,8 +372,8 @@ async def test_sigterm_stops_the_demo_midway_and_leaves_no_folder(tmp_path: Path
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
-        assert proc.stderr is not None
-        first = await asyncio.wait_for(proc.stderr.readline(), 60)
+        assert proc.stdout is not None
+        first = await asyncio.wait_for(proc.stdout.readline(), 60)
         assert b"Emulator API at" in first  # then the demo's steps, seconds of them
         proc.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(proc.communicate(), 60)

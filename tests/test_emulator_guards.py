@@ -74,13 +74,13 @@ async def test_serve_port_0_gives_the_upload_server_a_free_port(tmp_path: Path) 
         "--port",
         "0",
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,  # the addresses on stdout, then Ctrl-C on stderr
     )
     try:
-        assert proc.stderr is not None
+        assert proc.stdout is not None
         banner = b""
         while b"Ctrl-C" not in banner:
-            line = await asyncio.wait_for(proc.stderr.readline(), 60)
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
             assert line, "vidapi serve exited early: " + banner.decode()
             banner += line
         api = re.search(rb"API:\s+(\S+)", banner)

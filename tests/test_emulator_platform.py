@@ -349,13 +349,13 @@ async def test_vidapi_serve_tls_prints_its_certificate_and_serves_https(tmp_path
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "vidapi_async.cli", "serve", "--tls", "--port", "0",
         "--upload-port", "0", "--control-secret", "s3cret-control",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     try:
-        assert proc.stderr is not None
+        assert proc.stdout is not None
         lines: dict[str, str] = {}
         while "Ctrl-C to stop." not in lines:
-            line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+            line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
             assert line, "serve exited early"
             key, _, value = line.partition(":")
             lines[key.strip() if value else line.strip()] = value.strip().split(" ")[0]

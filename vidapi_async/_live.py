@@ -8,7 +8,7 @@ from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
-from ._observe import operation
+from ._observe import VIDEO_ID, describe, operation
 from ._videos import VideoCalls
 
 __all__ = ["LiveCalls"]
@@ -50,7 +50,9 @@ class LiveCalls(VideoCalls):
             fields=LIVE_FIELDS,
             scope="manage_videos",
         )
-        return structure(await self._call(request), Video, what=request.what)
+        video = structure(await self._call(request), Video, what=request.what)
+        describe(self, VIDEO_ID, video.id)
+        return video
 
     @operation("make_live")
     async def make_live(self, video_id: str | Video) -> Video:

@@ -305,10 +305,39 @@ class Observer:
                 span.set_attribute("error.type", type(error).__name__)
             span.set_status(otel_trace.StatusCode.ERROR)
 
-    def label_job(self, key: str) -> None:
-        """The job's key (a digest or the caller's key, never a url) on its span."""
+    def label_job(self, key: str, size: int | None = None) -> None:
+        """The job's key (a digest or the caller's key, never a url) on its span, and
+        its file's size when it has one."""
         if self.tracer is not None:
-            otel_trace.get_current_span().set_attribute("vidapi.job.key", key)
+            span = otel_trace.get_current_span()
+            span.set_attribute(JOB_KEY, key)
+            if size is not None:
+                span.set_attribute(SOURCE_SIZE, size)
+
+    def label_video(self, video_id: str | None) -> None:
+        """The job's video id, once known, on its span (current)."""
+        if self.tracer is not None and video_id is not None:
+            otel_trace.get_current_span().set_attribute(VIDEO_ID, video_id)
+
+
+JOB_KEY: Final = "vidapi.job.key"
+"""A batch job's key, on its ``vidapi job`` span."""
+VIDEO_ID: Final = "vidapi.video.id"
+"""The video an operation (or a batch job) works on, once known."""
+SOURCE_SIZE: Final = "vidapi.source.size"
+"""The bytes of the file (or source of known size) an upload sends."""
+
+
+def describe(owner: Any, name: str, value: str | int | None) -> None:
+    """``name = value`` on the span of ``owner``'s operation running (a client or one of
+    its namespaces): what identifies the work (``VIDEO_ID``, ``SOURCE_SIZE``), never a
+    title or a secret. In a batch job, whose calls open no span of their own, it is the
+    job's span. Nothing when the client records no traces, or ``value`` is ``None``."""
+    if value is None:
+        return
+    observer: Observer = getattr(owner, "_client", owner)._transport.observer
+    if observer.tracer is not None:
+        otel_trace.get_current_span().set_attribute(name, value)
 
 
 PLAIN_QUERY: Final = frozenset(

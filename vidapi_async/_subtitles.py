@@ -11,7 +11,7 @@ from ._convert import structure
 from ._fields import SUBTITLE_FIELDS
 from ._files import LocalFile, check_srt_file
 from ._models import Subtitle, Video
-from ._observe import operation
+from ._observe import VIDEO_ID, describe, operation
 from ._retry import create_checked
 from ._upload_calls import UploadCalls
 
@@ -40,9 +40,11 @@ class SubtitleCalls(UploadCalls):
         and one in the same language is adopted instead of creating a second.
         """
         lang = check.language(language)
+        video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         request = self._api(
             "POST",
-            f"/video/{check.video_id(video_id)}/subtitles",
+            f"/video/{video_id}/subtitles",
             query=[("fields", ",".join(SUBTITLE_FIELDS))],
             form=[
                 ("language", lang),
@@ -79,6 +81,7 @@ class SubtitleCalls(UploadCalls):
         ``dedupe`` as for ``create_subtitle``.
         """
         video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         lang = check.language(language)
         local = await asyncio.to_thread(check_srt_file, path)
         return await self._attach_subtitle(video_id, local, language=lang, dedupe=dedupe)
@@ -105,9 +108,11 @@ class SubtitleCalls(UploadCalls):
     @operation("list_subtitles")
     async def list_subtitles(self, video_id: str | Video) -> list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
+        video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         request = self._api(
             "GET",
-            f"/video/{check.video_id(video_id)}/subtitles",
+            f"/video/{video_id}/subtitles",
             query=[("fields", ",".join(SUBTITLE_FIELDS)), ("limit", "100")],
         )
         data = await self._call(request)

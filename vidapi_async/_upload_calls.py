@@ -23,7 +23,7 @@ from ._errors import (
 )
 from ._files import LocalFile, inspect_file
 from ._models import UploadedFile, UploadProgress, UploadSession
-from ._observe import operation, upload_log
+from ._observe import SOURCE_SIZE, describe, operation, upload_log
 from ._retry import retrying
 from ._sources import (
     DEFAULT_NAME,
@@ -162,9 +162,11 @@ class UploadCalls(CallsBase):
             if size is not None:
                 raise InvalidArgumentError("size", "a file's size is read from the file")
             local = await asyncio.to_thread(inspect_file, source)
+            describe(self, SOURCE_SIZE, local.size)
             return await self._send_file(local, **options)
         opened = await open_source(source, size, asyncio.get_running_loop())
         options["filename"] = filename or opened.name
+        describe(self, SOURCE_SIZE, opened.size)  # counted, when spooled
         if opened.spooled is not None:  # its size was not known: a temporary file
             try:
                 return await self._send_file(opened.spooled, **options)

@@ -24,7 +24,7 @@ from ._errors import (
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
-from ._observe import operation
+from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
 from ._raw import iter_pages
 from ._retry import create_checked
 from ._sources import UploadSource
@@ -82,22 +82,27 @@ class VideoCalls(UploadCalls, CategoryCalls):
             extra=form,
         )
         if dedupe_tag is None:
-            return structure(await self._call(request), Video, what=request.what)
+            video = structure(await self._call(request), Video, what=request.what)
+        else:
 
-        async def create() -> Video:
-            return structure(await self._call_once(request), Video, what=request.what)
+            async def create() -> Video:
+                return structure(await self._call_once(request), Video, what=request.what)
 
-        async def find() -> Video | None:
-            found = await self.find_videos_by_tag(dedupe_tag)
-            return found[0] if found else None
+            async def find() -> Video | None:
+                found = await self.find_videos_by_tag(dedupe_tag)
+                return found[0] if found else None
 
-        return await create_checked(self.retry, create, find, what=request.what)
+            video = await create_checked(self.retry, create, find, what=request.what)
+        describe(self, VIDEO_ID, video.id)
+        return video
 
     @operation("delete_video")
     async def delete_video(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
-        request = self._api("DELETE", f"/video/{check.video_id(video_id)}", scope="manage_videos")
+        video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
+        request = self._api("DELETE", f"/video/{video_id}", scope="manage_videos")
         await self._call(request)
 
     async def iter_videos(
@@ -216,13 +221,16 @@ class VideoCalls(UploadCalls, CategoryCalls):
             chunked=chunked,
             workers=workers,
         )
-        return await self.create_video(
+        describe(self, SOURCE_SIZE, uploaded.size)
+        video = await self.create_video(
             url=uploaded.url,
             title=title,
             channel=channel,
             published=published,
             is_created_for_kids=is_created_for_kids,
         )
+        describe(self, VIDEO_ID, video.id)
+        return video
 
     @operation("get_video")
     async def get_video(
@@ -245,6 +253,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
     ) -> tuple[str, wire.Request]:
         names = check.fields_value(fields)
         video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         path = f"/video/{video_id}"
         return video_id, wire.api_request(
             self.base_url, "GET", path, query=[("fields", names)], scope=scope
@@ -274,6 +283,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         next poll; polling goes on as the fallback (a lost event costs one interval).
         """
         video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
             check.positive_number(value, name)
         loop = asyncio.get_running_loop()
@@ -326,6 +336,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         scope: str | None = None,
     ) -> Video:
         video_id = check.video_id(video_id)
+        describe(self, VIDEO_ID, video_id)
         request = self._api(
             "POST",
             f"/video/{video_id}",

@@ -156,7 +156,8 @@ def api_error(
     else:
         message = body[:200].decode("utf-8", "replace").strip()
     message = redact(message or f"HTTP {status}", secrets)
-    message = f"{request.what}: {message}"
+    if request.what not in message:  # a server that names the request: said once
+        message = f"{request.what}: {message}"
     kwargs: dict[str, Any] = {
         "status": status,
         "error_type": error_type,

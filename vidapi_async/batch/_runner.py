@@ -345,6 +345,7 @@ class BatchUploader:
         try:
             with observer.job_span():
                 result = await self._run_job_inner(job)
+                observer.label_video(result.video_id)  # made now, or by an earlier run
                 if result.status is JobStatus.FAILED:
                     observer.job_failed(result.error)
             outcome = result.status.value
@@ -370,7 +371,9 @@ class BatchUploader:
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
-        self.client._transport.observer.label_job(key)
+        self.client._transport.observer.label_job(
+            key, local.size if isinstance(local, LocalFile) else None
+        )
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
             if claim is not None:

@@ -29,7 +29,12 @@ def add_api_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("path", help="a path on the API, e.g. /me/videos")
     p.add_argument(
-        "-X", "--method", type=str.upper, choices=("GET", "POST", "DELETE"), default=None
+        "-X",
+        "--method",
+        type=str.upper,
+        choices=("GET", "POST", "DELETE"),
+        default=None,
+        help="the HTTP method (default: GET, or POST when -f is given without --paginate)",
     )
     p.add_argument(
         "-f",
@@ -37,13 +42,24 @@ def add_api_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a parameter (query for GET, form for POST); repeat for more",
+        help="a parameter (query for GET, form for POST); repeat for more (default: none)",
     )
-    p.add_argument("--fields", default=None, metavar="A,B", help="the fields to return")
+    p.add_argument(
+        "--fields",
+        default=None,
+        metavar="A,B",
+        help="the fields to return (default: those the API returns unasked)",
+    )
     p.add_argument(
         "--paginate", action="store_true", help="GET every page: one JSON array of every item"
     )
-    p.add_argument("--max-items", type=int, default=None, metavar="N", help="with --paginate")
+    p.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --paginate: stop after N items (default: every item)",
+    )
 
 
 def _pairs(raw: list[str]) -> dict[str, str]:

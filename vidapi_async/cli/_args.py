@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 
 from .._protocol import Proxy
 
 __all__ = [
     "add_metrics_port",
     "existing_file",
+    "host_name",
     "non_negative_number",
     "port",
     "positive_number",
@@ -38,8 +40,20 @@ def add_metrics_port(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics "
-        "while it runs (0: a free port, named on stderr)",
+        "while it runs (0: a free port, named on stderr) (default: none)",
     )
+
+
+def host_name(text: str) -> str:
+    """A host name (letters, digits, '-' and '.') or an IPv4 address, as it goes in a URL."""
+    labels = text.split(".")
+    if len(text) > 253 or not all(
+        re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", label) for label in labels
+    ):
+        raise argparse.ArgumentTypeError(
+            f"not a host name: {text!r} (letters, digits, '-' and '.', e.g. vidapi.test)"
+        )
+    return text
 
 
 def _finite(text: str) -> float:

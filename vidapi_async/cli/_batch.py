@@ -35,8 +35,17 @@ async def _read_in_thread(source: str, channel: str | None) -> AsyncIterator[Upl
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("batch", help="upload a folder or a CSV manifest, resumably")
     p.add_argument("source", help="a folder (one video per file) or a .csv manifest")
-    p.add_argument("--channel", help="category slug for every job (a manifest may set its own)")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument(
+        "--channel",
+        help="category slug for every job (default: a manifest's own per row; a folder needs it)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="files uploaded at once (default %(default)s)",
+    )
     p.add_argument(
         "--journal",
         type=journal_arg,
@@ -52,7 +61,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="every file chunked (default: files of 64 MiB or more, resumably)",
     )
-    p.add_argument("--workers", type=int, default=4, help="ranges in flight per chunked file")
+    p.add_argument(
+        "--workers", type=int, default=4, help="ranges in flight per chunked file (default 4)"
+    )
     p.add_argument(
         "--enqueue-only",
         action="store_true",

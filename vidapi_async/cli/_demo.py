@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .. import embed
 from ..emulator import Emulator
 from ..testing import client_for
-from ._progress import upload_with_bar
+from ._progress import output_console, upload_with_bar
 from ._serve import stops_on_sigterm
 
 if TYPE_CHECKING:
@@ -82,16 +82,23 @@ async def run_demo(console: Console, *, serve: bool, ports: tuple[int, int] = (0
 
 
 async def _demo(console: Console, *, serve: bool, ports: tuple[int, int]) -> None:
+    """Every step's result (ids, addresses, the embed code) on stdout, where ``| grep``
+    finds it; the upload's bar and "Ctrl-C to stop" on ``console`` (stderr)."""
+    out = output_console()
     step = 0
 
     def say(text: str) -> None:
         nonlocal step
         step += 1
-        console.print(f"[bold cyan]{step:>2}.[/bold cyan] {text}", highlight=False)
+        out.print(f"[bold cyan]{step:>2}.[/bold cyan] {text}", highlight=False, soft_wrap=True)
 
     with tempfile.TemporaryDirectory(prefix="vidapi-demo-") as folder:
         async with Emulator(port=ports[0], upload_port=ports[1]) as emu:
-            console.print(f"Emulator API at {emu.base_url}, uploads at {emu.upload_base}\n")
+            out.print(
+                f"Emulator API at {emu.base_url}, uploads at {emu.upload_base}\n",
+                highlight=False,
+                soft_wrap=True,
+            )
             async with client_for(emu) as client:
                 video_path = await asyncio.to_thread(_make_video, folder)
                 say(f"made a small real video file: {video_path}")
@@ -120,19 +127,20 @@ async def _demo(console: Console, *, serve: bool, ports: tuple[int, int]) -> Non
                 params = {"autoplay": True, "mute": True}
                 url = embed.iframe_url(video.id, params, embed_url=emu.embed_url)
                 say(f"embed URL: {url}")
-                console.print(
+                out.print(
                     embed.iframe_html(video.id, params, embed_url=emu.embed_url),
                     highlight=False,
                     soft_wrap=True,
                 )
-                console.print(
+                out.print(
                     embed.sdk_html(video.id, params, sdk_url=emu.sdk_url),
                     highlight=False,
                     soft_wrap=True,
                 )
-            console.print("\n[green]every step done[/green]")
+            out.print("\n[green]every step done[/green]")
             if serve:
-                console.print(f"Open {url} in a browser to play it. Ctrl-C to stop.")
+                out.print(f"Open {url} in a browser to play it.", highlight=False, soft_wrap=True)
+                console.print("Ctrl-C to stop.")
                 await asyncio.Event().wait()
 
 

@@ -43,17 +43,27 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="your API key (default: $VIDAPI_CLIENT_ID); the secret is read from "
         "$VIDAPI_CLIENT_SECRET or asked for, never taken from the command line",
     )
-    p.add_argument("--scope", default="manage_videos", help="space-separated scopes")
-    p.add_argument("--port", type=port, default=0, help="local port for the redirect")
     p.add_argument(
-        "--timeout", type=positive_number, default=300.0, help="seconds to wait for the page"
+        "--scope", default="manage_videos", help="space-separated scopes (default: %(default)s)"
+    )
+    p.add_argument(
+        "--port",
+        type=port,
+        default=0,
+        help="local port for the redirect (default 0: a free one)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_number,
+        default=300.0,
+        help="seconds to wait for the page (default %(default)g)",
     )
     p.add_argument("--no-browser", action="store_true", help="only print the address")
     p.add_argument(
         "--expect-user",
         metavar="NAME",
-        help="refuse (and keep nothing) unless the login is for this account; without it, "
-        "on a terminal, the account's name is shown for confirmation",
+        help="refuse (and keep nothing) unless the login is for this account (default: "
+        "on a terminal, the account's name is shown for confirmation)",
     )
     sub.add_parser("logout", help="forget the kept login")
 
@@ -193,9 +203,7 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
         scopes=tuple(sorted(token.scopes)) if token.scopes is not None else scopes,
     )
     await asyncio.to_thread(store.save, login)
-    console.print(
-        f"logged in as {account}; the token is kept in {store.path} (readable only by you)"
-    )
+    print(f"logged in as {account}; the token is kept in {store.path} (readable only by you)")
     return EXIT_OK
 
 
@@ -219,7 +227,7 @@ async def _confirm(account: str, expected: str | None) -> None:
 async def run_logout(console: Console) -> int:
     store = TokenStore()
     gone = await asyncio.to_thread(store.delete)
-    console.print(f"forgot the login in {store.path}" if gone else "no login was kept")
+    print(f"forgot the login in {store.path}" if gone else "no login was kept")
     return EXIT_OK
 
 

@@ -26,7 +26,7 @@ from .._files import check_srt_file, inspect_file
 from .._observe import configure_logging
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
-from ._args import existing_file, non_negative_number, port, proxy_url
+from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._login import add_login_parsers, run_login, run_logout, stored_client
@@ -42,49 +42,75 @@ cli_log = logging.getLogger("vidapi_async.cli")
 """The command's own lines in JSON mode (``--log-format json``): its error, a stop."""
 
 
-def _global_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """The options every subcommand takes, before or after its name. On a subcommand
-    their default is "not given" (``SUPPRESS``), so the top level's value stands."""
+CLIENT_OPTIONS = ("token", "base_url", "retries", "proxy")
+"""The options of a command that calls the API (a client is made from them)."""
+USES: dict[str, tuple[str, ...]] = {
+    "upload": (*CLIENT_OPTIONS, "json"),
+    "video": (*CLIENT_OPTIONS, "json"),
+    "password": (*CLIENT_OPTIONS, "json"),
+    "api": CLIENT_OPTIONS,
+    "batch": (*CLIENT_OPTIONS, "json"),
+    "worker": CLIENT_OPTIONS,
+    "login": ("base_url", "proxy"),
+    "status": ("json",),
+}
+"""The shared options each command uses (besides ``-v``); a command not named (serve,
+demo, embed, logout) uses none: its ``--help`` offers none of them."""
+
+
+def _shared_options(p: argparse.ArgumentParser, names: Sequence[str], *, defaults: bool) -> None:
+    """``-v`` and the shared options ``names``, as the top level and the commands take
+    them (before or after the command's name). On a command their default is "not
+    given" (``SUPPRESS``), so the top level's value stands."""
 
     def default(value: Any) -> Any:
         return value if defaults else argparse.SUPPRESS
 
-    p.add_argument(
-        "--token",
-        default=default(os.environ.get("VIDAPI_TOKEN")),
-        help="access token, for scripts; prefer $VIDAPI_TOKEN or 'vidapi login' (a command "
-        "line is visible to other local users)",
-    )
-    p.add_argument(
-        "--base-url",
-        default=default(os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL)),
-        help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
-    )
-    p.add_argument(
-        "--json", action="store_true", default=default(False), help="print results as JSON"
-    )
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=default(4),
-        metavar="N",
-        help="attempts per request, the first included (default 4; 1: never retry)",
-    )
+    if "token" in names:
+        p.add_argument(
+            "--token",
+            default=default(os.environ.get("VIDAPI_TOKEN")),
+            help="access token, for scripts; prefer $VIDAPI_TOKEN or 'vidapi login' (a "
+            "command line is visible to other local users) (default: $VIDAPI_TOKEN, else "
+            "the kept login)",
+        )
+    if "base_url" in names:
+        p.add_argument(
+            "--base-url",
+            default=default(os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL)),
+            help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
+        )
+    if "json" in names:
+        p.add_argument(
+            "--json",
+            action="store_true",
+            default=default(False),
+            help="print results as JSON (default: text)",
+        )
+    if "retries" in names:
+        p.add_argument(
+            "--retries",
+            type=int,
+            default=default(4),
+            metavar="N",
+            help="attempts per request, the first included (default 4; 1: never retry)",
+        )
     p.add_argument(
         "-v",
         "--verbose",
         action="count",
         default=default(0),
         help="log to stderr: -v what happens (INFO), -vv every request (DEBUG); "
-        "or set VIDAPI_LOG=info|debug",
+        "or set VIDAPI_LOG=info|debug (default: warnings only)",
     )
-    p.add_argument(
-        "--proxy",
-        type=proxy_url,
-        default=default(None),
-        metavar="URL",
-        help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
-    )
+    if "proxy" in names:
+        p.add_argument(
+            "--proxy",
+            type=proxy_url,
+            default=default(None),
+            metavar="URL",
+            help="http://[user:password@]host:port for every request (default: $HTTPS_PROXY)",
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,16 +118,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--version", action="version", version=f"vidapi-async {_version()}", help="print it"
     )
-    _global_options(p, defaults=True)
+    _shared_options(p, ("token", "base_url", "json", "retries", "proxy"), defaults=True)
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
     add_shared_parsers(sub)
 
     up = sub.add_parser("upload", help="upload a file and create the video")
-    up.add_argument("file")
-    up.add_argument("--title", required=True)
+    up.add_argument("file", help="the video file to upload")
+    up.add_argument("--title", required=True, help="the video's title")
     up.add_argument("--channel", required=True, help="category slug, e.g. news")
-    up.add_argument("--unpublished", action="store_true")
+    up.add_argument(
+        "--unpublished", action="store_true", help="create it unpublished (default: published)"
+    )
     up.add_argument(
         "--password",
         "--password-stdin",
@@ -110,7 +138,13 @@ def _parser() -> argparse.ArgumentParser:
         help="protect the video with a password, prompted for (or read from standard "
         "input): never a command-line value, which ps would show",
     )
-    up.add_argument("--subtitle", action="append", default=[], metavar="LANG=FILE.srt")
+    up.add_argument(
+        "--subtitle",
+        action="append",
+        default=[],
+        metavar="LANG=FILE.srt",
+        help="attach an SRT subtitle in language LANG; repeat for more (default: none)",
+    )
     up.add_argument(
         "--chunked",
         action="store_true",
@@ -121,23 +155,34 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="wait (with a bar) until the platform has encoded the video",
     )
-    up.add_argument("--workers", type=int, default=4, help="ranges in flight with --chunked")
+    up.add_argument(
+        "--workers", type=int, default=4, help="ranges in flight with --chunked (default 4)"
+    )
 
     vid = sub.add_parser("video", help="read a video's fields")
-    vid.add_argument("id")
-    vid.add_argument("--fields", default="id,title,channel,owner,published,mode,password_protected")
+    vid.add_argument("id", help="the video's id, e.g. x7tgad0")
+    vid.add_argument(
+        "--fields",
+        default="id,title,channel,owner,published,mode,password_protected",
+        metavar="A,B",
+        help="the fields to read, comma-separated (default: %(default)s)",
+    )
 
     pw = sub.add_parser("password", help="set (prompted or from stdin) or remove a password")
-    pw.add_argument("id")
-    pw.add_argument("--remove", action="store_true")
+    pw.add_argument("id", help="the video's id")
+    pw.add_argument("--remove", action="store_true", help="remove the password (default: set one)")
 
     em = sub.add_parser("embed", help="print embed code")
-    em.add_argument("id")
-    em.add_argument("--autoplay", action="store_true")
-    em.add_argument("--mute", action="store_true")
+    em.add_argument("id", help="the video's id")
+    em.add_argument("--autoplay", action="store_true", help="start playing on load")
+    em.add_argument("--mute", action="store_true", help="start muted")
     kind = em.add_mutually_exclusive_group()
-    kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet")
-    kind.add_argument("--player-id", help="a Player ID embed (current players)")
+    kind.add_argument("--sdk", action="store_true", help="the JS SDK snippet (default: an iframe)")
+    kind.add_argument(
+        "--player-id",
+        metavar="ID",
+        help="a Player ID embed, for current players (default: an iframe)",
+    )
     em.add_argument(
         "--embed-url",
         default=os.environ.get("VIDAPI_EMBED_URL"),
@@ -152,11 +197,22 @@ def _parser() -> argparse.ArgumentParser:
     _emulator_flags(sv)
 
     demo = sub.add_parser("demo", help="run the whole mission against the bundled emulator")
-    demo.add_argument("--no-serve", action="store_true", help="exit when done")
-    demo.add_argument("--port", type=port, default=0)
-    demo.add_argument("--upload-port", type=port, default=0)
-    for command in sub.choices.values():
-        _global_options(command, defaults=False)
+    demo.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="exit when done (default: keep the emulator up to play the video, until Ctrl-C)",
+    )
+    demo.add_argument(
+        "--port", type=port, default=0, help="the emulator's API port (default 0: a free one)"
+    )
+    demo.add_argument(
+        "--upload-port",
+        type=port,
+        default=0,
+        help="the emulator's upload port (default 0: a free one)",
+    )
+    for name, command in sub.choices.items():
+        _shared_options(command, USES.get(name, ()), defaults=False)
     return p
 
 
@@ -170,34 +226,101 @@ def _version() -> str:
 
 
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=port, default=8400)
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on; 0.0.0.0 for every interface (default: %(default)s)",
+    )
+    p.add_argument(
+        "--port",
+        type=port,
+        default=8400,
+        help="the API's port; 0: a free one (default %(default)s)",
+    )
     p.add_argument(
         "--upload-port",
         type=port,
         default=None,
-        help="default: --port + 1 (with --port 0, a free port)",
+        help="the uploads' port (default: --port + 1; with --port 0, a free port)",
     )
-    p.add_argument("--data-dir", default=None, help="keep state and files here across restarts")
-    p.add_argument("--error-rate", type=non_negative_number, default=0.0)
-    p.add_argument("--rate-limit-rate", type=non_negative_number, default=0.0)
     p.add_argument(
-        "--latency", type=non_negative_number, default=0.0, help="seconds added per request"
+        "--public-host",
+        type=host_name,
+        default=None,
+        metavar="NAME",
+        help="the host name in the addresses it hands out (API, uploads, embeds, the "
+        "--tls certificate), for clients that want a name rather than an IP address, such "
+        "as the official SDK's tests, which want one with a dot: e.g. vidapi.test, with "
+        "'127.0.0.1 vidapi.test' in /etc/hosts (default: --host)",
     )
-    p.add_argument("--reset-rate", type=non_negative_number, default=0.0)
-    p.add_argument("--videos-per-day", type=int, default=None)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="keep state and files here across restarts (default: a temporary folder, "
+        "removed on exit)",
+    )
+    p.add_argument(
+        "--error-rate",
+        type=non_negative_number,
+        default=0.0,
+        metavar="P",
+        help="the share of API and upload requests answered 500, 502 or 503, 0 to 1 (default 0)",
+    )
+    p.add_argument(
+        "--rate-limit-rate",
+        type=non_negative_number,
+        default=0.0,
+        metavar="P",
+        help="the share of API and upload requests answered 429 with Retry-After, 0 to 1 "
+        "(default 0)",
+    )
+    p.add_argument(
+        "--latency",
+        type=non_negative_number,
+        default=0.0,
+        help="seconds added per request (default 0)",
+    )
+    p.add_argument(
+        "--reset-rate",
+        type=non_negative_number,
+        default=0.0,
+        metavar="P",
+        help="the share of upload bodies cut off half way (the connection closed), 0 to 1 "
+        "(default 0)",
+    )
+    p.add_argument(
+        "--videos-per-day",
+        type=int,
+        default=None,
+        metavar="N",
+        help="videos each account may create in 24 hours; more are refused (403, "
+        "quota_exceeded) (default: no quota)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the random faults, to repeat a run (default: a random seed)",
+    )
     p.add_argument(
         "--encoding-delay",
         type=non_negative_number,
         default=0.2,
-        help="seconds a new video is processing",
+        help="seconds a new video is processing (default %(default)s)",
     )
     p.add_argument("--tls", action="store_true", help="https with a self-signed certificate")
     p.add_argument(
-        "--tls-cert", type=existing_file, default=None, help="serve https with this certificate"
+        "--tls-cert",
+        type=existing_file,
+        default=None,
+        help="serve https with this certificate (default: http, or --tls)",
     )
-    p.add_argument("--tls-key", type=existing_file, default=None, help="the key of --tls-cert")
+    p.add_argument(
+        "--tls-key",
+        type=existing_file,
+        default=None,
+        help="the key of --tls-cert (default: none)",
+    )
     p.add_argument(
         "--control-secret", default=None, help="for /_emulator/* (default: random, printed)"
     )

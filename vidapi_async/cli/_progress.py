@@ -25,11 +25,23 @@ __all__ = [
 
 
 def output_console() -> Console:
-    """Where a command's output goes (a summary table): stdout, so that ``| grep`` finds
-    it; progress, warnings and errors stay on the stderr console."""
+    """Where a command's output goes (a summary table, the demo's steps, serve's
+    addresses): stdout, so that ``| grep`` finds it; progress, warnings and errors stay on
+    the stderr console. A reader that went away (``| head``) ends the command as it does
+    ``print``'s output: quietly, with ``EXIT_BROKEN_PIPE`` (rich's own way is exit 1)."""
+    return _output_console_class()()
+
+
+@functools.cache
+def _output_console_class() -> type[Console]:
     from rich.console import Console
 
-    return Console()
+    class Output(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError  # to main(), which says nothing and exits 141
+
+    return Output
 
 
 def progress_bar(console: Console) -> Progress:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, UsageError
 from ..emulator import Emulator, Faults
+from ._progress import output_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,6 +74,7 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         raise InvalidArgumentError("--tls-cert/--tls-key", "give both, or neither")
     emulator = Emulator(
         host=args.host,
+        public_host=args.public_host,
         port=args.port,
         upload_port=upload_port,
         data_dir=args.data_dir,
@@ -90,19 +92,20 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         raise UsageError(f"cannot start the emulator: {exc}") from None
     try:
         emu = emulator
-        console.print(f"API:      {emu.base_url}", highlight=False)
-        console.print(f"Uploads:  {emu.upload_base}", highlight=False)
-        console.print(f"Token:    {emu.token}   (user demo; other-token: user other)")
-        console.print(f"Control:  X-Emulator-Control: {emu.control_secret}", highlight=False)
+        out = output_console()  # the addresses and the token: the command's output
+        out.print(f"API:      {emu.base_url}", highlight=False)
+        out.print(f"Uploads:  {emu.upload_base}", highlight=False)
+        out.print(f"Token:    {emu.token}   (user demo; other-token: user other)")
+        out.print(f"Control:  X-Emulator-Control: {emu.control_secret}", highlight=False)
         if emu.ca_file:
-            console.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
-        console.print("\nFor the vidapi command and the Quickstart, in another shell:")
+            out.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
+        out.print("\nFor the vidapi command and the Quickstart, in another shell:")
         for name, value in (
             ("VIDAPI_BASE_URL", emu.base_url),
             ("VIDAPI_TOKEN", emu.token),
             ("VIDAPI_EMBED_URL", emu.embed_url),
         ):
-            console.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
+            out.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
         await asyncio.Event().wait()
     finally:

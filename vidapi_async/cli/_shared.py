@@ -49,7 +49,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="the shared queue: postgresql://USER@HOST:PORT/DB or 'host=HOST dbname=DB ...' "
         "(the password from $PGPASSWORD or ~/.pgpass, never in the address)",
     )
-    w.add_argument("--concurrency", type=int, default=8)
+    w.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="jobs this worker runs at once (default %(default)s)",
+    )
     w.add_argument("--until-empty", action="store_true", help="exit 0 once no job is left")
     w.add_argument(
         "--stalled-after",
@@ -64,7 +70,8 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         type=positive_number,
         default=None,
         metavar="R",
-        help="a request rate shared by every worker given it (slots kept in PostgreSQL)",
+        help="a request rate shared by every worker given it (slots kept in PostgreSQL) "
+        "(default: no limit)",
     )
     add_metrics_port(w)
     w.add_argument(
@@ -72,7 +79,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         choices=("text", "json"),
         default="text",
         help="json: every line on stderr one JSON object (time, level, logger, message), "
-        "for log shippers; a usage error (exit 2) stays text",
+        "for log shippers; a usage error (exit 2) stays text (default: text)",
     )
     s = sub.add_parser("status", help="counts of a journal's jobs, per status and stage")
     s.add_argument(

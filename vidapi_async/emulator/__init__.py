@@ -62,6 +62,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _UNFAULTED = ("/_emulator/", "/embed/", "/js/", "/files/")
 _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+_HTTP_MESSAGES = {404: "no such endpoint", 405: "this method is not allowed here"}
 
 
 def _middleware(platform: Platform, host: str) -> Any:
@@ -112,7 +113,8 @@ def _middleware(platform: Platform, host: str) -> Any:
             # Unknown routes and methods answer in the platform's format, never text.
             kind = _HTTP_ERRORS.get(exc.status, "invalid_request")
             headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
-            message = f"{exc.reason}: {request.method} {request.path[:200]}"
+            # the client names the request; the answer says what is wrong with it
+            message = _HTTP_MESSAGES.get(exc.status, exc.reason)
             response = _fault(host, exc.status, message, kind, headers)
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
