@@ -112,3 +112,34 @@ async def test_a_missing_scope_is_insufficient_scope_with_the_emulators_answer(
         with pytest.raises(va.InsufficientScopeError) as info:
             await Bare(s, base, token.token)(v2.upload_session(base))
         assert info.value.scope == "video.manage" and info.value.status == 403
+
+
+async def test_playlists_and_players_through_the_dialect(emulator: Emulator) -> None:
+    base = emulator.v2_base_url
+    async with aiohttp.ClientSession() as s:
+
+        async def post_form(url: str, fields: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
+            async with s.post(url, data=dict(fields)) as r:
+                return dict(await r.json())
+
+        scopes = ["account.read", "manage_playlists", "manage_players"]
+        token = await ApiKey("demo-api-key", "demo-api-secret", scopes=scopes).get_token(
+            post_form, v2.token_url_for(base)
+        )
+        send = Bare(s, base, token.token)
+        profile = v2.choose_profile(await send(v2.me(base)), None)
+        made = await send(v2.create_playlist(base, profile, "Mix", private=True))
+        playlist = structure(v2.playlist_from(made), va.Playlist, what="create")
+        assert (playlist.name, playlist.private) == ("Mix", True)
+        assert await send(v2.playlist_request(base, "PATCH", playlist.id, private=False)) == {}
+        read = await send(v2.playlist_request(base, "GET", playlist.id))
+        assert structure(v2.playlist_from(read), va.Playlist, what="get").private is False
+        assert await send(v2.playlist_request(base, "DELETE", playlist.id)) == {}
+        player = structure(
+            v2.player_from(await send(v2.create_player(base, profile, "Main"))), va.Player, what="c"
+        )
+        assert player.label == "Main"
+        assert await send(v2.player_request(base, "PATCH", player.id, {"label": "New"})) == {}
+        again = await send(v2.player_request(base, "GET", player.id))
+        assert structure(v2.player_from(again), va.Player, what="g").label == "New"
+        assert await send(v2.player_request(base, "DELETE", player.id)) == {}
