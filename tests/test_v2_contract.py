@@ -41,18 +41,27 @@ class Bare:
             )
 
 
+async def bare(
+    s: aiohttp.ClientSession,
+    base: str,
+    key: str = "demo-api-key",
+    secret: str = "demo-api-secret",  # noqa: S107 - the emulator's public demo key
+    **kw: Any,
+) -> Bare:
+    """A ``Bare`` sender with a token that ``ApiKey`` got from the emulator."""
+
+    async def post_form(url: str, fields: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
+        async with s.post(url, data=dict(fields)) as r:
+            return dict(await r.json())
+
+    token = await ApiKey(key, secret, **kw).get_token(post_form, v2.token_url_for(base))
+    return Bare(s, base, token.token)
+
+
 async def test_upload_create_list_patch_delete_through_the_dialect(emulator: Emulator) -> None:
     base = emulator.v2_base_url
     async with aiohttp.ClientSession() as s:
-
-        async def post_form(url: str, fields: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
-            async with s.post(url, data=dict(fields)) as r:
-                return dict(await r.json())
-
-        token = await ApiKey("demo-api-key", "demo-api-secret").get_token(
-            post_form, v2.token_url_for(base)
-        )
-        send = Bare(s, base, token.token)
+        send = await bare(s, base)
         profile = v2.choose_profile(await send(v2.me(base)), None)
         session = v2.upload_session_from(await send(v2.upload_session(base)), "w")
         form = aiohttp.FormData()
@@ -102,31 +111,19 @@ async def test_a_missing_scope_is_insufficient_scope_with_the_emulators_answer(
 ) -> None:
     base = emulator.v2_base_url
     async with aiohttp.ClientSession() as s:
-
-        async def post_form(url: str, fields: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
-            async with s.post(url, data=dict(fields)) as r:
-                return dict(await r.json())
-
-        reader = ApiKey("demo-readonly-key", "demo-readonly-secret", scopes=["video.read"])
-        token = await reader.get_token(post_form, v2.token_url_for(base))
+        send = await bare(
+            s, base, "demo-readonly-key", "demo-readonly-secret", scopes=["video.read"]
+        )
         with pytest.raises(va.InsufficientScopeError) as info:
-            await Bare(s, base, token.token)(v2.upload_session(base))
+            await send(v2.upload_session(base))
         assert info.value.scope == "video.manage" and info.value.status == 403
 
 
 async def test_playlists_and_players_through_the_dialect(emulator: Emulator) -> None:
     base = emulator.v2_base_url
     async with aiohttp.ClientSession() as s:
-
-        async def post_form(url: str, fields: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
-            async with s.post(url, data=dict(fields)) as r:
-                return dict(await r.json())
-
         scopes = ["account.read", "manage_playlists", "manage_players"]
-        token = await ApiKey("demo-api-key", "demo-api-secret", scopes=scopes).get_token(
-            post_form, v2.token_url_for(base)
-        )
-        send = Bare(s, base, token.token)
+        send = await bare(s, base, scopes=scopes)
         profile = v2.choose_profile(await send(v2.me(base)), None)
         made = await send(v2.create_playlist(base, profile, "Mix", private=True))
         playlist = structure(v2.playlist_from(made), va.Playlist, what="create")

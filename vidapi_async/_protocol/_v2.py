@@ -23,6 +23,7 @@ from typing import Any, Final
 import attrs
 
 from .. import _errors as e
+from . import _answers
 from ._answers import json_object, parse_retry_after
 from ._requests import Request, api_request, origin, redact, redact_data
 
@@ -82,44 +83,22 @@ def token_url_for(base_url: str) -> str:
 
 # --- scopes -------------------------------------------------------------------------------
 
+_PUBLIC: Final = ("playlist.read", "profile.read", "video.read")
+_USER: Final = (
+    *_PUBLIC,
+    "account.manage",
+    "live.manage",
+    "playlist.manage",
+    "profile.manage",
+    "video.manage",
+)
+_PUBLISHER: Final = (*_USER, "analytics.manage", "player.manage")
 BUNDLES: Final[Mapping[str, tuple[str, ...]]] = {
     # spec §2 "Scopes (v2 api-scopes page)": each bundle holds the one above it.
-    "bundle.public": ("playlist.read", "profile.read", "video.read"),
-    "bundle.user": (
-        "playlist.read",
-        "profile.read",
-        "video.read",
-        "account.manage",
-        "live.manage",
-        "playlist.manage",
-        "profile.manage",
-        "video.manage",
-    ),
-    "bundle.publisher": (
-        "playlist.read",
-        "profile.read",
-        "video.read",
-        "account.manage",
-        "live.manage",
-        "playlist.manage",
-        "profile.manage",
-        "video.manage",
-        "analytics.manage",
-        "player.manage",
-    ),
-    "bundle.organization": (
-        "playlist.read",
-        "profile.read",
-        "video.read",
-        "account.manage",
-        "live.manage",
-        "playlist.manage",
-        "profile.manage",
-        "video.manage",
-        "analytics.manage",
-        "player.manage",
-        "organization.manage",
-    ),
+    "bundle.public": _PUBLIC,
+    "bundle.user": _USER,
+    "bundle.publisher": _PUBLISHER,
+    "bundle.organization": (*_PUBLISHER, "organization.manage"),
 }
 
 SCOPES_FOR_LEGACY: Final[Mapping[str, tuple[str, ...]]] = {
@@ -854,16 +833,9 @@ def decode_api_response(
 ) -> Mapping[str, Any]:
     """A success's JSON object (``{}`` for a 204 or an empty body), or the exception
     for an error answer in v2's shape."""
-    if not 200 <= status < 300:
-        raise api_error(request, status, headers, body, secrets=secrets)
-    if status == 204 or not body.strip():
-        return {}
-    data = json_object(body)
-    if data is None:
-        raise e.UnexpectedResponseError(
-            f"{request.what}: the response is not a JSON object", status=status
-        )
-    return data
+    return _answers.decode_api_response(
+        request, status, headers, body, secrets=secrets, error=api_error
+    )
 
 
 CONFIRMED_CODES: Final[Mapping[str, type[e.APIError]]] = {
