@@ -8,6 +8,7 @@ The tree::
     │   ├── FileError                  a local file is missing, a directory, unreadable, empty
     │   ├── SubtitleFileError          a local .srt file does not parse; names the cue
     │   ├── ClientClosedError          the Client was closed and cannot be reopened
+    │   ├── UnsupportedOperationError  the API dialect in use does not offer the operation
     │   └── InvalidRequestError        aiohttp cannot carry the request (a header, a url)
     ├── TransportError                 the request may or may not have reached the server
     │   ├── ConnectError               no connection was made: nothing reached the server
@@ -80,6 +81,7 @@ __all__ = [
     "SubtitleFileError",
     "TransportError",
     "UnexpectedResponseError",
+    "UnsupportedOperationError",
     "UploadError",
     "UploadRejectedError",
     "UsageError",
@@ -140,6 +142,18 @@ class ClientClosedError(UsageError):
     """The Client was closed; create a new one."""
 
 
+class UnsupportedOperationError(UsageError):
+    """The API dialect in use (``"legacy"`` or ``"v2"``) does not offer this operation,
+    or this argument of it. Raised before anything is sent. ``operation`` names it,
+    ``dialect`` the dialect, ``why`` says what that dialect has instead (if anything)."""
+
+    def __init__(self, operation: str, dialect: str, why: str) -> None:
+        super().__init__(f"{operation} is not offered by API {dialect}: {why}")
+        self.operation = operation
+        self.dialect = dialect
+        self.why = why
+
+
 class InvalidRequestError(UsageError):
     """The HTTP layer refused to build the request (a header or url it cannot carry).
     Nothing was sent."""
@@ -182,7 +196,8 @@ class APIError(VidapiError):
     ``status`` is the HTTP status (``None`` when raised locally before a request),
     ``error_type`` the platform's ``type`` (e.g. ``invalid_parameter``), ``reason``
     the ``error_data.reason`` when given, ``body`` the decoded error object and
-    ``request_id`` the server's request id header when present.
+    ``request_id`` the server's request id header when present, ``correlation_id``
+    the id an API v2 error carries (quote it to the platform's support).
     """
 
     def __init__(
@@ -195,6 +210,7 @@ class APIError(VidapiError):
         body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         request_id: str | None = None,
+        correlation_id: str | None = None,
     ) -> None:
         self.message = message
         self.status = status
@@ -203,6 +219,7 @@ class APIError(VidapiError):
         self.body: Mapping[str, Any] = body or {}
         self.headers: Mapping[str, str] = headers or {}
         self.request_id = request_id
+        self.correlation_id = correlation_id
         super().__init__(str(self))
 
     _UNSENT = "before sending"
@@ -212,7 +229,8 @@ class APIError(VidapiError):
         where = f"HTTP {self.status}" if self.status is not None else self._UNSENT
         kind = f" {self.error_type}" if self.error_type else ""
         rid = f" [request {self.request_id}]" if self.request_id else ""
-        return f"{self.message} ({where}{kind}){rid}"
+        cid = f" [correlation {self.correlation_id}]" if self.correlation_id else ""
+        return f"{self.message} ({where}{kind}){rid}{cid}"
 
     def __repr__(self) -> str:
         return (

@@ -9,7 +9,7 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from .. import _errors as e
 from ._requests import Request, redact, redact_data
@@ -189,6 +189,20 @@ def _json_answer(body: bytes, what: str, status: int) -> Mapping[str, Any] | Non
         raise e.UnexpectedResponseError(f"{what}: {exc}", status=status) from None
 
 
+class ErrorDecoder(Protocol):
+    """A dialect's ``api_error``: the exception for an error answer."""
+
+    def __call__(
+        self,
+        request: Request,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        secrets: Iterable[str | None] = (),
+    ) -> e.APIError: ...
+
+
 def decode_api_response(
     request: Request,
     status: int,
@@ -196,10 +210,12 @@ def decode_api_response(
     body: bytes,
     *,
     secrets: Iterable[str | None] = (),
+    error: ErrorDecoder | None = None,
 ) -> Mapping[str, Any]:
-    """The JSON object of a successful API response, or the exception for a failed one."""
+    """The JSON object of a successful API response (``{}`` for an empty body), or the
+    exception for a failed one: ``error``'s (a dialect's own), by default ``api_error``."""
     if not 200 <= status < 300:
-        raise api_error(request, status, headers, body, secrets=secrets)
+        raise (error or api_error)(request, status, headers, body, secrets=secrets)
     data = _json_answer(body, request.what, status)
     if data is None:
         if not body.strip():

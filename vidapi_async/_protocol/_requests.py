@@ -56,6 +56,11 @@ class Request:
     ``None`` and ``headers`` works it out."""
     known_what: str | None = attrs.field(default=None, eq=False, repr=False)
     """``what`` when already known (``api_request``), else worked out from the url."""
+    json_body: bytes | None = attrs.field(default=None, repr=False)
+    """A JSON body, already encoded (API v2's writes; never with ``form``). Hidden from
+    repr: it may hold a video password."""
+    body_secrets: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+    """Values in ``json_body`` that no message may show (a video password)."""
 
     @property
     def what(self) -> str:
@@ -71,6 +76,16 @@ class Request:
             "ascii"
         )
 
+    def payload(self) -> bytes | None:
+        """The body to send: the encoded form, the JSON body, or ``None``."""
+        return self.json_body if self.json_body is not None else self.encoded_form()
+
+    def secret_values(self) -> tuple[str, ...]:
+        """What an error's message masks besides the token: secret form fields' values
+        and ``body_secrets``."""
+        form = self.form or ()
+        return (*(v for k, v in form if k in SECRET_FORM_FIELDS), *self.body_secrets)
+
     def headers(self, token: str | None, api_origin: tuple[str, str, int | None]) -> dict[str, str]:
         """The request's headers. The bearer token goes only to the API's own origin
         (scheme, host and port), and only when the request is ``authenticated``."""
@@ -83,6 +98,8 @@ class Request:
             headers["Authorization"] = f"Bearer {token}"
         if self.form is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif self.json_body is not None:
+            headers["Content-Type"] = "application/json"
         return headers
 
 

@@ -46,8 +46,11 @@ from ._state import State
 from ._tls import make_self_signed, server_context
 from ._upload import UploadFailure
 from ._upload import routes as upload_routes
+from ._v2 import routes as v2_routes
+from ._v2 import v2_error_response
+from ._v2_library import routes as v2_library_routes
 from ._webhooks import Deliveries
-from ._wire import error_response
+from ._wire import error_response as _legacy_error_response
 
 __all__ = ["ALL_SCOPES", "DEMO_TOKEN", "OTHER_TOKEN", "Emulator", "Faults", "LoggedRequest"]
 
@@ -68,6 +71,9 @@ _HTTP_MESSAGES = {404: "no such endpoint", 405: "this method is not allowed here
 def _middleware(platform: Platform, host: str) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        # API v2's paths answer refusals in its own error shape.
+        v2 = host == "api" and request.path.startswith("/v2/")
+        error_response = v2_error_response if v2 else _legacy_error_response
         size = sum(len(k) + len(v) + 4 for k, v in request.raw_headers)
         if size > MAX_HEADER_BYTES:
             platform.record(host, request, headers_refused=size)
@@ -77,6 +83,7 @@ def _middleware(platform: Platform, host: str) -> Any:
                 f"Request headers of {size} bytes: at most {MAX_HEADER_BYTES}.",
                 "invalid_request",
                 {"Connection": "close"},
+                v2,
             )
         platform.record(host, request)
         faults = platform.faults
@@ -94,11 +101,12 @@ def _middleware(platform: Platform, host: str) -> Any:
                     "Too many requests.",
                     "rate_limit_exceeded",
                     {"Retry-After": f"{faults.retry_after:g}"},
+                    v2,
                 )
             if faults.draw(faults.error_rate):
                 status = faults.random.choice(faults.error_statuses)
                 platform.bump(f"faults_{status}")
-                return _fault(host, status, "Injected server error.", "server_error", {})
+                return _fault(host, status, "Injected server error.", "server_error", {}, v2)
         try:
             response = await handler(request)
         except ApiError as err:
@@ -115,7 +123,7 @@ def _middleware(platform: Platform, host: str) -> Any:
             headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
             # the client names the request; the answer says what is wrong with it
             message = _HTTP_MESSAGES.get(exc.status, exc.reason)
-            response = _fault(host, exc.status, message, kind, headers)
+            response = _fault(host, exc.status, message, kind, headers, v2)
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
             if request.transport is not None:
@@ -150,11 +158,17 @@ async def _in_segments(
 
 
 def _fault(
-    host: str, status: int, message: str, error_type: str, headers: Mapping[str, str]
+    host: str,
+    status: int,
+    message: str,
+    error_type: str,
+    headers: Mapping[str, str],
+    v2: bool = False,
 ) -> web.Response:
     if host == "upload":
         return UploadFailure(status, message, headers=headers).response()
-    return error_response(ApiError(status, error_type, message, headers=headers))
+    render = v2_error_response if v2 else _legacy_error_response
+    return render(ApiError(status, error_type, message, headers=headers))
 
 
 control = web.RouteTableDef()
@@ -377,6 +391,8 @@ class Emulator:
         api.add_routes(api_routes)
         api.add_routes(player_routes)
         api.add_routes(library_routes)
+        api.add_routes(v2_routes)
+        api.add_routes(v2_library_routes)
         api.add_routes(control)
         upload = web.Application(
             middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40
@@ -423,6 +439,13 @@ class Emulator:
     def base_url(self) -> str:
         """The API's base URL (pass it to ``Client(base_url=...)``)."""
         return self._p().backend.api_base
+
+    @property
+    def v2_base_url(self) -> str:
+        """API v2's root on the same host and backend (``{base_url}/v2``); its token
+        endpoint is ``{v2_base_url}/token`` (client credentials with the API keys of
+        ``emulator._v2.API_KEYS``, e.g. ``demo-api-key``/``demo-api-secret``)."""
+        return f"{self._p().backend.api_base}/v2"
 
     @property
     def upload_base(self) -> str:
