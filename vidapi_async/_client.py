@@ -46,6 +46,7 @@ from ._players import Players
 from ._playlists import Playlists
 from ._raw import RawCalls
 from ._retry import RetryPolicy, retrying
+from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
 from ._subtitles import SubtitleCalls
 
@@ -59,8 +60,6 @@ log = logging.getLogger("vidapi_async")
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
-_UNSET: Final = object()
-"""Not given (where ``None`` would mean something)."""
 
 
 class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
@@ -93,7 +92,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         timeouts: Timeouts | None = None,
         read_size: int = DEFAULT_READ_SIZE,
         range_size: int = DEFAULT_RANGE_SIZE,
-        connection_limit: int | object = _UNSET,
+        connection_limit: int | NotGiven = NOT_GIVEN,
         retry: RetryPolicy | None = None,
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
@@ -102,7 +101,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         chunked_threshold: int | None = DEFAULT_CHUNKED_THRESHOLD,
         max_requests_per_second: float | None = None,
         max_bandwidth: int | None = None,
-        chunk_size: int | object = _UNSET,
+        chunk_size: int | NotGiven = NOT_GIVEN,
         source_policy: SourcePolicy | None = None,
         max_source_size: int = MAX_SOURCE_SIZE,
         tracer_provider: Any = None,
@@ -125,12 +124,12 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
                 "ssl= goes with the client's own session; with session=, give the trust to "
                 "that session's connector: aiohttp.TCPConnector(ssl=context)"
             )
-        if connection_limit is not _UNSET and session is not None:
+        if connection_limit is not NOT_GIVEN and session is not None:
             raise UsageError(
                 "connection_limit= goes with the client's own session; with session=, "
                 "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
             )
-        limit = 100 if connection_limit is _UNSET else connection_limit
+        limit = 100 if connection_limit is NOT_GIVEN else connection_limit
         self._transport = Transport(
             session,
             limit=check.positive_int(limit, "connection_limit"),
@@ -148,7 +147,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             observer=Observer(tracer_provider, meter_provider),
         )
         self.timeouts = timeouts or Timeouts()
-        if chunk_size is not _UNSET:
+        if chunk_size is not NOT_GIVEN:
             _deprecated("Client(chunk_size=)", "read_size=")
             read_size = check.positive_int(chunk_size, "chunk_size")
         self.read_size = check.positive_int(read_size, "read_size")

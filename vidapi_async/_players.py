@@ -47,7 +47,7 @@ class Players(Resource):
     judges which settings exist. Ids may be text or the ``Player`` itself."""
 
     @operation("players.create")
-    async def create(self, *, label: str, **settings: object) -> Player:
+    async def create(self, /, *, label: str, **settings: object) -> Player:
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         form = _settings({"label": check.text(label, "label", blank=False), **settings})
         return await self._send(
@@ -68,7 +68,7 @@ class Players(Resource):
         )
 
     @operation("players.update")
-    async def update(self, player_id: str | Player, **settings: object) -> Player:
+    async def update(self, /, player_id: str | Player, **settings: object) -> Player:
         """``POST /player/<id>``: change settings (``label`` among them)."""
         if not settings:
             raise InvalidArgumentError("settings", "give at least one setting to write")

@@ -59,7 +59,7 @@ class Playlists(Resource):
         return await self._send("GET", f"/playlist/{pid}", Playlist, fields=fields)
 
     @operation("playlists.update")
-    async def update(self, playlist_id: str | Playlist, **fields: object) -> Playlist:
+    async def update(self, /, playlist_id: str | Playlist, **fields: object) -> Playlist:
         """``POST /playlist/<id>``: change ``name``, ``description`` or ``private``."""
         unknown = sorted(set(fields) - _WRITABLE)
         if unknown:
