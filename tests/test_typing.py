@@ -29,10 +29,17 @@ async def good(client: Client) -> Video:
     await client.get_video(video, ["id"])
     await client.upload_video("a.mp4", title="t", channel="news")
     await client.create_video(url="https://u/x", title="t", channel="news")
-    await client.update_video("x1", {"title": "t"})
+    await client.update_video("x1", title="t", publish_date=None, extra={"allow_embed": "1"})
+    await client.upload_video(
+        "a.mp4",
+        title="t",
+        channel="news",
+        tags=["a", "b"],
+        language="en",
+        publish_date=datetime(2030, 1, 1, tzinfo=timezone.utc),
+        geoblocking=("deny", "fr"),
+    )
     await client.playlists.create(name="n")
-    when: datetime = datetime(2030, 1, 1, tzinfo=timezone.utc)
-    del when
     return video
 """
 
@@ -51,6 +58,10 @@ async def bad(client: Client) -> None:
     await client.wait_until_ready("x1", timout=3)  # BAD
     await client.playlists.get("x1", feilds=["id"])  # BAD
     await client.delete_video()  # BAD
+    await client.update_video("x1", titel="t")  # BAD
+    await client.update_video("x1", tags=[1, 2])  # BAD
+    await client.upload_video("a.mp4", title="t", channel="c", publish_date="2030")  # BAD
+    await client.create_video(url="u", title="t", channel="c", publish_date=None)  # BAD
 """
 
 REVEAL = """

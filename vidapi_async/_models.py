@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -141,13 +142,19 @@ class Video:
     """
 
     id: str
+    """The video's id (``x`` and lowercase letters and digits, e.g. ``"x84sh87"``)."""
     title: str | None = None
+    """The title."""
     channel: str | None = None
+    """The category's slug (``"news"``; ``client.categories()`` lists them)."""
     owner: str | None = None
+    """The id of the account that owns it."""
     published: bool | None = None
+    """Whether it is published (public once ready, unless ``private``)."""
     mode: str | None = None
     """``"vod"`` or ``"live"``, or a newer mode."""
     password_protected: bool | None = None
+    """Whether a password protects it (``set_password``); the password is never read."""
     status: str | None = None
     """``"processing"`` while encoding, ``"ready"`` or ``"published"`` once playable;
     ``"encoding_error"``, ``"rejected"`` or ``"deleted"`` when it never will be."""
@@ -159,9 +166,46 @@ class Video:
     """Live streams, owner only: the RTMP ingest address. It embeds the stream key,
     so it is hidden from repr."""
     start_time: int | None = None
+    """Live streams: the scheduled start, UNIX seconds."""
     end_time: int | None = None
+    """Live streams: the scheduled end, UNIX seconds."""
     record_status: str | None = None
+    """Live streams: ``starting``, ``started``, ``stopping`` or ``stopped``."""
     stream_live_hls_url: str | None = None
+    """Live streams: the HLS address of the stream."""
+    description: str | None = None
+    """The description (at most 3,000 characters)."""
+    tags: list[str] | None = None
+    """The tags, in order."""
+    language: str | None = None
+    """The spoken language, an ISO 639-1 code (``"en"``)."""
+    private: bool | None = None
+    """Whether it is private: reachable only through its secret URL (``private_id``)."""
+    private_id: str | None = None
+    """The id of the private video's secret URL."""
+    explicit: bool | None = None
+    """Whether it is marked as explicit content."""
+    is_created_for_kids: bool | None = None
+    """Whether it is declared as made for children."""
+    duration: int | None = None
+    """Its length in seconds."""
+    created_time: datetime | None = None
+    """When it was created (UTC; the wire's UNIX seconds)."""
+    publish_date: datetime | None = None
+    """When a scheduled publication happens (UTC), if one is set."""
+    expiry_date: datetime | None = None
+    """When it stops being available (UTC), if set."""
+    geoblocking: list[str] | None = None
+    """Where it may be watched: ``["deny", "fr", "de"]`` (ISO 3166-1 alpha-2 codes led
+    by ``allow`` or ``deny``)."""
+    url: str | None = None
+    """Its page on the platform."""
+    embed_url: str | None = None
+    """The address of its embeddable player (``vidapi_async.embed`` builds the HTML)."""
+    thumbnail_url: str | None = None
+    """The address of its thumbnail image."""
+    views_total: int | None = None
+    """How many times it was viewed."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned (JSON types)."""
 

@@ -1,8 +1,16 @@
 """A local emulator of the video platform, for offline work and tests.
 
 Two hosts, as on the real platform: the API (``emu.base_url``; also serves the embed
-page and the JS SDK) and the upload server (``emu.upload_base``), each on its own port,
-over http or (``tls=True``, or your own certificate) https.
+page, the JS SDK and the videos' pages) and the upload server (``emu.upload_base``),
+each on its own port, over http or (``tls=True``, or your own certificate) https.
+
+A video's ``url`` is its page, ``<base_url>/page/video/<id>`` (the platform's
+``/video/<id>`` page lives on its web host; here ``/video/<id>`` is the API's). The
+video metadata (``description``, ``tags``, ``language``, ``private``, ``explicit``,
+``publish_date``, ``expiry_date``, ``geoblocking``, ``thumbnail_url``, ...) is written,
+checked and returned with the platform's types: tags and geoblocking as JSON lists,
+times as integer UNIX seconds, ``duration`` in seconds (0 when the file could not be
+probed).
 
 In-process::
 
@@ -60,7 +68,7 @@ CONTROL_HEADER = "X-Emulator-Control"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-_UNFAULTED = ("/_emulator/", "/embed/", "/js/", "/files/")
+_UNFAULTED = ("/_emulator/", "/embed/", "/page/", "/js/", "/files/")
 _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
 
 
