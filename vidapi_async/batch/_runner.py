@@ -54,6 +54,7 @@ from .._errors import (
     VidapiError,
 )
 from .._files import LocalFile, check_srt_file, inspect_file
+from .._internals import internals
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
 from .._observe import outside_job
@@ -322,7 +323,7 @@ class BatchUploader:
     async def _warm_pump(self) -> None:
         """Have the client's upload pump made now, not by the first upload. Shielded:
         a batch stopped meanwhile leaves the pump to the client, which closes it."""
-        both = asyncio.gather(self.client._transport.ready_for_uploads(), load_mime_types())
+        both = asyncio.gather(internals(self.client).ready_for_uploads(), load_mime_types())
         # Its outcome is always retrieved, even when the batch (or the program) ends first.
         both.add_done_callback(lambda f: f.cancelled() or f.exception())
         with contextlib.suppress(Exception):  # the first upload meets it and reports it
@@ -335,7 +336,7 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def _run_job(self, job: UploadJob) -> JobResult:
-        observer = self.client._transport.observer
+        observer = internals(self.client).observer
         if not observer.active:
             return await self._run_job_inner(job)
         started = time.perf_counter()
@@ -367,7 +368,7 @@ class BatchUploader:
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
-        self.client._transport.observer.label_job(key)
+        internals(self.client).observer.label_job(key)
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
             if claim is not None:
@@ -387,7 +388,7 @@ class BatchUploader:
                     await self._pipeline(job, record, local, subtitles)
                 except VidapiError as exc:
                     if isinstance(exc, QuotaExceededError) and exc not in self._not_sent:
-                        self.client._transport.observer.quota_refused()  # each refusal
+                        internals(self.client).observer.quota_refused()  # each refusal
                         if self._quota is None:
                             self._quota = exc
                             log.warning("the account's quota is reached: no new upload will start")
@@ -487,7 +488,7 @@ class BatchUploader:
                     await self._advance(record, Stage.CREATED)  # still ours, just before
                 if spec.path is not None:
                     assert isinstance(subtitles, dict)
-                    track = await client._attach_subtitle(
+                    track = await internals(client).attach_subtitle(
                         record.video_id,
                         subtitles[spec.language],
                         language=check.language(spec.language),
@@ -620,7 +621,7 @@ class BatchUploader:
         once per distinct channel in a batch (its verdict kept)."""
         if channel not in self._channels:
             try:
-                await self.client._check_category(channel)
+                await internals(self.client).check_category(channel)
                 self._channels[channel] = None
             except InvalidArgumentError as exc:
                 self._channels[channel] = exc
@@ -734,7 +735,7 @@ class BatchUploader:
             ):
                 session = UploadSession(record.upload_url, record.progress_url)
                 try:
-                    uploaded = await self.client._send_file(
+                    uploaded = await internals(self.client).send_file(
                         local, **{**kwargs, "upload_session": session, "resume": True}
                     )
                 except VidapiError as exc:  # the old address is gone or refused
@@ -755,7 +756,7 @@ class BatchUploader:
             kwargs["upload_session"] = session
         else:
             kwargs["upload_session"] = await self._spares.take()
-        uploaded = await self.client._send_file(local, **kwargs)
+        uploaded = await internals(self.client).send_file(local, **kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
         self._spares.ahead(self._waiting)  # the next job's address, during this create
         await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
