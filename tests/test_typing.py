@@ -59,6 +59,7 @@ async def bad(client: Client) -> None:
     await client.playlists.get("x1", feilds=["id"])  # BAD
     await client.delete_video()  # BAD
     await client.update_video("x1", titel="t")  # BAD
+    await client.playlists.update("x1", owner="me")  # BAD
     await client.update_video("x1", tags=[1, 2])  # BAD
     await client.upload_video("a.mp4", title="t", channel="c", publish_date="2030")  # BAD
     await client.create_video(url="u", title="t", channel="c", publish_date=None)  # BAD

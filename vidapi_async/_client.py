@@ -116,6 +116,8 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
         self.base_url = check.base_url(base_url)
+        """The API's address (``https://api.dailymotion.com``, a partner host, the
+        emulator's); the token goes to its origin only."""
         self._auth = auth
         if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
             raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
@@ -147,10 +149,12 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             observer=Observer(tracer_provider, meter_provider),
         )
         self.timeouts = timeouts or Timeouts()
+        """How long connecting, reading and uploading may take (``Timeouts``)."""
         if chunk_size is not NOT_GIVEN:
             _deprecated("Client(chunk_size=)", "read_size=")
             read_size = check.positive_int(chunk_size, "chunk_size")
         self.read_size = check.positive_int(read_size, "read_size")
+        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
         self.chunked_threshold = (
             None
             if chunked_threshold is None
@@ -158,7 +162,6 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         )
         """Files of at least this many bytes go through the chunked protocol (resumable)
         unless ``upload_file(chunked=...)`` says otherwise; ``None``: never by size."""
-        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
         self.range_size = check.positive_int(range_size, "range_size")
         """Bytes per request of the chunked protocol."""
         self.retry = RetryPolicy() if retry is None else retry
@@ -194,6 +197,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
 
     @property
     def closed(self) -> bool:
+        """Whether ``close()`` was called (a closed client cannot be reopened)."""
         return self._closed
 
     @functools.cached_property
@@ -225,6 +229,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
 
     @property
     def token_url(self) -> str:
+        """The OAuth token endpoint: the provider's own, else ``<base_url>/oauth/token``."""
         url = getattr(self._auth, "token_url", None)
         return url if isinstance(url, str) else self._default_token_url
 

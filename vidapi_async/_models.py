@@ -52,7 +52,9 @@ class Dimension:
     """A picture size, read from the wire's ``"<width>x<height>"`` text."""
 
     width: int
+    """Pixels across."""
     height: int
+    """Pixels down."""
 
     def __str__(self) -> str:
         return f"{self.width}x{self.height}"
@@ -81,7 +83,9 @@ class UploadedFile:
     streamable: bool | None = None
     """Whether the container is streamable (the wire's ``"Yes"``/``"No"``)."""
     acodec: str | None = None
+    """The audio codec's name."""
     vcodec: str | None = None
+    """The video codec's name."""
     format: str | None = None
     """Container format name."""
     hash: str | None = None
@@ -91,6 +95,7 @@ class UploadedFile:
     name: str | None = None
     """File name without extension."""
     seal: str | None = attrs.field(default=None, repr=False)
+    """The upload server's seal of the file (hidden from repr)."""
     raw: Mapping[str, str] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as the server sent it."""
 
@@ -103,9 +108,13 @@ class UploadState(enum.StrEnum):
     """
 
     STARTING = "starting"
+    """The address is handed out; no byte has arrived yet."""
     UPLOADING = "uploading"
+    """Bytes are arriving (``size`` and ``received`` say how many)."""
     DONE = "done"
+    """The file is stored."""
     ERROR = "error"
+    """The upload failed: ask for a new address."""
 
 
 @attrs.frozen
@@ -230,12 +239,19 @@ class Subtitle:
     """A subtitle file attached to a video."""
 
     id: str | None = None
+    """The subtitle's id."""
     language: str | None = None
+    """Its language, an ISO 639 code."""
     format: str | None = None
+    """Its format (``"SRT"``)."""
     url: str | None = None
+    """Where the subtitle file is."""
     language_label: str | None = None
+    """The language's name (``"English"``)."""
     item_type: str | None = None
+    """``"subtitle"``."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
 
 
 @attrs.frozen
@@ -243,11 +259,13 @@ class AccessToken:
     """An OAuth access token. The token itself never appears in repr or str."""
 
     token: str = attrs.field(repr=False)
+    """The bearer token itself (never in repr or str)."""
     scopes: frozenset[str] | None = None
     """Scopes granted, or ``None`` when unknown (a static token given without them)."""
     expires_at: float | None = None
     """``time.time()`` at which it expires, or ``None`` when unknown."""
     refresh_token: str | None = attrs.field(default=None, repr=False)
+    """The token that gets a new one when this one expires, if the grant gave one."""
 
     def expires_within(self, seconds: float, *, now: float | None = None) -> bool:
         """Whether the token expires in less than ``seconds``."""
@@ -261,12 +279,17 @@ class Playlist:
     """A playlist: an ordered list of videos (``client.playlists``)."""
 
     id: str
+    """The playlist's id."""
     name: str | None = None
+    """Its name."""
     description: str | None = None
+    """Its description."""
     private: bool | None = None
     """Readable by its owner only."""
     owner: str | None = None
+    """The id of the account that owns it."""
     videos_total: int | None = None
+    """How many videos it holds."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned (JSON types)."""
 
@@ -277,8 +300,11 @@ class Player:
     (``vidapi_async.embed.player_iframe_url(player, ...)`` takes the object itself)."""
 
     id: str
+    """The Player ID, as the embeds use it."""
     label: str | None = None
+    """Its label (a name for its owner)."""
     owner: str | None = None
+    """The id of the account that owns it."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned, the settings (``autostart``, ``color``, ...) among them."""
 
@@ -288,10 +314,15 @@ class User:
     """The account behind the token (``client.me()``)."""
 
     id: str
+    """The account's id."""
     username: str | None = None
+    """The login name."""
     screenname: str | None = None
+    """The name shown to others."""
     fullname: str | None = None
+    """The person's full name."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
 
 
 @attrs.frozen
@@ -299,5 +330,6 @@ class Webhook:
     """Where the platform sends the account's events (``client.set_webhook``)."""
 
     url: str
+    """Where the events are sent."""
     events: tuple[str, ...] = ()
     """Event names, e.g. ``("video.format.ready", "video.format.error")``."""

@@ -19,6 +19,7 @@ class NotGiven(enum.Enum):
     """The type of ``NOT_GIVEN``: "this argument was not passed". It is falsy."""
 
     NOT_GIVEN = "NOT_GIVEN"
+    """The one member (``vidapi_async.NOT_GIVEN``)."""
 
     def __bool__(self) -> Literal[False]:
         return False

@@ -110,6 +110,7 @@ class BatchUploader:
         metrics_port: int | None = None,
     ) -> None:
         self.client = client
+        """The client the jobs use."""
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
             or isinstance(metrics_port, bool)
@@ -122,12 +123,17 @@ class BatchUploader:
         """Each job also waits until the platform has encoded its video (stage
         ``ready``); a failed encoding fails the job with ``EncodingError``."""
         self.ready_timeout = check.positive_number(ready_timeout, "ready_timeout")
+        """Seconds each video may take to be ready (``wait_ready=True``)."""
         self.concurrency = check.positive_int(concurrency, "concurrency")
+        """Jobs running at once."""
         self._journal_arg = journal
         self._journal: Journal | None = None
         self._owns_journal = False
         self.chunked = chunked
+        """``True``/``False`` forces the upload mode; ``None``: by size, as the client's
+        ``chunked_threshold`` says."""
         self.workers = check.positive_int(workers, "workers")
+        """Ranges in flight per chunked upload."""
         limit = client.connection_limit
         if chunked is None and limit is not None:
             # Chunked by size: the big files' workers share what the pool has beyond
@@ -153,7 +159,9 @@ class BatchUploader:
             else:
                 read_size = read_size or chunk_size
         self.read_size = read_size
+        """Bytes read from disk at a time (``None``: the client's)."""
         self.range_size = range_size
+        """Bytes per chunked range (``None``: the client's)."""
         self._progress_cb = progress
         self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}
         self._bytes_sent = 0

@@ -302,6 +302,7 @@ class Emulator:
         self._data_dir = os.fspath(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.faults = faults or Faults()
+        """The faults injected; change them while it runs (``emu.faults.error_rate``)."""
         self._token_lifetime = token_lifetime
         self._tokens: dict[str, tuple[str, ...]] = (
             dict(tokens) if tokens is not None else {DEMO_TOKEN: ALL_SCOPES}
@@ -322,6 +323,7 @@ class Emulator:
         self._deliveries: Deliveries | None = None
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
+        """The running platform (handlers' shared state), ``None`` until started."""
 
     async def __aenter__(self) -> Emulator:
         await self.start()
@@ -407,6 +409,7 @@ class Emulator:
         backend.api_base, backend.upload_base = bases
 
     async def close(self) -> None:
+        """Stop serving and drop a temporary data folder (``async with`` does it)."""
         if self._deliveries is not None:
             await self._deliveries.close()
             self._deliveries = None
@@ -432,6 +435,7 @@ class Emulator:
 
     @property
     def upload_base(self) -> str:
+        """The upload server's base URL (upload addresses point there)."""
         return self._p().backend.upload_base
 
     @property
@@ -461,6 +465,7 @@ class Emulator:
 
     @property
     def state(self) -> State:
+        """The stored objects (videos, files, tokens, ...), for tests to inspect."""
         return self._p().backend.store
 
     @property
