@@ -34,11 +34,11 @@ class ClientInternals:
     def observer(self) -> Observer:
         """The client's spans and metrics (``_observe.Observer``): a batch job is an
         operation of its own, counted and traced with the client's providers."""
-        return self._client._transport.observer
+        return self._client._requester.transport.observer
 
     async def ready_for_uploads(self) -> None:
         """Have the client's upload pump made now rather than by the first upload."""
-        await self._client._transport.ready_for_uploads()
+        await self._client._requester.transport.ready_for_uploads()
 
     async def check_category(self, channel: str) -> None:
         """``upload_video``'s check of ``channel`` against the platform's categories
@@ -85,7 +85,7 @@ class ClientInternals:
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:
         """The client's requests paced by ``rate`` in the block (a rate shared by a
         fleet's workers), its own pace again after; ``None`` changes nothing."""
-        transport = self._client._transport
+        transport = self._client._requester.transport
         kept = transport.rate
         if rate is not None:
             transport.rate = rate

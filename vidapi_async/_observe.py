@@ -390,7 +390,7 @@ def operation(
 ) -> Callable[
     [Callable[Concatenate[S, P], Awaitable[T]]], Callable[Concatenate[S, P], Awaitable[T]]
 ]:
-    """A method of the client (or of a resource holding it as ``_client``) traced as
+    """A method of the client (or of a resource: each holds the ``_requester``) traced as
     ``vidapi <name>`` when its client records. The method keeps its signature for type
     checkers and editors (``ParamSpec``): a wrong keyword or type is caught statically."""
     span_name = f"vidapi {name}"
@@ -400,8 +400,8 @@ def operation(
     ) -> Callable[Concatenate[S, P], Awaitable[T]]:
         @functools.wraps(method)
         async def traced(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
-            owner: Any = getattr(self, "_client", self)  # a namespace holds its client
-            observer: Observer = owner._transport.observer
+            # The client, and each resource namespace, hold the client's requester.
+            observer: Observer = self._requester.transport.observer  # type: ignore[attr-defined]
             if observer.tracer is None or _in_own_job(observer):
                 if observer.meter is None and not _metrics.REGISTRY.on:
                     return await method(self, *args, **kwargs)

@@ -86,8 +86,8 @@ class Players(Resource):
     @operation("players.delete")
     async def delete(self, player_id: str | Player) -> None:
         """``DELETE /player/<id>``: embeds using its id stop working."""
-        request = self._client._api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
-        await self._client._call(request)
+        request = self._requester.api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
+        await self._requester.call(request)
 
     def mine(self, fields: Iterable[str] = PLAYER_FIELDS) -> AsyncIterator[Player]:
         """``GET /me/players``, page by page: the caller's players, oldest first."""

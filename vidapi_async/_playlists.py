@@ -92,8 +92,8 @@ class Playlists(Resource):
     async def delete(self, playlist_id: str | Playlist) -> None:
         """``DELETE /playlist/<id>`` (the videos themselves stay)."""
         pid = _id(playlist_id)
-        request = self._client._api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
-        await self._client._call(request)
+        request = self._requester.api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
+        await self._requester.call(request)
 
     def mine(self, fields: Iterable[str] = PLAYLIST_FIELDS) -> AsyncIterator[Playlist]:
         """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
@@ -116,7 +116,7 @@ class Playlists(Resource):
         vid = check.video_id(video_id)
         path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
         form: list[tuple[str, str]] | None = [] if method == "POST" else None
-        await self._client._call(self._client._api(method, path, form=form, scope=_SCOPE))
+        await self._requester.call(self._requester.api(method, path, form=form, scope=_SCOPE))
 
     def videos(
         self, playlist_id: str | Playlist, fields: Iterable[str] | None = None
