@@ -40,6 +40,7 @@ async def good(client: Client) -> Video:
         geoblocking=("deny", "fr"),
     )
     await client.playlists.create(name="n")
+    await client.players.create(label="p", mute=True, color="#ff0000")
     return video
 """
 
@@ -60,6 +61,7 @@ async def bad(client: Client) -> None:
     await client.delete_video()  # BAD
     await client.update_video("x1", titel="t")  # BAD
     await client.playlists.update("x1", owner="me")  # BAD
+    await client.players.create(label="p", color=object())  # BAD
     await client.update_video("x1", tags=[1, 2])  # BAD
     await client.upload_video("a.mp4", title="t", channel="c", publish_date="2030")  # BAD
     await client.create_video(url="u", title="t", channel="c", publish_date=None)  # BAD
