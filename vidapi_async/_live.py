@@ -36,12 +36,7 @@ class LiveCalls(VideoCalls):
         ``start_time``/``end_time`` (UNIX timestamps) schedule it. The result carries
         the live fields, ``live_publish_url`` (the ingest address) among them.
         """
-        form = video_form(
-            title=title,
-            channel=channel,
-            published=published,
-            is_created_for_kids=is_created_for_kids,
-        )
+        form = video_form(locals())
         form.append(("mode", "live"))
         for name, value in (("start_time", start_time), ("end_time", end_time)):
             if value is not None:

@@ -10,14 +10,14 @@ comma-joined, booleans ``true``/``false``, dates as UNIX seconds. An argument le
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from . import _validate as check
 from ._errors import InvalidArgumentError
 from ._protocol import form_bool
-from ._sentinel import NOT_GIVEN, NotGiven
+from ._sentinel import NotGiven
 
 __all__ = ["MAX_DESCRIPTION", "METADATA_NAMES", "extra_form", "video_form"]
 
@@ -45,51 +45,18 @@ _COUNTRY = re.compile(r"[A-Za-z]{2}")
 _GEO_KEYWORDS = ("allow", "deny")
 
 
-def video_form(
-    *,
-    title: str | NotGiven = NOT_GIVEN,
-    channel: str | NotGiven = NOT_GIVEN,
-    description: str | NotGiven = NOT_GIVEN,
-    tags: Sequence[str] | NotGiven = NOT_GIVEN,
-    language: str | NotGiven = NOT_GIVEN,
-    published: bool | NotGiven = NOT_GIVEN,
-    private: bool | NotGiven = NOT_GIVEN,
-    is_created_for_kids: bool | NotGiven = NOT_GIVEN,
-    explicit: bool | NotGiven = NOT_GIVEN,
-    publish_date: datetime | NotGiven | None = NOT_GIVEN,
-    expiry_date: datetime | NotGiven | None = NOT_GIVEN,
-    geoblocking: Sequence[str] | NotGiven | None = NOT_GIVEN,
-    thumbnail_url: str | NotGiven = NOT_GIVEN,
-) -> list[tuple[str, str]]:
-    """The given metadata as form pairs, or ``InvalidArgumentError`` for the first bad
-    one. ``None`` (dates, geoblocking) is the empty value that clears the field."""
-    out: list[tuple[str, str]] = []
-    if not isinstance(title, NotGiven):
-        out.append(("title", check.title(title)))
-    if not isinstance(channel, NotGiven):
-        out.append(("channel", check.channel(channel)))
-    if not isinstance(description, NotGiven):
-        out.append(("description", _description(description)))
-    if not isinstance(tags, NotGiven):
-        out.append(("tags", ",".join(_tags(tags))))
-    if not isinstance(language, NotGiven):
-        out.append(("language", _language(language)))
-    for name, flag in (
-        ("published", published),
-        ("private", private),
-        ("is_created_for_kids", is_created_for_kids),
-        ("explicit", explicit),
-    ):
-        if not isinstance(flag, NotGiven):
-            out.append((name, form_bool(check.boolean(flag, name))))
-    for name, when in (("publish_date", publish_date), ("expiry_date", expiry_date)):
-        if not isinstance(when, NotGiven):
-            out.append((name, "" if when is None else str(_unix_seconds(when, name))))
-    if not isinstance(geoblocking, NotGiven):
-        out.append(("geoblocking", "" if geoblocking is None else ",".join(_geo(geoblocking))))
-    if not isinstance(thumbnail_url, NotGiven):
-        out.append(("thumbnail_url", check.http_url(thumbnail_url, "thumbnail_url")))
-    return out
+def video_form(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The metadata among an operation's ``arguments`` (its ``locals()`` on entry, or
+    a mapping of the names in ``METADATA_NAMES``) as form pairs, or
+    ``InvalidArgumentError`` for the first bad one. Each operation lists the metadata in
+    its own signature, for type checkers and editors; every value is checked here again
+    at run time. A name absent or ``NOT_GIVEN`` is not sent; ``None`` (dates,
+    geoblocking) is the empty value that clears the field."""
+    return [
+        (name, _ENCODERS[name](arguments[name], name))
+        for name in METADATA_NAMES
+        if name in arguments and not isinstance(arguments[name], NotGiven)
+    ]
 
 
 def extra_form(
@@ -114,7 +81,7 @@ def extra_form(
     return out
 
 
-def _description(value: object) -> str:
+def _description(value: object, _: str) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError("description", f"expected a string, got {type(value).__name__}")
     if len(value) > MAX_DESCRIPTION:
@@ -124,7 +91,7 @@ def _description(value: object) -> str:
     return value
 
 
-def _tags(value: object) -> list[str]:
+def _tags(value: object, _: str) -> str:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
             "tags", f"expected a sequence of strings such as ['cats', 'funny'], got {value!r:.60}"
@@ -136,10 +103,10 @@ def _tags(value: object) -> list[str]:
         if "," in tag:
             raise InvalidArgumentError("tags", f"a tag cannot hold a comma: {tag!r:.60}")
         out.append(tag.strip())
-    return out
+    return ",".join(out)
 
 
-def _language(value: object) -> str:
+def _language(value: object, _: str) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError("language", f"expected a string, got {type(value).__name__}")
     if value.lower() not in check.ISO_639_1:
@@ -149,17 +116,17 @@ def _language(value: object) -> str:
     return value.lower()
 
 
-def _unix_seconds(value: object, name: str) -> int:
+def _unix_seconds(value: object, name: str) -> str:
     if not isinstance(value, datetime):
         raise InvalidArgumentError(name, f"expected a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidArgumentError(
             name, "a naive datetime is ambiguous: give its time zone (tzinfo=timezone.utc)"
         )
-    return int(value.timestamp())
+    return str(int(value.timestamp()))
 
 
-def _geo(value: object) -> list[str]:
+def _geo(value: object, _: str) -> str:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
             "geoblocking", f"expected a sequence such as ('deny', 'fr', 'de'), got {value!r:.60}"
@@ -178,4 +145,32 @@ def _geo(value: object) -> list[str]:
                 f"{code!r:.20} is not an ISO 3166-1 alpha-2 country code (e.g. 'fr');"
                 " only the first item may be 'allow' or 'deny'",
             )
-    return [*head, *(c.lower() for c in countries)]
+    return ",".join([*head, *(c.lower() for c in countries)])
+
+
+def _flag(value: object, name: str) -> str:
+    return form_bool(check.boolean(value, name))
+
+
+def _or_clear(encode: Callable[[object, str], str]) -> Callable[[object, str], str]:
+    """``encode``, with ``None`` as the empty value that clears the field."""
+    return lambda value, name: "" if value is None else encode(value, name)
+
+
+_ENCODERS: Final[dict[str, Callable[[object, str], str]]] = {
+    "title": lambda value, _: check.title(value),
+    "channel": lambda value, _: check.channel(value),
+    "description": _description,
+    "tags": _tags,
+    "language": _language,
+    "published": _flag,
+    "private": _flag,
+    "is_created_for_kids": _flag,
+    "explicit": _flag,
+    "publish_date": _or_clear(_unix_seconds),
+    "expiry_date": _or_clear(_unix_seconds),
+    "geoblocking": _or_clear(_geo),
+    "thumbnail_url": check.http_url,
+}
+"""How each metadata value is checked and written (``METADATA_NAMES``' order is the
+order sent)."""

@@ -85,21 +85,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         connection, a 5xx) the client looks for a video with that tag before trying
         again: it adopts the one it finds, so a video is never created twice.
         """
-        form = video_form(
-            title=title,
-            channel=channel,
-            description=description,
-            tags=tags,
-            language=language,
-            published=published,
-            private=private,
-            is_created_for_kids=is_created_for_kids,
-            explicit=explicit,
-            publish_date=publish_date,
-            expiry_date=expiry_date,
-            geoblocking=geoblocking,
-            thumbnail_url=thumbnail_url,
-        )
+        form = video_form(locals())
         return await self._create_from_form(
             check.http_url(url, "url"), form, extra, dedupe_tag, password
         )
@@ -234,21 +220,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         platform's categories (``categories()``): a miss raises ``InvalidArgumentError``
         naming every valid one. Where the list cannot be had, the server judges.
         """
-        form = video_form(
-            title=title,
-            channel=channel,
-            description=description,
-            tags=tags,
-            language=language,
-            published=published,
-            private=private,
-            is_created_for_kids=is_created_for_kids,
-            explicit=explicit,
-            publish_date=publish_date,
-            expiry_date=expiry_date,
-            geoblocking=geoblocking,
-            thumbnail_url=thumbnail_url,
-        )
+        form = video_form(locals())
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
@@ -376,21 +348,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             if extra is not None:
                 raise UsageError("give the form text once: extra= (fields is its old name)")
             extra = fields
-        form = video_form(
-            title=title,
-            channel=channel,
-            description=description,
-            tags=tags,
-            language=language,
-            published=published,
-            private=private,
-            is_created_for_kids=is_created_for_kids,
-            explicit=explicit,
-            publish_date=publish_date,
-            expiry_date=expiry_date,
-            geoblocking=geoblocking,
-            thumbnail_url=thumbnail_url,
-        )
+        form = video_form(locals())
         form += extra_form(extra, form)
         if any(key == "password" for key, _ in form):
             raise InvalidArgumentError("extra", "use set_password() for the password")
