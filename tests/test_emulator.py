@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import json
+import re
 import shutil
 import socket
 from collections.abc import AsyncIterator
@@ -147,11 +149,15 @@ async def test_state_survives_a_restart_with_a_data_dir(tmp_path: Path, video_fi
             await client.set_password(video.id, "pw")
     async with Emulator(port=ports[0], upload_port=ports[1], data_dir=data_dir) as emu:
         async with client_for(emu) as client:
-            again = await client.get_video(video.id, ["title", "password_protected", "url"])
+            again = await client.get_video(video.id, ["title", "password_protected", "embed_url"])
         assert again.title == "kept"
         assert again.password_protected is True
-        async with aiohttp.ClientSession() as s, s.get(str(again.fields["url"])) as r:
-            assert await r.read() == video_file.read_bytes()
+        async with aiohttp.ClientSession() as s:
+            async with s.get(str(again.embed_url)) as r:  # the player shows the stored file
+                src = re.search(r'<video id="video" src="([^"]+)"', await r.text())
+            assert src is not None
+            async with s.get(html.unescape(src.group(1))) as r:
+                assert await r.read() == video_file.read_bytes()
 
 
 async def test_quota_exhaustion(video_file: Path) -> None:

@@ -50,6 +50,7 @@ async def test_quickstart_runs_as_written(emulator: Emulator, tmp_path: Path) ->
     assert f'src="{emulator.embed_url}/embed/video/' in text  # the emulator's player
     [video] = [v for v in emulator.videos() if v["mode"] == "vod"]
     assert video["password"] is None
+    assert (video["tags"], video["language"]) == (["trains", "travel"], "en")
     assert emulator.state.count("subtitle") == 1
 
 

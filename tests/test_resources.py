@@ -124,7 +124,6 @@ async def test_bad_arguments_are_refused_before_sending(
     for call in (
         client.playlists.create(name=""),
         client.playlists.create(name="n", private="yes"),  # type: ignore[arg-type]
-        client.playlists.update("x1", owner="me"),
         client.playlists.update("x1"),
         client.playlists.get("../x"),
         client.playlists.add_video("x1", "x/2"),
@@ -135,6 +134,8 @@ async def test_bad_arguments_are_refused_before_sending(
     ):
         with pytest.raises(va.InvalidArgumentError):
             await call
+    with pytest.raises(TypeError, match="owner"):  # and mypy says so: typed keywords
+        await client.playlists.update("x1", owner="me")  # type: ignore[call-arg]
     assert len(emulator.requests) == before
 
 

@@ -67,6 +67,7 @@ from ._models import (
 from ._players import Players
 from ._playlists import Playlists
 from ._retry import NO_RETRY, RetryPolicy
+from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import SourcePolicy
 from .batch import (
     BatchProgress,
@@ -91,6 +92,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a bare
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "NOT_GIVEN",
     "NO_RETRY",
     "APIError",
     "AccessToken",
@@ -122,6 +124,7 @@ __all__ = [
     "MemoryJournal",
     "MissingParameterError",
     "NotFoundError",
+    "NotGiven",
     "NotRewindableError",
     "OAuth",
     "OAuthError",

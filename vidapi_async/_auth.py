@@ -54,9 +54,11 @@ class StaticToken:
         return "StaticToken(***)"
 
     async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
+        """The token given (never fetched)."""
         return self._token
 
     def invalidate(self, token: AccessToken) -> bool:
+        """``False``: a static token cannot be replaced, retrying is pointless."""
         return False
 
 
@@ -91,6 +93,7 @@ class OAuth:
         self._client = (("client_id", client_id), ("client_secret", client_secret))
         self._scopes = tuple(scopes)
         self.token_url = token_url
+        """The token endpoint, or ``None`` for the client's (``<base_url>/oauth/token``)."""
         self._refresh_token = refresh_token
         self._leeway = leeway
         self._clock = clock
@@ -101,6 +104,7 @@ class OAuth:
         self._token_leeway = leeway
         self._lock = asyncio.Lock()
         self.grant_type = dict(grant).get("grant_type", "refresh_token")
+        """The OAuth grant (``client_credentials``, ``password``, ...)."""
 
     def __repr__(self) -> str:
         return f"OAuth(grant_type={self.grant_type!r}, scopes={self._scopes!r})"
@@ -109,6 +113,7 @@ class OAuth:
     def client_credentials(
         cls, client_id: str, client_secret: str, *, scopes: Iterable[str] = (), **kw: Any
     ) -> OAuth:
+        """Tokens for the API key itself (``grant_type=client_credentials``)."""
         return cls(
             (("grant_type", "client_credentials"),),
             client_id=client_id,
@@ -128,6 +133,7 @@ class OAuth:
         scopes: Iterable[str] = (),
         **kw: Any,
     ) -> OAuth:
+        """Tokens for a user by username and password (``grant_type=password``)."""
         if not username or not password:
             raise InvalidArgumentError("username/password", "both are required for this grant")
         return cls(
@@ -171,6 +177,7 @@ class OAuth:
     def refresh_token(
         cls, client_id: str, client_secret: str, *, refresh_token: str, **kw: Any
     ) -> OAuth:
+        """Tokens from a refresh token kept from an earlier grant."""
         if not refresh_token:
             raise InvalidArgumentError("refresh_token", "must be a non-empty string")
         return cls(
@@ -178,6 +185,8 @@ class OAuth:
         )
 
     async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
+        """The token in use, fetched (or refreshed) first when it is missing or expires
+        within the leeway; concurrent callers share one fetch."""
         async with self._lock:
             token = self._token
             if token is None or token.expires_within(self._token_leeway, now=self._clock()):
@@ -194,6 +203,7 @@ class OAuth:
             return token
 
     def invalidate(self, token: AccessToken) -> bool:
+        """Forget ``token`` (the server refused it); ``True``: the next one differs."""
         if self._token is token:
             self._token = None
             auth_log.info("access token refused as invalid: a new one will be fetched")

@@ -10,18 +10,17 @@ are small classes in their own modules holding the client.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._account import AccountCalls
-from ._aio import Transport, api_timeout
+from ._aio import Transport
 from ._auth import StaticToken, TokenProvider
 from ._calls import _bool, _deprecated
 from ._categories import KeptCategories
@@ -32,10 +31,7 @@ from ._config import (
     Timeouts,
 )
 from ._errors import (
-    ClientClosedError,
-    InsufficientScopeError,
     InvalidArgumentError,
-    InvalidTokenError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
@@ -45,7 +41,9 @@ from ._observe import Observer
 from ._players import Players
 from ._playlists import Playlists
 from ._raw import RawCalls
-from ._retry import RetryPolicy, retrying
+from ._requester import Requester
+from ._retry import RetryPolicy
+from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
 from ._subtitles import SubtitleCalls
 
@@ -59,8 +57,6 @@ log = logging.getLogger("vidapi_async")
 DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
-_UNSET: Final = object()
-"""Not given (where ``None`` would mean something)."""
 
 
 class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
@@ -93,7 +89,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         timeouts: Timeouts | None = None,
         read_size: int = DEFAULT_READ_SIZE,
         range_size: int = DEFAULT_RANGE_SIZE,
-        connection_limit: int | object = _UNSET,
+        connection_limit: int | NotGiven = NOT_GIVEN,
         retry: RetryPolicy | None = None,
         ssl: ssl_module.SSLContext | None = None,
         sendfile: bool = True,
@@ -102,7 +98,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         chunked_threshold: int | None = DEFAULT_CHUNKED_THRESHOLD,
         max_requests_per_second: float | None = None,
         max_bandwidth: int | None = None,
-        chunk_size: int | object = _UNSET,
+        chunk_size: int | NotGiven = NOT_GIVEN,
         source_policy: SourcePolicy | None = None,
         max_source_size: int = MAX_SOURCE_SIZE,
         tracer_provider: Any = None,
@@ -116,8 +112,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        self.base_url = check.base_url(base_url)
-        self._auth = auth
+        checked_base_url = check.base_url(base_url)
         if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
             raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
         if ssl is not None and session is not None:
@@ -125,13 +120,13 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
                 "ssl= goes with the client's own session; with session=, give the trust to "
                 "that session's connector: aiohttp.TCPConnector(ssl=context)"
             )
-        if connection_limit is not _UNSET and session is not None:
+        if connection_limit is not NOT_GIVEN and session is not None:
             raise UsageError(
                 "connection_limit= goes with the client's own session; with session=, "
                 "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
             )
-        limit = 100 if connection_limit is _UNSET else connection_limit
-        self._transport = Transport(
+        limit = 100 if connection_limit is NOT_GIVEN else connection_limit
+        transport = Transport(
             session,
             limit=check.positive_int(limit, "connection_limit"),
             ssl=ssl,
@@ -147,11 +142,18 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
             observer=Observer(tracer_provider, meter_provider),
         )
-        self.timeouts = timeouts or Timeouts()
-        if chunk_size is not _UNSET:
+        self._requester = Requester(
+            base_url=checked_base_url,
+            auth=auth,
+            transport=transport,
+            timeouts=timeouts or Timeouts(),
+            retry=RetryPolicy() if retry is None else retry,
+        )
+        if chunk_size is not NOT_GIVEN:
             _deprecated("Client(chunk_size=)", "read_size=")
             read_size = check.positive_int(chunk_size, "chunk_size")
         self.read_size = check.positive_int(read_size, "read_size")
+        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
         self.chunked_threshold = (
             None
             if chunked_threshold is None
@@ -159,26 +161,18 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         )
         """Files of at least this many bytes go through the chunked protocol (resumable)
         unless ``upload_file(chunked=...)`` says otherwise; ``None``: never by size."""
-        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
         self.range_size = check.positive_int(range_size, "range_size")
         """Bytes per request of the chunked protocol."""
-        self.retry = RetryPolicy() if retry is None else retry
-        """How failed requests are retried (``NO_RETRY`` to never retry)."""
         if source_policy is not None and not isinstance(source_policy, SourcePolicy):
             raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
         self.source_policy = source_policy or SourcePolicy()
         """Where ``upload_from_url`` may fetch from (checked on every connected address)."""
         self.max_source_size = check.positive_int(max_source_size, "max_source_size")
         """The most bytes ``upload_from_url`` reads from a source (default 64 GiB)."""
-        self._closed = False
         self._categories = KeptCategories()
-        self._token: AccessToken | None = None
-        self._origin = wire.origin(self.base_url)
-        self._default_token_url = f"{self.base_url}/oauth/token"
-        self._https = self._origin[0] == "https"
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self.closed else "open"
         return f"<Client {self.base_url} {state}>"
 
     async def __aenter__(self) -> Client:
@@ -190,12 +184,12 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
 
     async def close(self) -> None:
         """Close the session if this client created it. Idempotent."""
-        self._closed = True
-        await self._transport.close()
+        await self._requester.close()
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Whether ``close()`` was called (a closed client cannot be reopened)."""
+        return self._requester.closed
 
     @functools.cached_property
     def playlists(self) -> Playlists:
@@ -220,115 +214,14 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         """How many connections the session may open at once (``None``: no limit)."""
         return self._transport.limit
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClientClosedError("this Client is closed; create a new one")
-
     @property
     def token_url(self) -> str:
-        url = getattr(self._auth, "token_url", None)
-        return url if isinstance(url, str) else self._default_token_url
-
-    # --- the request cycle --------------------------------------------------------------
-
-    async def _post_token_form(
-        self, url: str, fields: tuple[tuple[str, str], ...]
-    ) -> Mapping[str, Any]:
-        request = wire.Request("POST", url, form=fields, authenticated=False, idempotent=False)
-        resp = await self._transport.send(
-            "POST",
-            url,
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-            data=request.encoded_form(),
-            timeout=api_timeout(self.timeouts),
-            api_origin=self._origin,  # a token endpoint elsewhere gets no trace context
-        )
-        # A token endpoint may echo the form: every credential in it is masked.
-        secrets = [v for k, v in fields if k in wire.SECRET_FORM_FIELDS]
-        return wire.decode_oauth_response(
-            request, resp.status, resp.headers, resp.body, secrets=secrets
-        )
+        """The OAuth token endpoint: the provider's own, else ``<base_url>/oauth/token``."""
+        return self._requester.token_url
 
     async def access_token(self) -> AccessToken:
         """The token in use (fetched or refreshed if needed). Its repr hides the token."""
-        self._check_open()
-        self._token = await self._auth.get_token(self._post_token_form, self.token_url)
-        return self._token
-
-    def _check_scope(self, request: wire.Request, token: AccessToken) -> None:
-        if request.scope and token.scopes is not None and request.scope not in token.scopes:
-            raise InsufficientScopeError(
-                f"{request.what} needs scope {request.scope!r}; the token has "
-                f"{', '.join(sorted(token.scopes)) or 'none'}",
-                scope=request.scope,
-                status=None,
-            )
-
-    def _call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
-        """Send an API request, retried as ``self.retry`` and ``request.idempotent`` allow
-        (to be awaited: a plain function, one coroutine fewer per call)."""
-        self._check_open()
-        return retrying(
-            self.retry,
-            lambda _: self._call_once(request),
-            idempotent=request.idempotent,
-            what=request.what,
-        )
-
-    async def _call_once(self, request: wire.Request) -> Mapping[str, Any]:
-        """Send an API request with the token and decode the answer; on a 401
-        invalid_token from a provider that can get a new token, try once more."""
-        self._check_open()
-        for attempt in (1, 2):
-            auth = self._auth
-            # A static token is the same every time: no provider's coroutine to await.
-            token = auth._token if type(auth) is StaticToken else await self.access_token()
-            if request.scope is not None:
-                self._check_scope(request, token)
-            resp = await self._transport.send(
-                request.method,
-                request.url,
-                headers=request.headers(token.token, self._origin),
-                data=None if request.form is None else request.encoded_form(),
-                timeout=api_timeout(self.timeouts),
-                exact_url=request.exact_url,
-                api_origin=self._origin,
-            )
-            # The secrets that an error's message masks (read only on an error).
-            secrets = (token.token,) if request.form is None else self._secrets(request, token)
-            try:
-                if len(resp.body) > LARGE_ANSWER_BYTES:
-                    # Decoding megabytes of JSON takes a loop-blocking while: not here.
-                    return await asyncio.to_thread(
-                        functools.partial(
-                            wire.decode_api_response,
-                            request,
-                            resp.status,
-                            resp.headers,
-                            resp.body,
-                            secrets=secrets,
-                        )
-                    )
-                return wire.decode_api_response(
-                    request, resp.status, resp.headers, resp.body, secrets=secrets
-                )
-            except InvalidTokenError:
-                if attempt == 2 or not self._auth.invalidate(token):
-                    raise
-                log.info("%s: token refused as invalid; fetching a new one", request.what)
-        raise AssertionError("unreachable")
-
-    @staticmethod
-    def _secrets(request: wire.Request, token: AccessToken) -> tuple[str, ...]:
-        form = request.form or ()
-        return (token.token, *(v for k, v in form if k in wire.SECRET_FORM_FIELDS))
-
-    def _server_url(self, url: object, name: str) -> str:
-        """An address the server handed out, checked before anything is sent to it."""
-        return check.server_url(url, name, https_only=self._https)
-
-    def _api(self, method: str, path: str, **kw: Any) -> wire.Request:
-        return wire.api_request(self.base_url, method, path, **kw)
+        return await self._requester.access_token()
 
 
 def _proxies(

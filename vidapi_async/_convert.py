@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, NewType, TypeVar
 
 import cattrs
@@ -47,6 +48,12 @@ ObjectId = NewType("ObjectId", str)
 """An object's id: a non-empty JSON string, never null (it names what was created)."""
 Timestamp = NewType("Timestamp", int)
 """A UNIX timestamp: a JSON integer."""
+UnixTime = NewType("UnixTime", datetime)
+"""A UNIX timestamp (a JSON integer) read as an aware ``datetime`` in UTC."""
+Count = NewType("Count", int)
+"""A non-negative JSON integer (a duration in seconds, a number of views)."""
+TextList = NewType("TextList", list)  # type: ignore[type-arg]
+"""A JSON list of strings (tags, geoblocking): never a comma-joined string."""
 
 _DIGITS = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -103,6 +110,26 @@ def _timestamp(value: object, _: object) -> Timestamp:
     raise ValueError(f"expected a UNIX timestamp, got {value!r}")
 
 
+def _unix_time(value: object, _: object) -> UnixTime:
+    seconds = _timestamp(value, _)
+    try:
+        return UnixTime(datetime.fromtimestamp(seconds, tz=UTC))
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"expected a UNIX timestamp, got {value!r}") from None
+
+
+def _count(value: object, _: object) -> Count:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return Count(value)
+    raise ValueError(f"expected a non-negative JSON integer, got {value!r}")
+
+
+def _text_list(value: object, _: object) -> TextList:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return TextList(list(value))
+    raise ValueError(f"expected a JSON list of strings, got {value!r:.80}")
+
+
 def _dimension(value: object, _: object) -> Dimension:
     if isinstance(value, str) and (m := _DIMENSION.fullmatch(value)):
         return Dimension(int(m.group(1)), int(m.group(2)))
@@ -119,6 +146,9 @@ _converter.register_structure_hook(Text, _text)
 _converter.register_structure_hook(Timestamp, _timestamp)
 _converter.register_structure_hook(ObjectId, _object_id)
 _converter.register_structure_hook(Dimension, _dimension)
+_converter.register_structure_hook(UnixTime, _unix_time)
+_converter.register_structure_hook(Count, _count)
+_converter.register_structure_hook(TextList, _text_list)
 
 T = TypeVar("T")
 
@@ -214,11 +244,30 @@ _video = _wire_types(
                 "live_publish_url",
                 "record_status",
                 "stream_live_hls_url",
+                "description",
+                "language",
+                "private_id",
+                "url",
+                "embed_url",
+                "thumbnail_url",
             ),
             Text,
         ),
-        **dict.fromkeys(("published", "password_protected", "onair"), Flag),
+        **dict.fromkeys(
+            (
+                "published",
+                "password_protected",
+                "onair",
+                "private",
+                "explicit",
+                "is_created_for_kids",
+            ),
+            Flag,
+        ),
         **dict.fromkeys(("start_time", "end_time"), Timestamp),
+        **dict.fromkeys(("created_time", "publish_date", "expiry_date"), UnixTime),
+        **dict.fromkeys(("duration", "views_total"), Count),
+        **dict.fromkeys(("tags", "geoblocking"), TextList),
         "fields": Any,
     },
     required={"id": ObjectId},

@@ -99,6 +99,7 @@ class VidapiError(Exception):
     """
 
     attempts: int = 1
+    """How many attempts were made before this error (more than one after retries)."""
 
 
 # --- the caller's mistakes -------------------------------------------------------------
@@ -117,7 +118,9 @@ class InvalidArgumentError(UsageError):
     def __init__(self, argument: str, message: str) -> None:
         super().__init__(f"{argument}: {message}")
         self.argument = argument
+        """The name of the parameter whose value was refused."""
         self.message = message
+        """Why it was refused."""
 
 
 class FileError(UsageError):
@@ -126,6 +129,7 @@ class FileError(UsageError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
+        """The file, as given."""
 
 
 class SubtitleFileError(UsageError):
@@ -134,8 +138,11 @@ class SubtitleFileError(UsageError):
     def __init__(self, path: str, cue: int, line: int, message: str) -> None:
         super().__init__(f"{path}: cue {cue} (line {line}): {message}")
         self.path = path
+        """The subtitle file, as given."""
         self.cue = cue
+        """The number of the offending cue, when one is to blame."""
         self.line = line
+        """The offending line's number, when one is to blame."""
 
 
 class ClientClosedError(UsageError):
@@ -150,8 +157,11 @@ class UnsupportedOperationError(UsageError):
     def __init__(self, operation: str, dialect: str, why: str) -> None:
         super().__init__(f"{operation} is not offered by API {dialect}: {why}")
         self.operation = operation
+        """The operation (or ``operation(argument=)``) refused, as users call it."""
         self.dialect = dialect
+        """The API dialect in use: ``"legacy"`` or ``"v2"``."""
         self.why = why
+        """What that dialect has instead, if anything."""
 
 
 class InvalidRequestError(UsageError):
@@ -172,7 +182,9 @@ class TransportError(VidapiError):
     def __init__(self, message: str, *, method: str, url: str) -> None:
         super().__init__(f"{message} ({method} {url})")
         self.method = method
+        """The request's method."""
         self.url = url
+        """The request's address, its secrets redacted."""
 
 
 class ConnectError(TransportError):
@@ -213,13 +225,22 @@ class APIError(VidapiError):
         correlation_id: str | None = None,
     ) -> None:
         self.message = message
+        """The platform's message (secrets masked)."""
         self.status = status
+        """The HTTP status, or ``None`` when the client refused before sending."""
         self.error_type = error_type
+        """The platform's error ``type`` (``invalid_parameter``, ``not_found``, ...)."""
         self.reason = reason
+        """The platform's ``error_data.reason``, when given."""
         self.body: Mapping[str, Any] = body or {}
+        """The decoded error body (secrets masked)."""
         self.headers: Mapping[str, str] = headers or {}
+        """The answer's headers."""
         self.request_id = request_id
+        """The platform's request id, when it sent one (quote it to support)."""
         self.correlation_id = correlation_id
+        """API v2's ``correlation_id`` of the failed request, when it sent one (quote it
+        to support)."""
         super().__init__(str(self))
 
     _UNSENT = "before sending"
@@ -277,6 +298,7 @@ class InsufficientScopeError(ForbiddenError):
 
     def __init__(self, message: str, *, scope: str, **kwargs: Any) -> None:
         self.scope = scope
+        """The scope the operation needs."""
         super().__init__(message, **kwargs)
 
 
@@ -290,6 +312,7 @@ class QuotaExceededError(ForbiddenError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         self.retry_after = retry_after
+        """Seconds until the quota allows another video, when the platform says."""
         super().__init__(message, **kwargs)
 
 
@@ -298,6 +321,7 @@ class RateLimitedError(APIError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         self.retry_after = retry_after
+        """Seconds to wait (``Retry-After``), when sent."""
         super().__init__(message, **kwargs)
 
 
@@ -306,6 +330,7 @@ class ServerError(APIError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         self.retry_after = retry_after
+        """Seconds to wait (``Retry-After``), when sent."""
         super().__init__(message, **kwargs)
 
 
@@ -338,8 +363,11 @@ class UploadRejectedError(UploadError):
         detail = f", code {code}" if code is not None else ""
         super().__init__(f"upload rejected: {message} (HTTP {status}{detail})")
         self.message = message
+        """The upload server's message."""
         self.status = status
+        """The HTTP status of the refusal."""
         self.code = code
+        """The upload server's error code, when it gave one."""
 
 
 class FileChangedError(UploadError):
@@ -348,7 +376,9 @@ class FileChangedError(UploadError):
     def __init__(self, path: str, expected: int, message: str) -> None:
         super().__init__(f"{path}: {message} (expected {expected} bytes)")
         self.path = path
+        """The file (or source name) that changed."""
         self.expected = expected
+        """The size, in bytes, it had when the upload started."""
 
 
 class NotRewindableError(UploadError):
@@ -367,6 +397,7 @@ class SourceError(UploadError):
     def __init__(self, message: str, *, status: int | None) -> None:
         super().__init__(message)
         self.status = status
+        """The source's HTTP status, when it answered one."""
 
 
 # --- batch journals --------------------------------------------------------------------
@@ -379,7 +410,9 @@ class EncodingError(VidapiError):
     def __init__(self, video_id: str, status: str | None, message: str | None = None) -> None:
         super().__init__(message or f"video {video_id} will not be ready: status {status!r}")
         self.video_id = video_id
+        """The video that will never play."""
         self.status = status
+        """Its final status (``encoding_error``, ``rejected``, ...)."""
 
 
 class ReadyTimeoutError(VidapiError, TimeoutError):
@@ -395,9 +428,13 @@ class ReadyTimeoutError(VidapiError, TimeoutError):
             f"video {video_id} not ready after {timeout:g} s (status {status!r}{progress})"
         )
         self.video_id = video_id
+        """The video waited for."""
         self.status = status
+        """Its status at the last look (``None`` if never seen)."""
         self.encoding_progress = encoding_progress
+        """Its encoding progress at the last look."""
         self.timeout = timeout
+        """The seconds waited."""
 
 
 class WebhookError(VidapiError):
@@ -418,3 +455,4 @@ class JournalError(VidapiError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"journal {path}: {message}")
         self.path = path
+        """The journal's file or database, as given."""

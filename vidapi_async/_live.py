@@ -9,6 +9,7 @@ from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
 from ._observe import VIDEO_ID, describe, operation
+from ._video_metadata import video_form
 from ._videos import VideoCalls
 
 __all__ = ["LiveCalls"]
@@ -35,21 +36,14 @@ class LiveCalls(VideoCalls):
         ``start_time``/``end_time`` (UNIX timestamps) schedule it. The result carries
         the live fields, ``live_publish_url`` (the ingest address) among them.
         """
-        extra = {"mode": "live"}
+        form = video_form(locals())
+        form.append(("mode", "live"))
         for name, value in (("start_time", start_time), ("end_time", end_time)):
             if value is not None:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
-                extra[name] = str(value)
-        request = self._create_request(
-            title=title,
-            channel=channel,
-            published=published,
-            is_created_for_kids=is_created_for_kids,
-            extra=extra,
-            fields=LIVE_FIELDS,
-            scope="manage_videos",
-        )
+                form.append((name, str(value)))
+        request = self._create_request(form, fields=LIVE_FIELDS, scope="manage_videos")
         video = structure(await self._call(request), Video, what=request.what)
         describe(self, VIDEO_ID, video.id)
         return video

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -51,7 +52,9 @@ class Dimension:
     """A picture size, read from the wire's ``"<width>x<height>"`` text."""
 
     width: int
+    """Pixels across."""
     height: int
+    """Pixels down."""
 
     def __str__(self) -> str:
         return f"{self.width}x{self.height}"
@@ -80,7 +83,9 @@ class UploadedFile:
     streamable: bool | None = None
     """Whether the container is streamable (the wire's ``"Yes"``/``"No"``)."""
     acodec: str | None = None
+    """The audio codec's name."""
     vcodec: str | None = None
+    """The video codec's name."""
     format: str | None = None
     """Container format name."""
     hash: str | None = None
@@ -90,6 +95,7 @@ class UploadedFile:
     name: str | None = None
     """File name without extension."""
     seal: str | None = attrs.field(default=None, repr=False)
+    """The upload server's seal of the file (hidden from repr)."""
     raw: Mapping[str, str] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as the server sent it."""
 
@@ -102,9 +108,13 @@ class UploadState(enum.StrEnum):
     """
 
     STARTING = "starting"
+    """The address is handed out; no byte has arrived yet."""
     UPLOADING = "uploading"
+    """Bytes are arriving (``size`` and ``received`` say how many)."""
     DONE = "done"
+    """The file is stored."""
     ERROR = "error"
+    """The upload failed: ask for a new address."""
 
 
 @attrs.frozen
@@ -141,13 +151,19 @@ class Video:
     """
 
     id: str
+    """The video's id (``x`` and lowercase letters and digits, e.g. ``"x84sh87"``)."""
     title: str | None = None
+    """The title."""
     channel: str | None = None
+    """The category's slug (``"news"``; ``client.categories()`` lists them)."""
     owner: str | None = None
+    """The id of the account that owns it."""
     published: bool | None = None
+    """Whether it is published (public once ready, unless ``private``)."""
     mode: str | None = None
     """``"vod"`` or ``"live"``, or a newer mode."""
     password_protected: bool | None = None
+    """Whether a password protects it (``set_password``); the password is never read."""
     status: str | None = None
     """``"processing"`` while encoding, ``"ready"`` or ``"published"`` once playable;
     ``"encoding_error"``, ``"rejected"`` or ``"deleted"`` when it never will be."""
@@ -159,9 +175,46 @@ class Video:
     """Live streams, owner only: the RTMP ingest address. It embeds the stream key,
     so it is hidden from repr."""
     start_time: int | None = None
+    """Live streams: the scheduled start, UNIX seconds."""
     end_time: int | None = None
+    """Live streams: the scheduled end, UNIX seconds."""
     record_status: str | None = None
+    """Live streams: ``starting``, ``started``, ``stopping`` or ``stopped``."""
     stream_live_hls_url: str | None = None
+    """Live streams: the HLS address of the stream."""
+    description: str | None = None
+    """The description (at most 3,000 characters)."""
+    tags: list[str] | None = None
+    """The tags, in order."""
+    language: str | None = None
+    """The spoken language, an ISO 639-1 code (``"en"``)."""
+    private: bool | None = None
+    """Whether it is private: reachable only through its secret URL (``private_id``)."""
+    private_id: str | None = None
+    """The id of the private video's secret URL."""
+    explicit: bool | None = None
+    """Whether it is marked as explicit content."""
+    is_created_for_kids: bool | None = None
+    """Whether it is declared as made for children."""
+    duration: int | None = None
+    """Its length in seconds."""
+    created_time: datetime | None = None
+    """When it was created (UTC; the wire's UNIX seconds)."""
+    publish_date: datetime | None = None
+    """When a scheduled publication happens (UTC), if one is set."""
+    expiry_date: datetime | None = None
+    """When it stops being available (UTC), if set."""
+    geoblocking: list[str] | None = None
+    """Where it may be watched: ``["deny", "fr", "de"]`` (ISO 3166-1 alpha-2 codes led
+    by ``allow`` or ``deny``)."""
+    url: str | None = None
+    """Its page on the platform."""
+    embed_url: str | None = None
+    """The address of its embeddable player (``vidapi_async.embed`` builds the HTML)."""
+    thumbnail_url: str | None = None
+    """The address of its thumbnail image."""
+    views_total: int | None = None
+    """How many times it was viewed."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned (JSON types)."""
 
@@ -186,12 +239,19 @@ class Subtitle:
     """A subtitle file attached to a video."""
 
     id: str | None = None
+    """The subtitle's id."""
     language: str | None = None
+    """Its language, an ISO 639 code."""
     format: str | None = None
+    """Its format (``"SRT"``)."""
     url: str | None = None
+    """Where the subtitle file is."""
     language_label: str | None = None
+    """The language's name (``"English"``)."""
     item_type: str | None = None
+    """``"subtitle"``."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
 
 
 @attrs.frozen
@@ -199,11 +259,13 @@ class AccessToken:
     """An OAuth access token. The token itself never appears in repr or str."""
 
     token: str = attrs.field(repr=False)
+    """The bearer token itself (never in repr or str)."""
     scopes: frozenset[str] | None = None
     """Scopes granted, or ``None`` when unknown (a static token given without them)."""
     expires_at: float | None = None
     """``time.time()`` at which it expires, or ``None`` when unknown."""
     refresh_token: str | None = attrs.field(default=None, repr=False)
+    """The token that gets a new one when this one expires, if the grant gave one."""
 
     def expires_within(self, seconds: float, *, now: float | None = None) -> bool:
         """Whether the token expires in less than ``seconds``."""
@@ -217,12 +279,17 @@ class Playlist:
     """A playlist: an ordered list of videos (``client.playlists``)."""
 
     id: str
+    """The playlist's id."""
     name: str | None = None
+    """Its name."""
     description: str | None = None
+    """Its description."""
     private: bool | None = None
     """Readable by its owner only."""
     owner: str | None = None
+    """The id of the account that owns it."""
     videos_total: int | None = None
+    """How many videos it holds."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned (JSON types)."""
 
@@ -233,8 +300,11 @@ class Player:
     (``vidapi_async.embed.player_iframe_url(player, ...)`` takes the object itself)."""
 
     id: str
+    """The Player ID, as the embeds use it."""
     label: str | None = None
+    """Its label (a name for its owner)."""
     owner: str | None = None
+    """The id of the account that owns it."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
     """Every field as returned, the settings (``autostart``, ``color``, ...) among them."""
 
@@ -244,10 +314,15 @@ class User:
     """The account behind the token (``client.me()``)."""
 
     id: str
+    """The account's id."""
     username: str | None = None
+    """The login name."""
     screenname: str | None = None
+    """The name shown to others."""
     fullname: str | None = None
+    """The person's full name."""
     fields: Mapping[str, Any] = attrs.field(factory=dict, repr=False, converter=_frozen_mapping)
+    """Every field as returned (JSON types)."""
 
 
 @attrs.frozen
@@ -255,5 +330,6 @@ class Webhook:
     """Where the platform sends the account's events (``client.set_webhook``)."""
 
     url: str
+    """Where the events are sent."""
     events: tuple[str, ...] = ()
     """Event names, e.g. ``("video.format.ready", "video.format.error")``."""

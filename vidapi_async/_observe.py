@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Final, TypeVar
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from . import _metrics
@@ -61,6 +61,8 @@ call made with another span current (a task a progress callback starts), or by a
 client, is an operation of its own."""
 
 T = TypeVar("T")
+S = TypeVar("S")
+P = ParamSpec("P")
 
 try:  # the ``otel`` extra
     from opentelemetry import context as otel_context
@@ -412,15 +414,23 @@ def _redacted_query(query: str) -> str:
     return "&".join(parts)
 
 
-def operation(name: str) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:
-    """A method of the client traced as ``vidapi <name>`` (when its client records)."""
+def operation(
+    name: str,
+) -> Callable[
+    [Callable[Concatenate[S, P], Awaitable[T]]], Callable[Concatenate[S, P], Awaitable[T]]
+]:
+    """A method of the client (or of a resource: each holds the ``_requester``) traced as
+    ``vidapi <name>`` when its client records. The method keeps its signature for type
+    checkers and editors (``ParamSpec``): a wrong keyword or type is caught statically."""
     span_name = f"vidapi {name}"
 
-    def decorate(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    def decorate(
+        method: Callable[Concatenate[S, P], Awaitable[T]],
+    ) -> Callable[Concatenate[S, P], Awaitable[T]]:
         @functools.wraps(method)
-        async def traced(self: Any, *args: Any, **kwargs: Any) -> T:
-            owner = getattr(self, "_client", self)  # a namespace holds its client
-            observer: Observer = owner._transport.observer
+        async def traced(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            # The client, and each resource namespace, hold the client's requester.
+            observer: Observer = self._requester.transport.observer  # type: ignore[attr-defined]
             if observer.tracer is None or _in_own_job(observer):
                 if observer.meter is None and not _metrics.REGISTRY.on:
                     return await method(self, *args, **kwargs)

@@ -4,7 +4,7 @@ about players needs scope ``manage_players``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Final
 
 from . import _validate as check
@@ -34,7 +34,7 @@ def _id(value: object) -> str:
     return check.video_id(value.id if isinstance(value, Player) else value, "player_id")
 
 
-def _settings(settings: dict[str, object]) -> list[tuple[str, str]]:
+def _settings(settings: Mapping[str, object]) -> list[tuple[str, str]]:
     for name in settings:
         if not check.is_field_name(name):
             raise InvalidArgumentError(name, "not a setting name")
@@ -47,7 +47,7 @@ class Players(Resource):
     judges which settings exist. Ids may be text or the ``Player`` itself."""
 
     @operation("players.create")
-    async def create(self, *, label: str, **settings: object) -> Player:
+    async def create(self, /, *, label: str, **settings: str | bool | int) -> Player:
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         form = _settings({"label": check.text(label, "label", blank=False), **settings})
         return await self._send(
@@ -68,7 +68,7 @@ class Players(Resource):
         )
 
     @operation("players.update")
-    async def update(self, player_id: str | Player, **settings: object) -> Player:
+    async def update(self, /, player_id: str | Player, **settings: str | bool | int) -> Player:
         """``POST /player/<id>``: change settings (``label`` among them)."""
         if not settings:
             raise InvalidArgumentError("settings", "give at least one setting to write")
@@ -86,8 +86,8 @@ class Players(Resource):
     @operation("players.delete")
     async def delete(self, player_id: str | Player) -> None:
         """``DELETE /player/<id>``: embeds using its id stop working."""
-        request = self._client._api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
-        await self._client._call(request)
+        request = self._requester.api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
+        await self._requester.call(request)
 
     def mine(self, fields: Iterable[str] = PLAYER_FIELDS) -> AsyncIterator[Player]:
         """``GET /me/players``, page by page: the caller's players, oldest first."""

@@ -12,11 +12,11 @@ from ._fields import VIDEO_FIELDS
 from ._models import Playlist, Video
 from ._observe import operation
 from ._resource import Resource, form_of
+from ._sentinel import NOT_GIVEN, NotGiven
 
 __all__ = ["PLAYLIST_FIELDS", "Playlists"]
 
 PLAYLIST_FIELDS: Final = ("id", "name", "description", "private", "owner", "videos_total")
-_WRITABLE: Final = frozenset({"name", "description", "private"})
 _SCOPE: Final = "manage_playlists"
 
 
@@ -59,26 +59,32 @@ class Playlists(Resource):
         return await self._send("GET", f"/playlist/{pid}", Playlist, fields=fields)
 
     @operation("playlists.update")
-    async def update(self, playlist_id: str | Playlist, **fields: object) -> Playlist:
-        """``POST /playlist/<id>``: change ``name``, ``description`` or ``private``."""
-        unknown = sorted(set(fields) - _WRITABLE)
-        if unknown:
-            raise InvalidArgumentError(unknown[0], "not a playlist field one can write")
-        if not fields:
+    async def update(
+        self,
+        playlist_id: str | Playlist,
+        *,
+        name: str | NotGiven = NOT_GIVEN,
+        description: str | NotGiven = NOT_GIVEN,
+        private: bool | NotGiven = NOT_GIVEN,
+    ) -> Playlist:
+        """``POST /playlist/<id>``: change ``name``, ``description`` or ``private``
+        (only what is given is sent)."""
+        values: dict[str, object] = {}
+        if not isinstance(name, NotGiven):
+            values["name"] = check.text(name, "name", blank=False)
+        if not isinstance(description, NotGiven):
+            values["description"] = check.text(description, "description")
+        if not isinstance(private, NotGiven):
+            values["private"] = check.boolean(private, "private")
+        if not values:
             raise InvalidArgumentError("fields", "give at least one field to write")
-        if "name" in fields:
-            check.text(fields["name"], "name", blank=False)
-        if "private" in fields:
-            check.boolean(fields["private"], "private")
-        if "description" in fields:
-            check.text(fields["description"], "description")
         pid = _id(playlist_id)
         return await self._send(
             "POST",
             f"/playlist/{pid}",
             Playlist,
             fields=PLAYLIST_FIELDS,
-            form=form_of(fields, "fields"),
+            form=form_of(values, "fields"),
             scope=_SCOPE,
         )
 
@@ -86,8 +92,8 @@ class Playlists(Resource):
     async def delete(self, playlist_id: str | Playlist) -> None:
         """``DELETE /playlist/<id>`` (the videos themselves stay)."""
         pid = _id(playlist_id)
-        request = self._client._api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
-        await self._client._call(request)
+        request = self._requester.api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
+        await self._requester.call(request)
 
     def mine(self, fields: Iterable[str] = PLAYLIST_FIELDS) -> AsyncIterator[Playlist]:
         """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
@@ -110,7 +116,7 @@ class Playlists(Resource):
         vid = check.video_id(video_id)
         path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
         form: list[tuple[str, str]] | None = [] if method == "POST" else None
-        await self._client._call(self._client._api(method, path, form=form, scope=_SCOPE))
+        await self._requester.call(self._requester.api(method, path, form=form, scope=_SCOPE))
 
     def videos(
         self, playlist_id: str | Playlist, fields: Iterable[str] | None = None

@@ -1,5 +1,5 @@
 """What every resource namespace (``client.playlists``, ``client.players``) shares: a
-small class holding the client and calling its request machinery (openai-python's
+small class holding the client's requester and sending through it (openai-python's
 ``resources`` and stripe-python's services). A new resource is a new module, never a
 longer client.
 """
@@ -37,6 +37,8 @@ class Resource:
 
     def __init__(self, client: Client) -> None:
         self._client = client
+        self._requester = client._requester
+        """The client's requester: token, retries, limits, decoding, observation."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._client!r}>"
@@ -53,10 +55,10 @@ class Resource:
         scope: str | None = None,
     ) -> T:
         query = [] if fields is None else [("fields", check.fields_value(fields))]
-        request = self._client._api(
+        request = self._requester.api(
             method, path, query=query, form=form, scope=scope, idempotent=idempotent
         )
-        data = await self._client._call(request)
+        data = await self._requester.call(request)
         return structure(data, cls, what=request.what)
 
     async def _list(
@@ -66,7 +68,7 @@ class Resource:
 
         def page_request(page: int) -> wire.Request:
             query = [("fields", names), ("page", str(page)), ("limit", "100")]
-            return self._client._api("GET", path, query=query, scope=scope)
+            return self._requester.api("GET", path, query=query, scope=scope)
 
-        async for request, item in iter_pages(self._client._call, page_request):
+        async for request, item in iter_pages(self._requester.call, page_request):
             yield structure(item, cls, what=request.what)

@@ -59,7 +59,9 @@ class RetryPolicy:
     random: Callable[[], float] = attrs.field(default=random.random, repr=False)
     """Returns a float in [0, 1): the jitter. Fix it in tests."""
     clock: Callable[[], float] = attrs.field(default=time.monotonic, repr=False)
+    """Seconds, monotonic: what ``max_total`` is measured with. Fix it in tests."""
     sleep: Callable[[float], Awaitable[None]] = attrs.field(default=asyncio.sleep, repr=False)
+    """Waits between attempts (``asyncio.sleep``). Replace it in tests."""
 
     def backoff(self, attempt: int) -> float:
         """The jittered wait after failed attempt number ``attempt`` (1-based)."""

@@ -110,8 +110,11 @@ class SourcePolicy:
     """
 
     deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    """Networks never fetched from (CIDR strings, read as networks)."""
     allow: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
+    """When given, the only networks fetched from (``deny`` still wins)."""
     allow_private: bool = False
+    """Whether a redirect may lead from a public address to a private one."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.allow_private, bool):

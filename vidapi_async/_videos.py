@@ -9,10 +9,11 @@ import logging
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 
 from . import _protocol as wire
 from . import _validate as check
-from ._calls import _bool
+from ._calls import _deprecated
 from ._categories import CategoryCalls
 from ._config import ProgressCallback
 from ._convert import structure
@@ -20,6 +21,7 @@ from ._errors import (
     EncodingError,
     InvalidArgumentError,
     ReadyTimeoutError,
+    UsageError,
 )
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
@@ -27,8 +29,10 @@ from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
 from ._raw import iter_pages
 from ._retry import create_checked
+from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import UploadSource
 from ._upload_calls import UploadCalls
+from ._video_metadata import extra_form, video_form
 from ._webhooks import WebhookEvents
 
 __all__ = ["VideoCalls"]
@@ -46,16 +50,32 @@ class VideoCalls(UploadCalls, CategoryCalls):
         url: str,
         title: str,
         channel: str,
+        description: str | NotGiven = NOT_GIVEN,
+        tags: Sequence[str] | NotGiven = NOT_GIVEN,
+        language: str | NotGiven = NOT_GIVEN,
         published: bool = True,
+        private: bool | NotGiven = NOT_GIVEN,
         is_created_for_kids: bool = False,
+        explicit: bool | NotGiven = NOT_GIVEN,
+        publish_date: datetime | NotGiven = NOT_GIVEN,
+        expiry_date: datetime | NotGiven = NOT_GIVEN,
+        geoblocking: Sequence[str] | NotGiven = NOT_GIVEN,
+        thumbnail_url: str | NotGiven = NOT_GIVEN,
         extra: Mapping[str, str] | None = None,
         dedupe_tag: str | None = None,
         password: str | None = None,
     ) -> Video:
         """``POST /me/videos``: create a video from an uploaded file's ``url``.
 
+        The metadata is checked before anything is sent and written in the platform's
+        form conventions (see the uploads guide): ``description`` (at most 3,000
+        characters), ``tags`` (a sequence of strings), ``language`` (ISO 639-1, e.g.
+        ``"en"``), ``private``, ``explicit``, ``publish_date`` and ``expiry_date``
+        (time-zone aware ``datetime``s; sent as UNIX seconds), ``geoblocking``
+        (``("deny", "fr", "de")``: ISO 3166-1 alpha-2 codes led by ``allow`` or
+        ``deny``), ``thumbnail_url``. What is not given is not sent.
         ``is_created_for_kids`` is always sent: the live platform requires it.
-        ``extra`` adds form fields as given (already encoded as the platform wants).
+        ``extra`` adds form fields as given (form text, for what has no argument).
         ``password`` travels in the create itself, so the video is protected from the
         moment it exists (never public first, then protected).
 
@@ -65,22 +85,29 @@ class VideoCalls(UploadCalls, CategoryCalls):
         connection, a 5xx) the client looks for a video with that tag before trying
         again: it adopts the one it finds, so a video is never created twice.
         """
+        form = video_form(locals())
+        return await self._create_from_form(
+            check.http_url(url, "url"), form, extra, dedupe_tag, password
+        )
+
+    async def _create_from_form(
+        self,
+        url: str,
+        metadata: list[tuple[str, str]],
+        extra: Mapping[str, str] | None = None,
+        dedupe_tag: str | None = None,
+        password: str | None = None,
+    ) -> Video:
+        """``create_video`` once its metadata is checked and encoded (``upload_video``
+        checks it before its upload)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
-        form = dict(extra or {})
+        form = [("url", url), *metadata, *extra_form(extra, metadata)]
         if password is not None:
-            form["password"] = check.password(password) or ""
+            form.append(("password", check.password(password) or ""))
         if dedupe_tag is not None:
-            tags = [t for t in form.get("tags", "").split(",") if t]
-            form["tags"] = ",".join([*tags, dedupe_tag])
-        request = self._create_request(
-            url=check.http_url(url, "url"),
-            title=title,
-            channel=channel,
-            published=published,
-            is_created_for_kids=is_created_for_kids,
-            extra=form,
-        )
+            form = _with_tag(form, dedupe_tag)
+        request = self._create_request(form)
         if dedupe_tag is None:
             video = structure(await self._call(request), Video, what=request.what)
         else:
@@ -149,30 +176,12 @@ class VideoCalls(UploadCalls, CategoryCalls):
 
     def _create_request(
         self,
+        form: list[tuple[str, str]],
         *,
-        title: str,
-        channel: str,
-        published: bool,
-        is_created_for_kids: bool,
-        url: str | None = None,
-        extra: Mapping[str, str] | None = None,
         fields: Sequence[str] = VIDEO_FIELDS,
         scope: str | None = None,
     ) -> wire.Request:
-        form: list[tuple[str, str]] = [] if url is None else [("url", url)]
-        form += [
-            ("title", check.title(title)),
-            ("channel", check.channel(channel)),
-            ("published", wire.form_value(_bool("published", published))),
-            (
-                "is_created_for_kids",
-                wire.form_value(_bool("is_created_for_kids", is_created_for_kids)),
-            ),
-        ]
-        for key, value in (extra or {}).items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise InvalidArgumentError("extra", "keys and values must be strings")
-            form.append((key, value))
+        """``POST /me/videos`` with ``form`` (checked and encoded already)."""
         return self._api(
             "POST",
             "/me/videos",
@@ -189,8 +198,17 @@ class VideoCalls(UploadCalls, CategoryCalls):
         *,
         title: str,
         channel: str,
+        description: str | NotGiven = NOT_GIVEN,
+        tags: Sequence[str] | NotGiven = NOT_GIVEN,
+        language: str | NotGiven = NOT_GIVEN,
         published: bool = True,
+        private: bool | NotGiven = NOT_GIVEN,
         is_created_for_kids: bool = False,
+        explicit: bool | NotGiven = NOT_GIVEN,
+        publish_date: datetime | NotGiven = NOT_GIVEN,
+        expiry_date: datetime | NotGiven = NOT_GIVEN,
+        geoblocking: Sequence[str] | NotGiven = NOT_GIVEN,
+        thumbnail_url: str | NotGiven = NOT_GIVEN,
         progress: ProgressCallback | None = None,
         chunked: bool = False,
         workers: int = 4,
@@ -201,13 +219,13 @@ class VideoCalls(UploadCalls, CategoryCalls):
         """The three steps: get an upload address, stream the source, create the video.
 
         ``source`` (or ``path=``), ``filename``, ``size``, ``chunked`` and ``workers`` as
-        for ``upload_file``. The arguments (and a path's file) are checked before
+        for ``upload_file``; the metadata (``title`` to ``thumbnail_url``) as for
+        ``create_video``. The arguments (and a path's file) are checked before
         anything is sent; then, before the first byte, ``channel`` against the
         platform's categories (``categories()``): a miss raises ``InvalidArgumentError``
         naming every valid one. Where the list cannot be had, the server judges.
         """
-        check.title(title)
-        check.channel(channel)
+        form = video_form(locals())
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
@@ -222,15 +240,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             workers=workers,
         )
         describe(self, SOURCE_SIZE, uploaded.size)
-        video = await self.create_video(
-            url=uploaded.url,
-            title=title,
-            channel=channel,
-            published=published,
-            is_created_for_kids=is_created_for_kids,
-        )
-        describe(self, VIDEO_ID, video.id)
-        return video
+        return await self._create_from_form(uploaded.url, form)
 
     @operation("get_video")
     async def get_video(
@@ -312,20 +322,46 @@ class VideoCalls(UploadCalls, CategoryCalls):
     async def update_video(
         self,
         video_id: str | Video,
-        fields: Mapping[str, str],
+        fields: Mapping[str, str] | None = None,
         *,
+        title: str | NotGiven = NOT_GIVEN,
+        channel: str | NotGiven = NOT_GIVEN,
+        description: str | NotGiven = NOT_GIVEN,
+        tags: Sequence[str] | NotGiven = NOT_GIVEN,
+        language: str | NotGiven = NOT_GIVEN,
+        published: bool | NotGiven = NOT_GIVEN,
+        private: bool | NotGiven = NOT_GIVEN,
+        is_created_for_kids: bool | NotGiven = NOT_GIVEN,
+        explicit: bool | NotGiven = NOT_GIVEN,
+        publish_date: datetime | NotGiven | None = NOT_GIVEN,
+        expiry_date: datetime | NotGiven | None = NOT_GIVEN,
+        geoblocking: Sequence[str] | NotGiven | None = NOT_GIVEN,
+        thumbnail_url: str | NotGiven = NOT_GIVEN,
+        extra: Mapping[str, str] | None = None,
         returning: Iterable[str] = VIDEO_FIELDS,
     ) -> Video:
-        """``POST /video/<id>``: write fields given as form text (``{"title": "new"}``)."""
-        form = []
-        for key, value in fields.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise InvalidArgumentError("fields", "keys and values must be strings")
-            if key == "password":
-                raise InvalidArgumentError("fields", "use set_password() for the password")
-            form.append((key, value))
+        """``POST /video/<id>``: change the metadata named, and only that.
+
+        The arguments are ``create_video``'s, checked the same way before anything is
+        sent; ``publish_date``, ``expiry_date`` or ``geoblocking`` given as ``None``
+        clear the field (an empty form value), ``description=""`` and ``tags=[]``
+        empty it. ``extra`` adds form text as given, for what has no argument.
+        ``returning``: the fields the answer carries.
+
+        ``fields`` (a mapping of form text, the positional second argument) is the
+        older spelling of ``extra``: deprecated.
+        """
+        if fields is not None:
+            _deprecated("update_video(video_id, fields)", "update_video(video_id, extra=fields)")
+            if extra is not None:
+                raise UsageError("give the form text once: extra= (fields is its old name)")
+            extra = fields
+        form = video_form(locals())
+        form += extra_form(extra, form)
+        if any(key == "password" for key, _ in form):
+            raise InvalidArgumentError("extra", "use set_password() for the password")
         if not form:
-            raise InvalidArgumentError("fields", "give at least one field to write")
+            raise InvalidArgumentError("update_video", "give at least one field to write")
         return await self._post_video(video_id, form, returning)
 
     async def _post_video(
@@ -358,6 +394,15 @@ class VideoCalls(UploadCalls, CategoryCalls):
         return await self._post_video(
             video_id, [("password", value or "")], ("id", "password_protected")
         )
+
+
+def _with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:
+    """``form`` with ``tag`` added to its ``tags`` (the pair made if there is none)."""
+    for i, (key, value) in enumerate(form):
+        if key == "tags":
+            form[i] = ("tags", ",".join([*(t for t in value.split(",") if t), tag]))
+            return form
+    return [*form, ("tags", tag)]
 
 
 async def _pause(wake: asyncio.Event | None, seconds: float) -> None:

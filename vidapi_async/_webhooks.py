@@ -88,11 +88,15 @@ class WebhookEvent:
     type: str
     """``video.format.ready`` and the like; a newer name is kept as is."""
     video_id: str | None = None
+    """The video the event is about, when it is about one."""
     owner_id: str | None = None
+    """The account the event belongs to."""
     id: str | None = None
     """The event's own id (the same on every retry of one delivery: deduplicate by it)."""
     timestamp: int | None = None
+    """When it happened, UNIX seconds."""
     data: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+    """The payload's ``data`` object, as sent."""
 
     @property
     def is_ready(self) -> bool:

@@ -135,6 +135,16 @@ class Transport:
         return self._session
 
     @property
+    def rate(self) -> RequestRate | Pacer | None:
+        """What paces the requests' starts (``None``: nothing); a batch worker swaps in
+        a rate shared with other processes for its work (``ClientInternals.paced``)."""
+        return self._rate
+
+    @rate.setter
+    def rate(self, rate: RequestRate | Pacer | None) -> None:
+        self._rate = rate
+
+    @property
     def limit(self) -> int | None:
         """Connections that may be open at once (``None``: no limit)."""
         if self._session is None or self._owns_session:

@@ -32,8 +32,11 @@ class SubtitleSpec:
     """A subtitle for a job: a local ``.srt`` ``path`` (uploaded first) or a ``url``."""
 
     language: str
+    """The subtitle's language, an ISO 639 code."""
     path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
+    """A local SRT file, checked and uploaded first; or give ``url``."""
     url: str | None = None
+    """An http(s) address the platform fetches the file from."""
 
     def __attrs_post_init__(self) -> None:
         check.language(self.language)
@@ -58,15 +61,20 @@ class UploadJob:
     path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
     """A local file; or give ``url``."""
     title: str
+    """The video's title."""
     channel: str
+    """The video's category slug (``"news"``)."""
     url: str | None = attrs.field(default=None, repr=False)
     """An http(s) file streamed through to the platform (``Client.upload_from_url``)
     instead of a local ``path``. It may hold a signature: hidden from repr."""
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, hash=False)
     """Headers sent to the ``url``'s source only (its credentials): hidden from repr."""
     published: bool = True
+    """Whether the video is published."""
     subtitles: tuple[SubtitleSpec, ...] = attrs.field(default=(), converter=_subtitles)
+    """Subtitles attached once the video exists."""
     password: str | None = attrs.field(default=None, repr=False)
+    """A password protecting the video from its creation (hidden from repr)."""
     live: bool = False
     """Turn the new video into a live stream (``mode=live``) once created."""
     key: str | None = None
@@ -162,10 +170,14 @@ def missing_key(path: str) -> str:
 
 
 class JobStatus(enum.StrEnum):
+    """What became of a job (``JobResult.status``)."""
+
     DONE = "done"
+    """Every stage done in this run."""
     SKIPPED = "skipped"
     """Already done in an earlier run (per the journal)."""
     FAILED = "failed"
+    """Stopped by an error (``JobResult.error``); a re-run resumes it."""
     LOST = "lost"
     """Another worker of a shared queue took the job over (this one was paused past
     its lease); this one stopped it and recorded nothing."""
@@ -176,9 +188,13 @@ class JobResult:
     """What became of one job."""
 
     job: UploadJob
+    """The job as given."""
     key: str
+    """Its key in the journal."""
     status: JobStatus
+    """Done, skipped, failed or lost."""
     video_id: str | None
+    """The video created, once there is one."""
     stage: Stage
     """The last stage reached."""
     error: VidapiError | None = None
@@ -188,6 +204,7 @@ class JobResult:
 
     @property
     def ok(self) -> bool:
+        """Whether it did not fail (done, skipped or lost to another worker)."""
         return self.status is not JobStatus.FAILED
 
 
@@ -196,14 +213,19 @@ class BatchProgress:
     """The batch so far, handed to the progress callback."""
 
     started: int
+    """Jobs started so far."""
     done: int
+    """Jobs done in this run."""
     skipped: int
+    """Jobs already done in an earlier run."""
     failed: int
+    """Jobs that failed."""
     bytes_sent: int
     """Bytes handed to the network (chunked: acknowledged), retries included."""
     bytes_total: int
     """Sizes of the files started so far."""
     elapsed: float
+    """Seconds since the batch started."""
     files: Mapping[str, tuple[str, int, int]]
     """Uploads in flight: key -> (path, bytes sent, size)."""
 

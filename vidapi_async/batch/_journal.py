@@ -40,6 +40,7 @@ class Stage(enum.StrEnum):
     """How far a job got, in order. A job resumes from the stage after its own."""
 
     PENDING = "pending"
+    """Nothing done yet."""
     UPLOADING = "uploading"
     """A chunked upload started at ``upload_url``; it can be resumed there."""
     UPLOADED = "uploaded"
@@ -50,14 +51,19 @@ class Stage(enum.StrEnum):
     CREATED = "created"
     """The video exists: ``video_id``."""
     SUBTITLES = "subtitles"
+    """Its subtitles are being attached (``subtitles_done`` says which are)."""
     PASSWORD = "password"  # noqa: S105 - a stage name, not a secret
+    """Its password is being set."""
     LIVE = "live"
+    """It is being made a live stream."""
     READY = "ready"
     """The platform has encoded it (only with ``BatchUploader(wait_ready=True)``)."""
     DONE = "done"
+    """Every stage done."""
 
     @property
     def rank(self) -> int:
+        """Its place in the order (``PENDING`` is 0): a record never moves back."""
         return _RANKS[self]
 
 
@@ -78,11 +84,17 @@ class JobRecord:
     """One job's progress, as the journal keeps it."""
 
     key: str
+    """The job's key."""
     stage: Stage = Stage.PENDING
+    """The last stage reached."""
     upload_url: str | None = attrs.field(default=None, repr=False)
+    """A chunked upload's address, while it can be resumed (hidden from repr: a seal)."""
     progress_url: str | None = None
+    """That upload's progress address."""
     file_url: str | None = None
+    """The uploaded file's address, once uploaded."""
     video_id: str | None = None
+    """The video's id, once created."""
     subtitles_done: list[str] = attrs.Factory(list)
     """Languages attached so far."""
     runs: int = 0
@@ -99,13 +111,17 @@ class Journal(Protocol):
     its block, before any job starts, so that a journal it cannot use is refused then.
     """
 
-    async def load(self, key: str) -> JobRecord | None: ...
+    async def load(self, key: str) -> JobRecord | None:
+        """The record of ``key``, or ``None`` when the journal has none."""
+        ...
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release what the journal holds (idempotent)."""
+        ...
 
 
 class MemoryJournal:
@@ -127,6 +143,7 @@ class MemoryJournal:
         self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
+        """The record of ``key``, or ``None`` when the journal has none."""
         record = self._records.get(key)
         if record is not None:
             return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
@@ -136,6 +153,7 @@ class MemoryJournal:
         return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1])
 
     async def save(self, record: JobRecord) -> None:
+        """Durably record ``record`` before returning."""
         if record.stage is not Stage.DONE:
             self._done.pop(record.key, None)
             self._records[record.key] = attrs.evolve(
@@ -154,6 +172,7 @@ class MemoryJournal:
         self._done.pop(key, None)
 
     async def close(self) -> None:
+        """Release what the journal holds (idempotent)."""
         self._records.clear()
         self._done.clear()
 
@@ -214,6 +233,7 @@ class SQLiteJournal:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous is 'NORMAL' or 'FULL'")
         self.path = os.fspath(path)
+        """The journal's file."""
         self._synchronous = synchronous
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
         self._db: sqlite3.Connection | None = None
@@ -371,9 +391,11 @@ class SQLiteJournal:
         await self._run(self._connect)
 
     async def load(self, key: str) -> JobRecord | None:
+        """The record of ``key``, or ``None`` when the journal has none."""
         return await self._run(self._load, key)
 
     async def save(self, record: JobRecord) -> None:
+        """Durably record ``record`` before returning."""
         await self._run(self._save, attrs.evolve(record))
 
     async def forget(self, key: str) -> None:
@@ -381,6 +403,7 @@ class SQLiteJournal:
         await self._run(self._forget, key)
 
     async def close(self) -> None:
+        """Release what the journal holds (idempotent)."""
         try:
             await self._run(self._close)
         finally:

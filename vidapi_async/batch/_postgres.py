@@ -170,7 +170,9 @@ class PostgresJournal:
             raise UsageError("schema: lowercase letters, digits and _, at most 63")
         self._dsn = dsn
         self.schema = schema
+        """The PostgreSQL schema holding the journal's tables."""
         self.where = _where(dsn)
+        """The server and database, for messages (never the password)."""
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._lock = asyncio.Lock()
         self._select_one: Any = None
@@ -178,6 +180,7 @@ class PostgresJournal:
         self._upsert: Any = None
         self._claim: Any = None
         self.outage = Outage(self.where)
+        """The server's reachability, said once when lost and once when back."""
         self._opened = False
 
     def __repr__(self) -> str:
@@ -193,6 +196,7 @@ class PostgresJournal:
         return sql.SQL(text).format(s=sql.Identifier(self.schema))
 
     async def open(self) -> None:
+        """Connect and check (or create) the schema; ``JournalError`` if unusable."""
         if self._conn is not None:
             return  # open already (a batch given an open journal)
         try:
@@ -286,12 +290,16 @@ class PostgresJournal:
         return await self._run(fn)
 
     async def fetchall(self, query: Any, params: Any = None) -> list[Any]:
+        """Every row of ``query`` (reconnecting through an outage)."""
+
         async def fn(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
             return await (await conn.execute(query, params)).fetchall()
 
         return await self._run(fn)
 
     async def execute(self, query: Any, params: Any = None) -> None:
+        """Run ``query`` (reconnecting through an outage)."""
+
         async def fn(conn: psycopg.AsyncConnection[Any]) -> None:
             await conn.execute(query, params)
 
@@ -335,6 +343,7 @@ class PostgresJournal:
         return self._conn
 
     async def load(self, key: str) -> JobRecord | None:
+        """The record of ``key``, or ``None`` when the journal has none."""
         row = await self.fetchone(self._select_one, (key,))
         return None if row is None else _record(row)
 
@@ -362,6 +371,7 @@ class PostgresJournal:
         return [_record(row) for row in await self.fetchall(self._select_all)]
 
     async def close(self) -> None:
+        """Release the connection (idempotent)."""
         conn, self._conn = self._conn, None
         self._opened = False
         if conn is not None:

@@ -54,6 +54,7 @@ from .._errors import (
     VidapiError,
 )
 from .._files import LocalFile, check_srt_file, inspect_file
+from .._internals import internals
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
 from .._observe import outside_job
@@ -110,6 +111,7 @@ class BatchUploader:
         metrics_port: int | None = None,
     ) -> None:
         self.client = client
+        """The client the jobs use."""
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
             or isinstance(metrics_port, bool)
@@ -122,12 +124,17 @@ class BatchUploader:
         """Each job also waits until the platform has encoded its video (stage
         ``ready``); a failed encoding fails the job with ``EncodingError``."""
         self.ready_timeout = check.positive_number(ready_timeout, "ready_timeout")
+        """Seconds each video may take to be ready (``wait_ready=True``)."""
         self.concurrency = check.positive_int(concurrency, "concurrency")
+        """Jobs running at once."""
         self._journal_arg = journal
         self._journal: Journal | None = None
         self._owns_journal = False
         self.chunked = chunked
+        """``True``/``False`` forces the upload mode; ``None``: by size, as the client's
+        ``chunked_threshold`` says."""
         self.workers = check.positive_int(workers, "workers")
+        """Ranges in flight per chunked upload."""
         limit = client.connection_limit
         if chunked is None and limit is not None:
             # Chunked by size: the big files' workers share what the pool has beyond
@@ -153,7 +160,9 @@ class BatchUploader:
             else:
                 read_size = read_size or chunk_size
         self.read_size = read_size
+        """Bytes read from disk at a time (``None``: the client's)."""
         self.range_size = range_size
+        """Bytes per chunked range (``None``: the client's)."""
         self._progress_cb = progress
         self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}
         self._bytes_sent = 0
@@ -323,7 +332,7 @@ class BatchUploader:
     async def _warm_pump(self) -> None:
         """Have the client's upload pump made now, not by the first upload. Shielded:
         a batch stopped meanwhile leaves the pump to the client, which closes it."""
-        both = asyncio.gather(self.client._transport.ready_for_uploads(), load_mime_types())
+        both = asyncio.gather(internals(self.client).ready_for_uploads(), load_mime_types())
         # Its outcome is always retrieved, even when the batch (or the program) ends first.
         both.add_done_callback(lambda f: f.cancelled() or f.exception())
         with contextlib.suppress(Exception):  # the first upload meets it and reports it
@@ -336,7 +345,7 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def _run_job(self, job: UploadJob) -> JobResult:
-        observer = self.client._transport.observer
+        observer = internals(self.client).observer
         if not observer.active:
             return await self._run_job_inner(job)
         started = time.perf_counter()
@@ -371,7 +380,7 @@ class BatchUploader:
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         self._in_flight.add(key)
-        self.client._transport.observer.label_job(
+        internals(self.client).observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
         )
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
@@ -393,7 +402,7 @@ class BatchUploader:
                     await self._pipeline(job, record, local, subtitles)
                 except VidapiError as exc:
                     if isinstance(exc, QuotaExceededError) and exc not in self._not_sent:
-                        self.client._transport.observer.quota_refused()  # each refusal
+                        internals(self.client).observer.quota_refused()  # each refusal
                         if self._quota is None:
                             self._quota = exc
                             log.warning("the account's quota is reached: no new upload will start")
@@ -503,7 +512,7 @@ class BatchUploader:
                     await self._advance(record, Stage.CREATED)  # still ours, just before
                 if spec.path is not None:
                     assert isinstance(subtitles, dict)
-                    track = await client._attach_subtitle(
+                    track = await internals(client).attach_subtitle(
                         record.video_id,
                         subtitles[spec.language],
                         language=check.language(spec.language),
@@ -636,7 +645,7 @@ class BatchUploader:
         once per distinct channel in a batch (its verdict kept)."""
         if channel not in self._channels:
             try:
-                await self.client._check_category(channel)
+                await internals(self.client).check_category(channel)
                 self._channels[channel] = None
             except InvalidArgumentError as exc:
                 self._channels[channel] = exc
@@ -750,7 +759,7 @@ class BatchUploader:
             ):
                 session = UploadSession(record.upload_url, record.progress_url)
                 try:
-                    uploaded = await self.client._send_file(
+                    uploaded = await internals(self.client).send_file(
                         local, **{**kwargs, "upload_session": session, "resume": True}
                     )
                 except VidapiError as exc:  # the old address is gone or refused
@@ -771,7 +780,7 @@ class BatchUploader:
             kwargs["upload_session"] = session
         else:
             kwargs["upload_session"] = await self._spares.take()
-        uploaded = await self.client._send_file(local, **kwargs)
+        uploaded = await internals(self.client).send_file(local, **kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
         self._spares.ahead(self._waiting)  # the next job's address, during this create
         await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)

@@ -56,6 +56,7 @@ from .._errors import (
     UsageError,
 )
 from .._files import inspect_file
+from .._internals import internals
 from .._observe import worker_log
 from ._jobs import (
     BatchProgress,
@@ -519,15 +520,13 @@ class SharedBatch:
         API refusing the client's credentials ends it in that ``AuthenticationError`` or
         ``InsufficientScopeError``, the job left in the queue."""
         self._ready()
-        transport, kept = client._transport, client._transport._rate
-        if max_requests_per_second is not None:  # for this work only: the client's own after
-            transport._rate = self.shared_rate(max_requests_per_second)
-        try:
+        rate = (
+            None if max_requests_per_second is None else self.shared_rate(max_requests_per_second)
+        )
+        with internals(client).paced(rate):  # for this work only: the client's own after
             await self._work(
                 client, concurrency, until_empty, stalled_after, poll, progress, metrics_port
             )
-        finally:
-            transport._rate = kept
 
     async def _work(
         self,

@@ -23,6 +23,7 @@ from .. import _errors as e
 from .. import _validate as check
 from .._client import DEFAULT_BASE_URL, Client
 from .._files import check_srt_file, inspect_file
+from .._internals import internals
 from .._observe import configure_logging
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
@@ -511,7 +512,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
         raise e.InvalidArgumentError(
             "--password", "the input was empty: type one, or leave out --password for none"
         )
-    await client._check_category(args.channel)  # upload_video's check, before a byte
+    await internals(client).check_category(args.channel)  # upload_video's, before a byte
     uploaded = await upload_with_bar(
         client, args.file, console, chunked=True if args.chunked else None, workers=args.workers
     )

@@ -1,8 +1,16 @@
 """A local emulator of the video platform, for offline work and tests.
 
 Two hosts, as on the real platform: the API (``emu.base_url``; also serves the embed
-page and the JS SDK) and the upload server (``emu.upload_base``), each on its own port,
-over http or (``tls=True``, or your own certificate) https.
+page, the JS SDK and the videos' pages) and the upload server (``emu.upload_base``),
+each on its own port, over http or (``tls=True``, or your own certificate) https.
+
+A video's ``url`` is its page, ``<base_url>/page/video/<id>`` (the platform's
+``/video/<id>`` page lives on its web host; here ``/video/<id>`` is the API's). The
+video metadata (``description``, ``tags``, ``language``, ``private``, ``explicit``,
+``publish_date``, ``expiry_date``, ``geoblocking``, ``thumbnail_url``, ...) is written,
+checked and returned with the platform's types: tags and geoblocking as JSON lists,
+times as integer UNIX seconds, ``duration`` in seconds (0 when the file could not be
+probed).
 
 In-process::
 
@@ -63,7 +71,7 @@ CONTROL_HEADER = "X-Emulator-Control"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-_UNFAULTED = ("/_emulator/", "/embed/", "/js/", "/files/")
+_UNFAULTED = ("/_emulator/", "/embed/", "/page/", "/js/", "/files/")
 _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
 _HTTP_MESSAGES = {404: "no such endpoint", 405: "this method is not allowed here"}
 
@@ -310,6 +318,7 @@ class Emulator:
         self._data_dir = os.fspath(data_dir) if data_dir is not None else None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.faults = faults or Faults()
+        """The faults injected; change them while it runs (``emu.faults.error_rate``)."""
         self._token_lifetime = token_lifetime
         self._tokens: dict[str, tuple[str, ...]] = (
             dict(tokens) if tokens is not None else {DEMO_TOKEN: ALL_SCOPES}
@@ -330,6 +339,7 @@ class Emulator:
         self._deliveries: Deliveries | None = None
         self._runners: list[web.AppRunner] = []
         self.platform: Platform | None = None
+        """The running platform (handlers' shared state), ``None`` until started."""
 
     async def __aenter__(self) -> Emulator:
         await self.start()
@@ -417,6 +427,7 @@ class Emulator:
         backend.api_base, backend.upload_base = bases
 
     async def close(self) -> None:
+        """Stop serving and drop a temporary data folder (``async with`` does it)."""
         if self._deliveries is not None:
             await self._deliveries.close()
             self._deliveries = None
@@ -449,6 +460,7 @@ class Emulator:
 
     @property
     def upload_base(self) -> str:
+        """The upload server's base URL (upload addresses point there)."""
         return self._p().backend.upload_base
 
     @property
@@ -478,6 +490,7 @@ class Emulator:
 
     @property
     def state(self) -> State:
+        """The stored objects (videos, files, tokens, ...), for tests to inspect."""
         return self._p().backend.store
 
     @property

@@ -51,14 +51,18 @@ VIDEO_FIELDS = frozenset(
     "created_time is_created_for_kids description encoding_progress publishing_progress "
     "duration embed_url embed_html thumbnail_url private start_time end_time onair "
     "live_publish_url live_airing_time live_auto_record record_status audience "
-    "stream_live_hls_url item_type tags".split()
+    "stream_live_hls_url item_type tags language explicit publish_date expiry_date "
+    "geoblocking private_id views_total".split()
 )
-OWNER_ONLY = frozenset({"live_publish_url", "url"})
+OWNER_ONLY = frozenset({"live_publish_url"})
 """Fields only the owner may read: asking for them on another's video is a 403."""
 WRITABLE = frozenset(
     "title channel published password mode description start_time end_time "
-    "is_created_for_kids live_auto_record private tags thumbnail_url".split()
+    "is_created_for_kids live_auto_record private tags thumbnail_url language explicit "
+    "publish_date expiry_date geoblocking".split()
 )
+MAX_DESCRIPTION = 3000
+"""The platform's limit on a description, in characters."""
 USER_FIELDS = frozenset(
     {"id", "screenname", "username", "fullname", "webhook_url", "webhook_events"}
 )
@@ -67,6 +71,9 @@ SUBTITLE_FIELDS = frozenset({"id", "format", "language", "language_label", "url"
 LANGUAGE_LABELS = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Español"}
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
+_LANGUAGE_1 = re.compile(r"[a-z]{2}")
+"""A video's language: ISO 639-1, two letters."""
+_COUNTRY = re.compile(r"[a-z]{2}")
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 MAX_TIMESTAMP = 253402300799
 """The last second of the year 9999: later "timestamps" are refused."""
@@ -441,8 +448,8 @@ class Backend:
 
     def create_video(self, owner: str, form: Mapping[str, str]) -> dict[str, Any]:
         mode = form.get("mode", "vod")
-        if mode != "live":  # a live stream has no file
-            self.file_for(owner, _require(form, "url"))
+        # a live stream has no file
+        file = {} if mode == "live" else self.file_for(owner, _require(form, "url"))
         per_day = self.videos_per_day()
         since = time.time() - 86400
         if per_day is not None and self.store.count("video", owner, since) >= per_day:
@@ -468,8 +475,20 @@ class Backend:
             "encoding_started": now,
             "is_created_for_kids": False,
             "private": False,
+            "private_id": "k" + new_id()[1:],
+            "explicit": False,
             "item_type": "video",
+            "description": "",
             "tags": [],
+            "language": None,
+            "publish_date": None,
+            "expiry_date": None,
+            "geoblocking": None,
+            "thumbnail_url": None,
+            "views_total": 0,
+            "duration": _seconds_of(file.get("duration")),
+            # the stored file's address, kept as ``url`` (its readers: the embed page,
+            # tests); what the API reads as ``url`` is the video's page (``_readable``)
             "url": form.get("url", "").split("#", 1)[0] or None,
         }
         self._write(video, {k: v for k, v in form.items() if k not in ("url", "title", "channel")})
@@ -498,8 +517,26 @@ class Backend:
             if name == "password":
                 # A form has no NULL: an empty value removes the password.
                 video["password"] = value or None
-            elif name in ("published", "is_created_for_kids", "live_auto_record", "private"):
+            elif name in (
+                "published",
+                "is_created_for_kids",
+                "live_auto_record",
+                "private",
+                "explicit",
+            ):
                 video[name] = parse_bool(name, value)
+            elif name in ("publish_date", "expiry_date"):
+                video[name] = _timestamp(name, value) if value else None  # empty: cleared
+            elif name == "description":
+                if len(value) > MAX_DESCRIPTION:
+                    raise _invalid(name, f"`description' is longer than {MAX_DESCRIPTION}")
+                video[name] = value
+            elif name == "language":
+                if not _LANGUAGE_1.fullmatch(value):
+                    raise _invalid(name, "`language' must be an ISO 639-1 code")
+                video[name] = value
+            elif name == "geoblocking":
+                video[name] = _geoblocking(value)
             elif name == "channel":
                 video["channel"] = _channel(value)
             elif name in ("start_time", "end_time"):
@@ -543,6 +580,7 @@ class Backend:
         out["password_protected"] = video.get("password") is not None
         out["password"] = None  # reading the password gives null
         vid = video["id"]
+        out["url"] = f"{self.api_base}/page/video/{vid}"  # its page, not its file
         out["embed_url"] = f"{self.api_base}/embed/video/{vid}"
         out["embed_html"] = (
             f'<iframe frameborder="0" width="480" height="270" src="{out["embed_url"]}" '
@@ -651,6 +689,25 @@ def _require(form: Mapping[str, str], name: str) -> str:
     if value is None or value == "":
         raise _missing(name)
     return value
+
+
+def _seconds_of(milliseconds: object) -> int:
+    """A video's duration in seconds from its file's (the descriptor's milliseconds
+    text, ``""`` when unknown: 0)."""
+    if isinstance(milliseconds, str) and milliseconds.isdigit():
+        return round(int(milliseconds) / 1000)
+    return 0
+
+
+def _geoblocking(value: str) -> list[str] | None:
+    """``deny,fr,de`` read as ``["deny", "fr", "de"]``; empty: no geoblocking."""
+    items = [item.strip().lower() for item in value.split(",") if item.strip()]
+    if not items:
+        return None
+    countries = items[1:] if items[0] in ("allow", "deny") else items
+    if not countries or not all(_COUNTRY.fullmatch(c) for c in countries):
+        raise _invalid("geoblocking", "`geoblocking' is allow or deny and ISO 3166-1 alpha-2 codes")
+    return items
 
 
 def _channel(value: str) -> str:

@@ -35,9 +35,11 @@ class Faults:
     error_rate: float = 0.0
     """API and upload requests answered with a status from ``error_statuses``."""
     error_statuses: tuple[int, ...] = (500, 502, 503)
+    """The statuses ``error_rate`` answers with, drawn at random."""
     rate_limit_rate: float = 0.0
     """API and upload requests answered 429 with ``Retry-After: retry_after``."""
     retry_after: float = 1.0
+    """Seconds the 429s of ``rate_limit_rate`` ask to wait."""
     latency: float = 0.0
     """Seconds added before every API and upload answer (a WAN is ~0.02)."""
     reset_rate: float = 0.0
@@ -50,6 +52,7 @@ class Faults:
     seconds between them: a client that takes the first piece for the whole answer
     fails (what a real network does to large answers)."""
     segment_delay: float = 0.0
+    """Seconds between the pieces of ``segment_bytes``."""
     videos_per_day: int | None = None
     """Quota: creating more videos than this in 24 h is refused (403 quota_exceeded)."""
     methods: tuple[str, ...] | None = None
@@ -57,12 +60,15 @@ class Faults:
     paths: tuple[str, ...] | None = None
     """Inject only into requests whose path starts with one of these (``None``: all)."""
     seed: int | None = None
+    """Seeds the draws: the same faults, request for request (``None``: random)."""
     random: random.Random = attrs.field(init=False, repr=False, eq=False)
+    """The source of the draws (made from ``seed``)."""
 
     def __attrs_post_init__(self) -> None:
         self.random = random.Random(self.seed)  # noqa: S311 - fault draws, not secrets
 
     def draw(self, rate: float) -> bool:
+        """Whether a fault of ``rate`` strikes this time."""
         return rate > 0 and self.random.random() < rate
 
     def applies(self, method: str, path: str) -> bool:
@@ -87,6 +93,7 @@ class Faults:
             self.random = random.Random(self.seed)  # noqa: S311
 
     def as_dict(self) -> dict[str, Any]:
+        """The settings as JSON-ready values (``GET /_emulator/faults``)."""
         return attrs.asdict(self, filter=lambda a, _: a.name != "random")
 
 
@@ -138,11 +145,17 @@ class LoggedRequest:
     host: str
     """``"api"`` or ``"upload"``."""
     method: str
+    """The request's method."""
     path: str
+    """Its path, percent-escapes decoded."""
     query: dict[str, str]
+    """Its query parameters (seals masked)."""
     headers: dict[str, str]
+    """Its headers (credentials masked)."""
     body_size: int | None
+    """The body's size in bytes, when it had one."""
     at: float
+    """When it arrived (``time.time()``)."""
 
 
 _MASKED_HEADERS = frozenset({"authorization", "x-emulator-control"})

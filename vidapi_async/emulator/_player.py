@@ -67,7 +67,8 @@ _SDK = """(function () {
 async def embed_page(request: web.Request) -> web.Response:
     platform = request.app[PLATFORM]
     video = platform.state.get("video", request.match_info["id"])
-    if video is None or not video.get("url"):
+    src = None if video is None else video.get("url")  # the stored file
+    if video is None or not src:
         return web.Response(status=404, text="This video does not exist.", content_type="text/html")
     autoplay = request.query.get("autoplay", "0").lower() in _TRUE
     muted = request.query.get("mute", "0").lower() in _TRUE
@@ -76,11 +77,36 @@ async def embed_page(request: web.Request) -> web.Response:
         extra += " loop"
     page = _PAGE.format(
         title=html.escape(video["title"]),
-        src=html.escape(video["url"], quote=True),
+        src=html.escape(src, quote=True),
         vid=html.escape(video["id"], quote=True),
         attrs=extra,
         muted="true" if muted else "false",
         autoplay="true" if autoplay else "false",
+    )
+    return web.Response(text=page, content_type="text/html")
+
+
+_WATCH = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title></head>
+<body><h1>{title}</h1>
+<iframe src="/embed/video/{vid}" width="640" height="360" allowfullscreen></iframe>
+<p>{description}</p></body></html>
+"""
+
+
+@routes.get(r"/page/video/{id:[A-Za-z0-9]+}")
+async def video_page(request: web.Request) -> web.Response:
+    """A video's page (its ``url``): the platform's ``/video/<id>`` page, here under
+    ``/page/`` since ``/video/<id>`` is the API's on the emulator's one host."""
+    video = request.app[PLATFORM].state.get("video", request.match_info["id"])
+    if video is None:
+        return web.Response(status=404, text="This video does not exist.", content_type="text/html")
+    if not video.get("published") or video.get("private") or video.get("password"):
+        return web.Response(status=403, text="This video is private.", content_type="text/html")
+    page = _WATCH.format(
+        title=html.escape(video["title"]),
+        vid=html.escape(video["id"], quote=True),
+        description=html.escape(video.get("description") or ""),
     )
     return web.Response(text=page, content_type="text/html")
 

@@ -241,9 +241,9 @@ async def _finish(
     base = f"{platform.backend.upload_base}/files/{stored}"
     fragment = base64.urlsafe_b64encode(json.dumps(descriptor).encode()).decode().rstrip("=")
     descriptor["url"] = f"{base}#{fragment}"
-    platform.state.put(
-        "file", base, {"id": base, "path": final, "name": filename, "owner": upload["owner"]}
-    )
+    record = {"id": base, "path": final, "name": filename, "owner": upload["owner"]}
+    record["duration"] = descriptor["duration"]  # a video made of it reads its length
+    platform.state.put("file", base, record)
     upload.update(state="done", size=size, received=size, descriptor=descriptor)
     platform.state.put("upload", upload["id"], upload)
     platform.progress.pop(upload["id"], None)

@@ -1,0 +1,146 @@
+"""The public signatures as a type checker sees them: a user's module is checked with
+``mypy --strict``; the good calls pass, each bad call is reported at its own line, and
+``reveal_type`` shows an operation's parameters (not ``(*Any, **Any)``).
+
+mypy runs in a fresh process on a module written to a temporary folder, with the
+package found on ``MYPYPATH`` (an editable install is an import hook mypy cannot
+follow) and a cache of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import vidapi_async as va
+
+ROOT = Path(va.__file__).parent.parent
+
+GOOD = """
+from datetime import datetime, timezone
+from vidapi_async import NOT_GIVEN, Client, Video
+
+async def good(client: Client) -> Video:
+    Client("token", connection_limit=10, chunk_size=NOT_GIVEN)
+    video = await client.get_video("x1", fields=["id", "title"])
+    await client.get_video(video, ["id"])
+    await client.upload_video("a.mp4", title="t", channel="news")
+    await client.create_video(url="https://u/x", title="t", channel="news")
+    await client.update_video("x1", title="t", publish_date=None, extra={"allow_embed": "1"})
+    await client.upload_video(
+        "a.mp4",
+        title="t",
+        channel="news",
+        tags=["a", "b"],
+        language="en",
+        publish_date=datetime(2030, 1, 1, tzinfo=timezone.utc),
+        geoblocking=("deny", "fr"),
+    )
+    await client.playlists.create(name="n")
+    await client.players.create(label="p", mute=True, color="#ff0000")
+    return video
+"""
+
+# Each bad call on a line of its own, marked ``# BAD``: mypy must report that line.
+BAD = """
+from vidapi_async import Client
+
+async def bad(client: Client) -> None:
+    await client.upload_video(12345, bogus=1)  # BAD
+    await client.get_video("x1", fieldz=3)  # BAD
+    await client.get_video(42)  # BAD
+    Client("token", connection_limit=object())  # BAD
+    Client("token", chunk_size="big")  # BAD
+    await client.create_video(url="https://u/x", title=3, channel="news")  # BAD
+    await client.upload_file("a.mp4", chunked="yes")  # BAD
+    await client.wait_until_ready("x1", timout=3)  # BAD
+    await client.playlists.get("x1", feilds=["id"])  # BAD
+    await client.delete_video()  # BAD
+    await client.update_video("x1", titel="t")  # BAD
+    await client.playlists.update("x1", owner="me")  # BAD
+    await client.players.create(label="p", color=object())  # BAD
+    await client.update_video("x1", tags=[1, 2])  # BAD
+    await client.upload_video("a.mp4", title="t", channel="c", publish_date="2030")  # BAD
+    await client.create_video(url="u", title="t", channel="c", publish_date=None)  # BAD
+"""
+
+REVEAL = """
+from vidapi_async import Client
+
+def show(client: Client) -> None:
+    reveal_type(client.get_video)
+    reveal_type(client.upload_video)
+"""
+
+
+def _mypy(tmp_path: Path, name: str, text: str) -> list[str]:
+    module = tmp_path / f"{name}.py"
+    module.write_text(text, encoding="utf-8")
+    env = {**os.environ, "MYPYPATH": str(ROOT)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--hide-error-context",
+            "--show-error-codes",
+            "--config-file",
+            os.devnull,
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            str(module),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert not done.stderr.strip() or "error" not in done.stderr, done.stderr
+    return [line for line in done.stdout.splitlines() if line.startswith(f"{name}.py:")]
+
+
+def _lines(out: list[str], kind: str) -> set[int]:
+    found = set()
+    for line in out:
+        m = re.match(r"[^:]+:(\d+): (\w+):", line)
+        if m and m.group(2) == kind:
+            found.add(int(m.group(1)))
+    return found
+
+
+def test_user_code_is_checked_against_the_real_signatures(tmp_path: Path) -> None:
+    # One mypy run over three modules would share the cache; three runs keep each
+    # module's verdict apart and the second and third are fast (the cache is warm).
+    good = _mypy(tmp_path, "good", GOOD)
+    assert good == [], "\n".join(good)
+
+    bad = _mypy(tmp_path, "bad", BAD)
+    marked = {n for n, line in enumerate(BAD.splitlines(), 1) if line.endswith("# BAD")}
+    assert _lines(bad, "error") == marked, "\n".join(bad)
+    text = "\n".join(bad)
+    assert '"upload_video"' in text and '"bogus"' in text
+    assert '"fieldz"' in text
+    assert '"connection_limit"' in text and '"object"' in text
+
+    shown = _mypy(tmp_path, "reveal", REVEAL)
+    notes = [line for line in shown if ": note: Revealed type is" in line]
+    assert len(notes) == 2, "\n".join(shown)
+    get_video, upload_video = notes
+    assert "*Any" not in get_video and "**Any" not in get_video
+    assert "(video_id: str | vidapi_async._models.Video, fields: " in get_video
+    assert get_video.endswith('-> typing.Awaitable[vidapi_async._models.Video]"')
+    assert "title: str" in upload_video and "channel: str" in upload_video
+
+
+def test_not_given_is_the_default_and_can_be_passed_on() -> None:
+    assert repr(va.NOT_GIVEN) == "NOT_GIVEN" and not va.NOT_GIVEN
+    client = va.Client("t", connection_limit=va.NOT_GIVEN, chunk_size=va.NOT_GIVEN)
+    assert client.connection_limit == 100  # the default, and no deprecation warning
+    assert va.Client("t", connection_limit=7).connection_limit == 7

@@ -1,0 +1,65 @@
+"""What the batch and the CLI use of a ``Client`` beyond its public API, said in one
+place: ``internals(client)``. Explicitly internal (not exported, no stability promise),
+but typed and documented, so that no module outside the client's own reaches into a
+client's private members (``tests/test_internals.py`` reads ``batch/`` and ``cli/`` for
+any ``x._name`` on a client, and finds none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._client import Client
+    from ._limits import Pacer, RequestRate
+    from ._observe import Observer
+
+__all__ = ["ClientInternals", "internals"]
+
+
+class ClientInternals:
+    """One client's machinery as the batch and the CLI may use it."""
+
+    __slots__ = ("_client", "attach_subtitle", "check_category", "send_file")
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self.check_category = client._check_category
+        """``upload_video``'s check of a channel against the platform's categories
+        (``InvalidArgumentError`` naming every valid one; where the list cannot be had,
+        nothing is refused: the server judges)."""
+        self.send_file = client._send_file
+        """``upload_file`` for a file already checked (``inspect_file``): the batch
+        checks each file once, before its job starts."""
+        self.attach_subtitle = client._attach_subtitle
+        """``upload_subtitle`` for an SRT file already checked (``check_srt_file``)."""
+
+    @property
+    def observer(self) -> Observer:
+        """The client's spans and metrics (``_observe.Observer``): a batch job is an
+        operation of its own, counted and traced with the client's providers."""
+        return self._client._requester.transport.observer
+
+    async def ready_for_uploads(self) -> None:
+        """Have the client's upload pump made now rather than by the first upload."""
+        await self._client._requester.transport.ready_for_uploads()
+
+    @contextlib.contextmanager
+    def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:
+        """The client's requests paced by ``rate`` in the block (a rate shared by a
+        fleet's workers), its own pace again after; ``None`` changes nothing."""
+        transport = self._client._requester.transport
+        kept = transport.rate
+        if rate is not None:
+            transport.rate = rate
+        try:
+            yield
+        finally:
+            transport.rate = kept
+
+
+def internals(client: Client) -> ClientInternals:
+    """``client``'s machinery for the batch and the CLI (see ``ClientInternals``)."""
+    return ClientInternals(client)

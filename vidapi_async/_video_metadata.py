@@ -1,0 +1,176 @@
+"""What users write about a video, checked and put in the platform's form conventions.
+
+One pure function (no I/O, no client) used by ``upload_video``, ``create_video`` and
+``update_video``: each typed argument is checked before anything is sent (a typed
+``InvalidArgumentError`` naming it), then encoded as the platform reads a form: lists
+comma-joined, booleans ``true``/``false``, dates as UNIX seconds. An argument left
+``NOT_GIVEN`` is not sent at all (an update changes only what it names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from . import _validate as check
+from ._errors import InvalidArgumentError
+from ._protocol import form_bool
+from ._sentinel import NotGiven
+
+__all__ = ["MAX_DESCRIPTION", "METADATA_NAMES", "extra_form", "video_form"]
+
+MAX_DESCRIPTION: Final = 3000
+"""The platform's limit on a description, in characters."""
+
+METADATA_NAMES: Final = (
+    "title",
+    "channel",
+    "description",
+    "tags",
+    "language",
+    "published",
+    "private",
+    "is_created_for_kids",
+    "explicit",
+    "publish_date",
+    "expiry_date",
+    "geoblocking",
+    "thumbnail_url",
+)
+"""The typed metadata, in the order it is sent."""
+
+_COUNTRY = re.compile(r"[A-Za-z]{2}")
+_GEO_KEYWORDS = ("allow", "deny")
+
+
+def video_form(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The metadata among an operation's ``arguments`` (its ``locals()`` on entry, or
+    a mapping of the names in ``METADATA_NAMES``) as form pairs, or
+    ``InvalidArgumentError`` for the first bad one. Each operation lists the metadata in
+    its own signature, for type checkers and editors; every value is checked here again
+    at run time. A name absent or ``NOT_GIVEN`` is not sent; ``None`` (dates,
+    geoblocking) is the empty value that clears the field."""
+    return [
+        (name, _ENCODERS[name](arguments[name], name))
+        for name in METADATA_NAMES
+        if name in arguments and not isinstance(arguments[name], NotGiven)
+    ]
+
+
+def extra_form(
+    extra: Mapping[str, str] | None, given: Iterable[tuple[str, str]], argument: str = "extra"
+) -> list[tuple[str, str]]:
+    """Raw form text (``extra=``) as pairs: strings only, and no name given twice (a
+    typed argument and the same name in ``extra``)."""
+    if extra is None:
+        return []
+    if not isinstance(extra, Mapping):
+        raise InvalidArgumentError(argument, "expected a mapping of field names to form text")
+    named = {name for name, _ in given}
+    out = []
+    for key, value in extra.items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise InvalidArgumentError(argument, "keys and values must be strings")
+        if key in named:
+            raise InvalidArgumentError(
+                argument, f"{key!r} is given twice (typed and in {argument})"
+            )
+        out.append((key, value))
+    return out
+
+
+def _description(value: object, _: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgumentError("description", f"expected a string, got {type(value).__name__}")
+    if len(value) > MAX_DESCRIPTION:
+        raise InvalidArgumentError(
+            "description", f"{len(value)} characters; the platform takes at most {MAX_DESCRIPTION}"
+        )
+    return value
+
+
+def _tags(value: object, _: str) -> str:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidArgumentError(
+            "tags", f"expected a sequence of strings such as ['cats', 'funny'], got {value!r:.60}"
+        )
+    out = []
+    for tag in value:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidArgumentError("tags", f"each tag is a non-empty string, got {tag!r:.60}")
+        if "," in tag:
+            raise InvalidArgumentError("tags", f"a tag cannot hold a comma: {tag!r:.60}")
+        out.append(tag.strip())
+    return ",".join(out)
+
+
+def _language(value: object, _: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgumentError("language", f"expected a string, got {type(value).__name__}")
+    if value.lower() not in check.ISO_639_1:
+        raise InvalidArgumentError(
+            "language", f"{value!r:.20} is not an ISO 639-1 code (two letters, e.g. 'en', 'fr')"
+        )
+    return value.lower()
+
+
+def _unix_seconds(value: object, name: str) -> str:
+    if not isinstance(value, datetime):
+        raise InvalidArgumentError(name, f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidArgumentError(
+            name, "a naive datetime is ambiguous: give its time zone (tzinfo=timezone.utc)"
+        )
+    return str(int(value.timestamp()))
+
+
+def _geo(value: object, _: str) -> str:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidArgumentError(
+            "geoblocking", f"expected a sequence such as ('deny', 'fr', 'de'), got {value!r:.60}"
+        )
+    items = list(value)
+    if items and isinstance(items[0], str) and items[0].lower() in _GEO_KEYWORDS:
+        head, countries = [items[0].lower()], items[1:]
+    else:
+        head, countries = [], items
+    if not countries:
+        raise InvalidArgumentError("geoblocking", "name at least one country (ISO 3166-1 alpha-2)")
+    for code in countries:
+        if not isinstance(code, str) or not _COUNTRY.fullmatch(code):
+            raise InvalidArgumentError(
+                "geoblocking",
+                f"{code!r:.20} is not an ISO 3166-1 alpha-2 country code (e.g. 'fr');"
+                " only the first item may be 'allow' or 'deny'",
+            )
+    return ",".join([*head, *(c.lower() for c in countries)])
+
+
+def _flag(value: object, name: str) -> str:
+    return form_bool(check.boolean(value, name))
+
+
+def _or_clear(encode: Callable[[object, str], str]) -> Callable[[object, str], str]:
+    """``encode``, with ``None`` as the empty value that clears the field."""
+    return lambda value, name: "" if value is None else encode(value, name)
+
+
+_ENCODERS: Final[dict[str, Callable[[object, str], str]]] = {
+    "title": lambda value, _: check.title(value),
+    "channel": lambda value, _: check.channel(value),
+    "description": _description,
+    "tags": _tags,
+    "language": _language,
+    "published": _flag,
+    "private": _flag,
+    "is_created_for_kids": _flag,
+    "explicit": _flag,
+    "publish_date": _or_clear(_unix_seconds),
+    "expiry_date": _or_clear(_unix_seconds),
+    "geoblocking": _or_clear(_geo),
+    "thumbnail_url": check.http_url,
+}
+"""How each metadata value is checked and written (``METADATA_NAMES``' order is the
+order sent)."""
