@@ -123,7 +123,8 @@ async def test_idle_connections_over_the_bound_are_closed_and_a_scrape_is_answer
         for reader, _ in idle[:7]:
             assert await _closed_by_server(reader) == b""
         assert server.connections <= 4
-        assert set(threading.enumerate()) <= threads, "no thread per connection"
+        extra = set(threading.enumerate()) - threads
+        assert len(extra) <= 1, "no thread per connection (one renders the text)"
     finally:
         await _close_all(idle)
         await server.aclose()
