@@ -95,6 +95,41 @@ async def test_an_answered_connection_is_closed_soon_after_its_answer(
         await server.aclose()
 
 
+async def test_a_scrape_amid_a_burst_of_silent_connections_is_answered() -> None:
+    """Connections the system accepted before the loop ran are admitted in one turn:
+    before, each new one dropped the oldest still waiting, and a scrape among them was
+    dropped before its request (already sent) was read. Now the bound is enforced once
+    the loop has read what they sent."""
+    server = MetricsServer(0, max_connections=4, deadline=SAFETY * 3)
+    silent: list[socket.socket] = []
+    scrape = socket.socket()
+    try:
+        for i in range(100):  # the system completes each connect; the loop runs later
+            if i == 50:
+                scrape.connect(("127.0.0.1", server.port))
+                scrape.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+            silent.append(socket.create_connection(("127.0.0.1", server.port)))
+        scrape.settimeout(SAFETY)
+        answer = await asyncio.to_thread(_read_all, scrape)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:100]
+        await _until(lambda: server.connections <= 4)
+    finally:
+        scrape.close()
+        for sock in silent:
+            sock.close()
+        await server.aclose()
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
 @pytest.mark.parametrize(
     "request_bytes",
     [

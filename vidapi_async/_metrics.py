@@ -251,7 +251,9 @@ class MetricsServer:
     ``deadline`` seconds from its connection is dropped, and at most
     ``max_connections`` are open: past it, an answered one is dropped first, else the
     oldest still waiting for its request, never the newest, so idle, slow or silent
-    clients never keep a scrape out. The text is made off the loop, one render at a
+    clients never keep a scrape out (the bound is enforced once the loop has read what
+    the connections that came meanwhile sent: a scrape in a burst of silent connects
+    has its request read first). The text is made off the loop, one render at a
     time (scrapes that come during one share the next). Made on the loop's thread;
     ``close`` from another thread is handed to it."""
 
@@ -278,6 +280,7 @@ class MetricsServer:
         self._rendering: asyncio.Task[None] | None = None
         self._next_text: asyncio.Future[bytes | None] | None = None
         self._shut = False
+        self._trimming = False
         self.closed = False
         REGISTRY.start()
         self._starting = self._loop.create_task(self._serve(), name="vidapi-metrics")
@@ -304,8 +307,20 @@ class MetricsServer:
         self._open[conn] = None
         if self.closed:
             conn.drop()
-        while len(self._open) > self.max_connections:
-            self._victim(conn).drop()
+        elif len(self._open) > self.max_connections and not self._trimming:
+            # Trimmed once the loop has read what the connections that came meanwhile
+            # sent (two turns: their readers are added on the next): a scrape, which
+            # sends its request at once, is then being answered, not dropped among a
+            # burst of silent connections. Until then the bound is exceeded by what
+            # one turn accepts at most (``BACKLOG``).
+            self._trimming = True
+            self._loop.call_soon(self._loop.call_soon, self._trim)
+
+    def _trim(self) -> None:
+        self._trimming = False
+        newest = next(reversed(self._open), None)
+        while len(self._open) > self.max_connections and newest is not None:
+            self._victim(newest).drop()
 
     def _victim(self, newest: _Connection) -> _Connection:
         """Who makes room for ``newest``: the oldest answered (its answer has left),
