@@ -75,7 +75,11 @@ def _post(body: bytes, *more: bytes) -> bytes:
     return b"\r\n".join(head) + b"\r\n\r\n" + body
 
 
-async def test_the_aiohttp_handler_answers_malformed_input_4xx_never_500() -> None:
+async def test_the_aiohttp_handler_answers_malformed_input_4xx_never_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before: a signature byte that is not text, and a body that does not decode as its
+    Content-Encoding, were answered 500 with a traceback in the log."""
     got: list[webhooks.WebhookEvent] = []
     async with _serve(webhooks.aiohttp_handler(got.append, secret=SECRET)) as port:
         stamp = str(int(time.time())).encode()
@@ -86,6 +90,8 @@ async def test_the_aiohttp_handler_answers_malformed_input_4xx_never_500() -> No
         answer = await _raw(port, _post(b"abcd", b"Content-Encoding: gzip"))
         assert answer.startswith(b"HTTP/1.1 400 "), answer[:100]
     assert got == []
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
 
 
 async def test_a_client_hanging_up_mid_body_logs_no_traceback(

@@ -81,12 +81,19 @@ def aiohttp_handler(
                 headers={"Connection": "close"},
             )
         except web.RequestPayloadError:  # a Content-Encoding the body does not decode as
-            return web.Response(
+            answer = web.Response(
                 status=400,
                 body=b'{"error": "the body does not decode as its Content-Encoding says"}',
                 content_type="application/json",
             )
+            # sent, then the connection closed: else aiohttp reads on for the rest of
+            # the body after the handler, fails again, and logs a traceback at ERROR
+            await answer.prepare(request)
+            await answer.write_eof()
+            request.protocol.force_close()
+            return answer
         except ConnectionResetError:  # the client hung up: nobody to answer, nothing to log
+            request.protocol.force_close()
             return web.Response(status=400, headers={"Connection": "close"})
         return bytes(body)
 
