@@ -19,19 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from vidapi_async import _metrics
 from vidapi_async._metrics import REGISTRY, MetricsServer
 
+from .raw_http import exchange as _exchange
+
 SAFETY = 20.0  # a hung test fails after this; never what a test measures
-
-
-async def _exchange(port: int, request: bytes) -> bytes:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(request)
-        await writer.drain()
-        return await asyncio.wait_for(reader.read(), SAFETY)
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
 
 
 async def _scrape(port: int, request: bytes = b"GET /metrics HTTP/1.1\r\n\r\n") -> dict[str, Any]:

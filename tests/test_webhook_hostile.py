@@ -6,18 +6,18 @@ sent raw bytes (no aiohttp client); the ASGI app is driven message by message.""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 import vidapi_async as va
 from vidapi_async import webhooks
+
+from .raw_http import exchange as _raw
+from .raw_http import serving as _serve
 
 SECRET = "whsec-test"
 EVENT = json.dumps({"id": "e1", "type": "video.format.ready", "data": {"video_id": "x1"}})
@@ -42,31 +42,6 @@ def test_a_tolerance_that_is_not_a_positive_number_is_refused(bad: object) -> No
             make(lambda _: None, secret=SECRET, tolerance=bad)  # type: ignore[arg-type]
     with pytest.raises(va.InvalidArgumentError, match="tolerance"):
         webhooks.parse_event(b"{}", {}, secret=SECRET, tolerance=bad)  # type: ignore[arg-type]
-
-
-@contextlib.asynccontextmanager
-async def _serve(handler: Any) -> AsyncIterator[int]:
-    app = web.Application()
-    app.router.add_post("/hooks", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
-
-
-async def _raw(port: int, data: bytes) -> bytes:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(data)
-        await writer.drain()
-        return await asyncio.wait_for(reader.read(), SAFETY)
-    finally:
-        writer.close()
-        await writer.wait_closed()
 
 
 def _post(body: bytes, *more: bytes) -> bytes:
