@@ -10,10 +10,12 @@ import json
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 import vidapi_async as va
 from vidapi_async import webhooks
+
+from .raw_http import exchange as _raw
+from .raw_http import serving
 
 SECRET = "whsec-test"
 EVENT = {"id": "e1", "type": "video.format.ready", "data": {"video_id": "x1"}}
@@ -112,29 +114,11 @@ def test_a_body_timeout_that_is_not_a_positive_number_is_refused(bad: object) ->
             make(lambda _: None, body_timeout=bad)  # type: ignore[arg-type]
 
 
-async def _raw(port: int, data: bytes) -> bytes:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(data)
-        await writer.drain()
-        return await asyncio.wait_for(reader.read(), SAFETY)  # up to the server's close
-    finally:
-        writer.close()
-        await writer.wait_closed()
-
-
 async def test_the_aiohttp_handler_answers_a_short_body_408_at_the_deadline() -> None:
     """The same hole in the aiohttp handler: a body that stops short held the request
     (aiohttp sets no deadline for a body); now 408 after ``body_timeout``."""
     got: list[webhooks.WebhookEvent] = []
-    app = web.Application()
-    app.router.add_post("/hooks", webhooks.aiohttp_handler(got.append, body_timeout=0.2))
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        port = runner.addresses[0][1]
+    async with serving(webhooks.aiohttp_handler(got.append, body_timeout=0.2)) as port:
         head = b"POST /hooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
         answer = await _raw(port, head + b"0123456789")
         assert answer.startswith(b"HTTP/1.1 408 "), answer
@@ -145,6 +129,4 @@ async def test_the_aiohttp_handler_answers_a_short_body_408_at_the_deadline() ->
             + body
         )
         assert (await _raw(port, whole)).startswith(b"HTTP/1.1 204 ")
-    finally:
-        await runner.cleanup()
     assert [e.id for e in got] == ["e1"]

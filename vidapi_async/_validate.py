@@ -127,9 +127,10 @@ def http_url(value: object, argument: str) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(argument, f"expected a string, got {type(value).__name__}")
     try:
+        value.encode()  # a lone surrogate (from bytes that were not UTF-8) cannot be sent
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
+    except ValueError:  # UnicodeEncodeError too
         raise InvalidArgumentError(argument, "is not a well-formed URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidArgumentError(argument, "is not an absolute http(s) URL")

@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final
@@ -33,13 +34,14 @@ from typing import Any, Final
 import attrs
 
 from ._errors import InvalidArgumentError, WebhookError, WebhookSignatureError
-from ._validate import positive_number
+from ._validate import positive_int, positive_number
 
 __all__ = [
     "BODY_TIMEOUT",
     "EVENT_TYPES",
     "FAILED_EVENTS",
     "MAX_BODY_BYTES",
+    "MAX_CONCURRENT_BODIES",
     "READY_EVENTS",
     "SIGNATURE_HEADER",
     "WebhookEvent",
@@ -70,6 +72,12 @@ BODY_TIMEOUT: Final = 10.0
 hundred bytes: a body that stops short is answered 408 then, not waited for)."""
 STAMP_DIGITS: Final = 12
 """The most digits a signature's ``t=`` may have (unix seconds have 10 until 2286)."""
+MAX_CONCURRENT_BODIES: Final = 64
+"""How many event bodies a handler reads at once (each up to ``MAX_BODY_BYTES``); a
+request past it is answered 503 at once, which the platform retries later."""
+TOLERANCE: Final = 300.0
+"""How old a signature may be, in seconds, by default."""
+_MAC: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def check_secret(secret: object) -> None:
@@ -125,7 +133,7 @@ def _verify(
         key, _, value = part.strip().partition("=")
         if key == "t" and value.isascii() and value.isdigit() and len(value) <= STAMP_DIGITS:
             stamp = int(value)
-        elif key == "v1":
+        elif key == "v1" and _MAC.fullmatch(value.strip()):  # hex digits, nothing else
             macs.append(value.strip())
     if stamp is None or not macs:
         raise WebhookSignatureError(f"{SIGNATURE_HEADER} does not parse")
@@ -149,14 +157,16 @@ def parse_event(
     headers: Mapping[str, str] | None = None,
     *,
     secret: str | None = None,
-    tolerance: float = 300.0,
+    tolerance: float = TOLERANCE,
     now: float | None = None,
 ) -> WebhookEvent:
     """The event in a webhook request's ``body``, or a ``WebhookError``.
 
     With ``secret``, the signature header in ``headers`` must verify (else a
-    ``WebhookSignatureError``) before the body is even decoded. Pure: no I/O.
+    ``WebhookSignatureError``) before the body is even decoded. Pure: no I/O. A
+    ``tolerance`` that is not a number of seconds above 0 is an ``InvalidArgumentError``.
     """
+    tolerance = positive_number(tolerance, "tolerance")
     if not isinstance(body, bytes | bytearray):
         raise WebhookError("the body must be bytes")
     if len(body) > MAX_BODY_BYTES:
@@ -231,6 +241,23 @@ def answer_for(error: WebhookError) -> tuple[int, bytes]:
     return status, json.dumps({"error": str(error)}).encode()
 
 
+def check_handler_options(
+    secret: object, tolerance: object, body_timeout: object, max_concurrent_bodies: object
+) -> tuple[float, float, int]:
+    """A handler factory's options, checked before it makes its handler: ``tolerance``,
+    ``body_timeout`` and ``max_concurrent_bodies`` as used."""
+    check_secret(secret)
+    return (
+        positive_number(tolerance, "tolerance"),
+        positive_number(body_timeout, "body_timeout"),
+        positive_int(max_concurrent_bodies, "max_concurrent_bodies"),
+    )
+
+
+BUSY: Final = (503, b'{"error": "too many events being received at once"}', {"Retry-After": "1"})
+"""The status, body and extra headers of the answer past ``max_concurrent_bodies``."""
+
+
 def late_body(body_timeout: float) -> bytes:
     """The body of the 408 a handler answers a body that did not arrive in time with."""
     return json.dumps({"error": f"the body did not arrive within {body_timeout:g} s"}).encode()
@@ -244,24 +271,36 @@ def asgi_app(
     callback: Callback,
     *,
     secret: str | None = None,
-    tolerance: float = 300.0,
+    tolerance: float = TOLERANCE,
     body_timeout: float = BODY_TIMEOUT,
+    max_concurrent_bodies: int = MAX_CONCURRENT_BODIES,
 ) -> Callable[[Mapping[str, Any], ASGIReceive, ASGISend], Awaitable[None]]:
     """An ASGI 3 application that takes POSTed events at any path: each event is parsed
     (and its signature checked with ``secret``), handed to ``callback`` (sync or
-    async), and answered 204; a refused one 400 (401 for a signature), not a POST 405,
-    a body over 1 MiB 413, a body not whole within ``body_timeout`` seconds 408. A
-    WebSocket is refused (closed before it is accepted: the server answers 403); the
-    lifespan protocol is answered. Mount it under your framework's router (Starlette's
-    ``Mount``, ...). An empty ``secret`` is an ``InvalidArgumentError``, and so is a
-    ``body_timeout`` that is not a number above 0."""
-    check_secret(secret)
-    body_timeout = positive_number(body_timeout, "body_timeout")
+    async), and answered 204; a refused one 400 (401 for a signature), not a POST 405
+    (with ``Allow: POST``), a body over 1 MiB 413, a body not whole within
+    ``body_timeout`` seconds 408, one past ``max_concurrent_bodies`` being read at once
+    503 (with ``Retry-After``). A WebSocket is refused (closed before it is accepted:
+    the server answers 403); the lifespan protocol is answered. Mount it under your
+    framework's router (Starlette's ``Mount``, ...). An empty ``secret`` is an
+    ``InvalidArgumentError``, and so is a ``tolerance`` or ``body_timeout`` that is not
+    a number above 0 or a ``max_concurrent_bodies`` that is not a whole number above 0."""
+    tolerance, body_timeout, most = check_handler_options(
+        secret, tolerance, body_timeout, max_concurrent_bodies
+    )
+    reading = 0
 
-    async def respond(send: ASGISend, status: int, body: bytes = b"", close: bool = False) -> None:
+    async def respond(
+        send: ASGISend,
+        status: int,
+        body: bytes = b"",
+        close: bool = False,
+        more: Mapping[str, str] | None = None,
+    ) -> None:
         headers = [(b"content-type", b"application/json")] if body else []
         if close:
             headers.append((b"connection", b"close"))
+        headers += [(k.lower().encode(), v.encode()) for k, v in (more or {}).items()]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -283,25 +322,19 @@ def asgi_app(
         if scope["type"] != "http":
             return
         if scope.get("method") != "POST":
-            await respond(send, 405)
+            await respond(send, 405, more={"Allow": "POST"})
             return
-        chunks: list[bytes] = []
-        size, more = 0, True
+        nonlocal reading
+        if reading >= most:
+            status, text, headers = BUSY
+            await respond(send, status, text, close=True, more=headers)
+            return
+        reading += 1
         try:
-            async with asyncio.timeout(body_timeout):  # a body that stops short
-                while more and size <= MAX_BODY_BYTES:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        return
-                    chunk = bytes(message.get("body", b""))
-                    size += len(chunk)
-                    chunks.append(chunk)
-                    more = bool(message.get("more_body", False))
-        except TimeoutError:
-            await respond(send, 408, late_body(body_timeout), close=True)
-            return
-        if size > MAX_BODY_BYTES:
-            await respond(send, 413)
+            chunks = await read(receive, send)
+        finally:
+            reading -= 1
+        if chunks is None:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
@@ -311,5 +344,27 @@ def asgi_app(
             return
         await deliver(callback, event)
         await respond(send, 204)
+
+    async def read(receive: ASGIReceive, send: ASGISend) -> list[bytes] | None:
+        """The body's pieces, or ``None`` when it was answered (or its client left)."""
+        chunks: list[bytes] = []
+        size, more = 0, True
+        try:
+            async with asyncio.timeout(body_timeout):  # a body that stops short
+                while more and size <= MAX_BODY_BYTES:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = bytes(message.get("body", b""))
+                    size += len(chunk)
+                    chunks.append(chunk)
+                    more = bool(message.get("more_body", False))
+        except TimeoutError:
+            await respond(send, 408, late_body(body_timeout), close=True)
+            return None
+        if size > MAX_BODY_BYTES:
+            await respond(send, 413)
+            return None
+        return chunks
 
     return app

@@ -6,16 +6,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import signal
-import socket
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
+from .._metrics import claim
 from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
 from ._args import add_metrics_port, positive_number
@@ -199,8 +200,10 @@ async def _work_then_status(
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     async with SharedBatch(_postgres(args.journal, "worker")) as shared:
-        with WorkerView(console, as_log=args.log_format == "json") as view:
-            claim_metrics_port(args, view.say)
+        with (
+            WorkerView(console, as_log=args.log_format == "json") as view,
+            claim_metrics_port(args, view.say),
+        ):
             status = await _work_then_status(
                 shared,
                 shared.work(
@@ -219,27 +222,32 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
     return EXIT_OK
 
 
-def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -> None:
+@contextlib.contextmanager
+def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -> Iterator[None]:
     """Before the queue is touched: a busy ``--metrics-port`` is a usage error, and port
-    0 becomes a free port, named with ``say`` (the worker serves it once it starts)."""
-    if args.metrics_port is None or getattr(args, "enqueue_only", False):
-        return
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", args.metrics_port))
-        except OSError as exc:
-            raise InvalidArgumentError(
-                "--metrics-port",
-                f"cannot serve metrics on 127.0.0.1:{args.metrics_port}: {exc.strerror}",
-            ) from None
-        args.metrics_port = probe.getsockname()[1]
-    say(f"metrics at http://127.0.0.1:{args.metrics_port}/metrics")
+    0 becomes a free port, named with ``say``. The port stays bound (nobody can take it
+    meanwhile) until the worker serves it on that very socket, or the block ends."""
+    with contextlib.ExitStack() as held:
+        if args.metrics_port is not None and not getattr(args, "enqueue_only", False):
+            try:
+                args.metrics_port = held.enter_context(claim(args.metrics_port))
+            except OSError as exc:
+                raise InvalidArgumentError(
+                    "--metrics-port",
+                    f"cannot serve metrics on 127.0.0.1:{args.metrics_port}: {exc.strerror}",
+                ) from None
+            say(f"metrics at http://127.0.0.1:{args.metrics_port}/metrics")
+        yield
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    with claim_metrics_port(args, console.print):
+        return await _run_shared_batch(args, client, console)
+
+
+async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ._batch import _read_in_thread, report_skipped
 
-    claim_metrics_port(args, console.print)
     await report_skipped(args.source, console)
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
