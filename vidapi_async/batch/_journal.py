@@ -15,6 +15,7 @@ import enum
 import json
 import os
 import sqlite3
+import stat
 import time
 import urllib.parse
 from collections import OrderedDict
@@ -232,9 +233,10 @@ class SQLiteJournal:
         if fcntl is None:  # pragma: no cover - not POSIX: no cross-process lock
             return
         try:
-            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise self._fail(f"cannot create its lock file: {exc.strerror}") from None
+        _private(fd)
         # ``in_use`` (``vidapi status --watch``) holds a shared lock for an instant: a
         # refusal is tried again for a moment before it means another batch.
         for wait in (0.01, 0.02, 0.04, 0.08, 0.16, None):
@@ -293,6 +295,16 @@ class SQLiteJournal:
         return self._db
 
     def _open_db(self) -> sqlite3.Connection:
+        # The file is the user's alone (0600, whatever the umask), created so before
+        # SQLite opens it: SQLite gives its -wal and -shm files the same mode.
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise self._fail(f"cannot open it: {exc.strerror}") from None
+        try:
+            _private(fd)
+        finally:
+            os.close(fd)
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -410,6 +422,14 @@ class SQLiteJournal:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
+
+
+def _private(fd: int) -> None:
+    """Make a file of ours readable and writable by its owner only (it may hold a
+    chunked upload's address with its seal); one of another user's is left as it is."""
+    st = os.fstat(fd)
+    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != 0o600:
+        os.fchmod(fd, 0o600)
 
 
 def _record(row: tuple[object, ...]) -> JobRecord:
