@@ -13,7 +13,7 @@ import attrs
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
-from ._journal import Stage
+from ._journal import Stage, check_key
 
 __all__ = [
     "BatchProgress",
@@ -92,8 +92,8 @@ class UploadJob:
         check.title(self.title)
         check.channel(self.channel)
         check.password(self.password)
-        if self.key is not None and not (isinstance(self.key, str) and self.key.strip()):
-            raise InvalidArgumentError("key", "must be a non-empty string")
+        if self.key is not None:
+            check_key(self.key)
         for name in ("published", "live"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")

@@ -17,6 +17,7 @@ import os
 import sqlite3
 import stat
 import time
+import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
@@ -32,7 +33,15 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["JobRecord", "Journal", "MemoryJournal", "SQLiteJournal", "Stage"]
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "JobRecord",
+    "Journal",
+    "MemoryJournal",
+    "SQLiteJournal",
+    "Stage",
+    "check_key",
+]
 
 T = TypeVar("T")
 
@@ -63,6 +72,28 @@ class Stage(enum.StrEnum):
 
 
 _RANKS = {stage: i for i, stage in enumerate(Stage)}
+
+
+MAX_KEY_LENGTH = 200
+"""The longest job key, in characters, for every journal and the shared queue."""
+
+
+def check_key(key: object) -> str:
+    """A job key a journal can hold: a non-blank string of at most ``MAX_KEY_LENGTH``
+    characters, none of them a control character (NUL, a newline...);
+    ``InvalidArgumentError`` naming the problem (and the key's start only) otherwise."""
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidArgumentError("key", "must be a non-empty string")
+    if len(key) > MAX_KEY_LENGTH:
+        raise InvalidArgumentError(
+            "key",
+            f"{len(key)} characters, more than the {MAX_KEY_LENGTH} a journal holds "
+            f"(it starts {key[:20]!r})",
+        )
+    bad = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise InvalidArgumentError("key", f"has the control character {bad!r}: {key[:40]!r}")
+    return key
 
 
 class JobLost(Exception):
@@ -128,7 +159,7 @@ class MemoryJournal:
         self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
-        record = self._records.get(key)
+        record = self._records.get(check_key(key))
         if record is not None:
             return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
         done = self._done.get(key)
@@ -137,6 +168,7 @@ class MemoryJournal:
         return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1])
 
     async def save(self, record: JobRecord) -> None:
+        check_key(record.key)
         if record.stage is not Stage.DONE:
             self._done.pop(record.key, None)
             self._records[record.key] = attrs.evolve(
@@ -383,9 +415,10 @@ class SQLiteJournal:
         await self._run(self._connect)
 
     async def load(self, key: str) -> JobRecord | None:
-        return await self._run(self._load, key)
+        return await self._run(self._load, check_key(key))
 
     async def save(self, record: JobRecord) -> None:
+        check_key(record.key)
         await self._run(self._save, attrs.evolve(record))
 
     async def forget(self, key: str) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from .._errors import JournalError, UsageError
-from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record
+from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record, check_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,17 +71,24 @@ def connect_cause(exc: BaseException) -> str:
     return _NO_CAUSE
 
 
+_AWAY_STATES = ("08", "57P", "53300")
+"""SQLSTATEs of a lost or refused connection: class 08 (connection exception), a server
+shutting down or starting up (57P01-57P03), too many connections."""
+
+
 def db_away(exc: BaseException | None) -> bool:
     """Whether ``exc`` (or what caused it) says the database cannot be reached: a
-    refused or broken connection, a server shutting down, a pool with no connection."""
+    refused or broken connection, a server shutting down, a pool with no connection.
+    A statement the server refuses (an index row too large, class 54; a disk full,
+    class 53) is not: waiting would never end."""
     try:
         import psycopg
     except ImportError:  # pragma: no cover - the extra is missing
         return False
     seen = 0
     while exc is not None and seen < 5:
-        if isinstance(exc, psycopg.OperationalError) and not isinstance(
-            exc, psycopg.errors.QueryCanceled
+        if isinstance(exc, psycopg.OperationalError) and (
+            exc.sqlstate is None or exc.sqlstate.startswith(_AWAY_STATES)
         ):
             return True
         exc = exc.__cause__ or exc.__context__
@@ -257,9 +264,14 @@ class PostgresJournal:
 
         return await psycopg.AsyncConnection.connect(self._dsn, autocommit=True, connect_timeout=5)
 
-    async def _run(self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+    async def _run(
+        self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]], job: str | None = None
+    ) -> T:
         """``fn(connection)`` under the lock, on a new connection after a lost one,
-        waiting while the database is away (see ``Outage.patiently``)."""
+        waiting while the database is away (see ``Outage.patiently``). A statement the
+        server refuses raises ``JournalError`` naming ``job`` (its key), if given."""
+        import psycopg
+
         if not self._opened:
             raise UsageError("the journal is not open: use it in 'async with BatchUploader'")
 
@@ -275,15 +287,23 @@ class PostgresJournal:
                         await conn.close()
                     raise
 
-        return await self.outage.patiently(once)
+        try:
+            return await self.outage.patiently(once)
+        except psycopg.Error as exc:  # not an outage: the server refused the statement
+            what = "" if job is None else f"job {job[:40]}: "
+            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+            # (the server's message is not echoed: it may quote a row's values)
+            raise self._fail(
+                f"{what}the server refused a statement ({type(exc).__name__}{state})"
+            ) from None
 
-    async def fetchone(self, query: Any, params: Any = None) -> Any:
+    async def fetchone(self, query: Any, params: Any = None, *, job: str | None = None) -> Any:
         """One row of ``query`` (or ``None``), reconnecting as needed."""
 
         async def fn(conn: psycopg.AsyncConnection[Any]) -> Any:
             return await (await conn.execute(query, params)).fetchone()
 
-        return await self._run(fn)
+        return await self._run(fn, job)
 
     async def fetchall(self, query: Any, params: Any = None) -> list[Any]:
         async def fn(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
@@ -335,25 +355,26 @@ class PostgresJournal:
         return self._conn
 
     async def load(self, key: str) -> JobRecord | None:
-        row = await self.fetchone(self._select_one, (key,))
+        row = await self.fetchone(self._select_one, (check_key(key),), job=key)
         return None if row is None else _record(row)
 
     async def claim(self, key: str) -> JobRecord:
         """Start the job ``key``: its record with a new token (``runs`` one higher, in
         one statement), or as it is when done."""
-        row = await self.fetchone(self._claim, (key,))
+        row = await self.fetchone(self._claim, (check_key(key),), job=key)
         if row is None:  # done: not claimed
-            row = await self.fetchone(self._select_one, (key,))
+            row = await self.fetchone(self._select_one, (key,), job=key)
             assert row is not None
         return _record(row)
 
     async def save(self, record: JobRecord) -> None:
         """Write ``record`` if its ``runs`` is still the row's and its stage is not
         earlier than the row's; else raise ``JobLost``."""
+        check_key(record.key)
         values = attrs.asdict(record)
         values["stage"] = str(record.stage)
         values["subtitles_done"] = json.dumps(record.subtitles_done)
-        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS))
+        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS), job=record.key)
         if row is None:
             raise JobLost(record.key)
 
