@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -90,6 +91,8 @@ class UploadJob:
         if self.headers and self.url is None:
             raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)
+        if any(unicodedata.category(c) == "Cc" for c in self.title):
+            raise InvalidArgumentError("title", "has a control character (a NUL, a newline...)")
         check.channel(self.channel)
         check.password(self.password)
         if self.key is not None:

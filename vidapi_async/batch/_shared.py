@@ -32,12 +32,13 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import datetime
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
@@ -404,16 +405,20 @@ class SharedBatch:
                     continue
                 if missing is not None:
                     found.append(missing)
-                if key in specs:
-                    already += 1  # the same job twice in this batch
-                else:
-                    specs[key] = json.dumps(_spec(job))
+                spec = json.dumps(_spec(job))
+                if key not in specs:
+                    specs[key] = spec
+                    continue
+                already += 1  # the same job twice in this batch: the first spec is kept
+                if spec != specs[key] and key not in changed:
+                    changed.append(key)
             await self._record_missing(failed, found)
             if specs:
-                new, differ = await self._enqueue_batch(specs)
+                async with self._enqueue_lock():
+                    new, differ = await self._enqueue_batch(specs)
                 added += new
                 already += len(specs) - new
-                changed.extend(differ)
+                changed.extend(k for k in differ if k not in changed)
 
         async for job in _each(jobs):
             chunk.append(job)
@@ -422,6 +427,23 @@ class SharedBatch:
         if chunk:
             await flush()
         return Enqueued(added, already, unreadable, changed)
+
+    @contextlib.asynccontextmanager
+    async def _enqueue_lock(self) -> AsyncIterator[None]:
+        """One enqueuer of this queue at a time, from its specs' statement to its defer:
+        two hosts enqueuing one key agree on one spec (the first one's; the second sees
+        the job queued and is told its spec differs). A lock of a session of its own,
+        released by the server if this process dies."""
+        journal = self.journal
+        conn = await journal.outage.patiently(journal._connect)
+        try:
+            await conn.execute(
+                "select pg_advisory_lock(7317002, hashtext(%s))",
+                (f"{journal.schema}/{self.queue}",),
+            )
+            yield
+        finally:
+            await conn.close()  # the lock with it
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a

@@ -18,6 +18,7 @@ from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
 from .._observe import worker_log
 from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
+from ..batch._manifest import check_source
 from ._args import add_metrics_port, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
@@ -233,10 +234,12 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
     from ._batch import _read_in_thread, report_skipped
 
     claim_metrics_port(args, console.print)
+    # every row checked before anything is enqueued (a bad byte, a job twice)
+    await asyncio.to_thread(check_source, args.source, channel=args.channel, encoding=args.encoding)
     await report_skipped(args.source, console)
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
-        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
+        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel, args.encoding))
         console.print(
             f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
             "running already",
