@@ -87,6 +87,10 @@ def db_away(exc: BaseException | None) -> bool:
         return False
     seen = 0
     while exc is not None and seen < 5:
+        if isinstance(exc, StopGrace):
+            return True
+        if isinstance(exc, _NotAway):
+            return False
         if isinstance(exc, psycopg.OperationalError) and (
             exc.sqlstate is None or exc.sqlstate.startswith(_AWAY_STATES)
         ):
@@ -119,6 +123,9 @@ class Outage:
             self.away = None
             log.warning("the database %s is back", self.where)
 
+    def _stopped(self) -> JournalError:
+        return JournalError(self.where, f"the database is away ({self.away})")
+
     async def patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, again after a backoff for as long as the database is away (until
         ``give_up`` is set: then the ``JournalError`` 'the database is away').
@@ -126,12 +133,19 @@ class Outage:
         A first failure while the database is not known to be away is tried again at
         once before it is called an outage: a connection from before a restart fails
         once on its next use, and an attempt begun while the server was down can fail
-        after another statement saw it back; neither is a new outage."""
+        after another statement saw it back; neither is a new outage.
+
+        A stop never waits for the database: once ``give_up`` is set, a call is not
+        even tried while the database is known to be away, and a call under way (a
+        pool waiting for a connection, a server stopping) is given ``STOP_GRACE``
+        seconds, then called an outage."""
         delay = 0.2
         quiet_retry = True
         while True:
+            if self.give_up.is_set() and self.away is not None:
+                raise self._stopped()
             try:
-                result = await call()
+                result = await self._attempt(call)
             except Exception as exc:
                 if not db_away(exc):
                     raise
@@ -141,13 +155,68 @@ class Outage:
                 quiet_retry = False
                 self.gone(exc)
                 if self.give_up.is_set():
-                    raise JournalError(self.where, f"the database is away ({self.away})") from None
+                    raise self._stopped() from None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.give_up.wait(), delay)
                 delay = min(delay * 2, 3.0)
                 continue
             self.back()
             return result
+
+    async def _attempt(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``; cut short (a ``StopGrace`` error, taken for an outage) when the
+        worker stops and it does not end within ``STOP_GRACE`` seconds after."""
+        task = asyncio.ensure_future(call())
+        task.add_done_callback(_retrieved)
+        try:
+            if not self.give_up.is_set():
+                stop = asyncio.ensure_future(self.give_up.wait())
+                try:
+                    await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stop.cancel()
+            if not task.done():
+                await asyncio.wait({task}, timeout=STOP_GRACE)
+            if not task.done():
+                task.cancel()
+                raise StopGrace("timed out: no answer while stopping")
+            return task.result()
+        finally:
+            task.cancel()  # a cancellation from outside: the call with it
+
+
+STOP_GRACE = 2.0
+"""Seconds a statement under way when a worker stops is given before the database is
+taken for away (a healthy one answers at once)."""
+
+
+class StopGrace(Exception):
+    """A statement did not answer within ``STOP_GRACE`` of a stop."""
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # seen: never 'exception was never retrieved'
+
+
+_WAITED = frozenset(
+    {
+        "connection refused",
+        "timed out",
+        "the server is starting up",
+        "the server is shutting down",
+        _NO_CAUSE,
+    }
+)
+"""Why a connection failed, when a patient opener waits for the server."""
+
+
+class _NotAway(Exception):
+    """A connection refused for a reason waiting does not mend (no such database...)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _where(dsn: str) -> str:
@@ -199,7 +268,12 @@ class PostgresJournal:
 
         return sql.SQL(text).format(s=sql.Identifier(self.schema))
 
-    async def open(self) -> None:
+    async def open(self, *, wait: bool = False) -> None:
+        """Connect and check the journal (``JournalError`` if it cannot be used).
+        ``wait``: while the server is away (refusing connections, timing out, starting
+        up or shutting down), wait for it with the outage's backoff, saying so once at
+        WARNING, as a worker that loses it later does; a wrong user, password or
+        database is still refused at once."""
         if self._conn is not None:
             return  # open already (a batch given an open journal)
         try:
@@ -210,7 +284,7 @@ class PostgresJournal:
                 "from a checkout, or the wheel with [postgres])"
             ) from None
         try:
-            conn = await self._connect()
+            conn = await (self._connect_waiting() if wait else self._connect())
         except psycopg.Error as exc:
             cause = connect_cause(exc)
             said = cause if cause == _NO_CAUSE else f"{_NO_CAUSE}: {cause}"
@@ -258,6 +332,22 @@ class PostgresJournal:
         self._conn = conn
         self._opened = True
         self._prepare_statements()
+
+    async def _connect_waiting(self) -> psycopg.AsyncConnection[Any]:
+        import psycopg
+
+        async def attempt() -> psycopg.AsyncConnection[Any]:
+            try:
+                return await self._connect()
+            except psycopg.OperationalError as exc:
+                if connect_cause(exc) in _WAITED:
+                    raise  # the outage's: waited for
+                raise _NotAway(exc) from exc
+
+        try:
+            return await self.outage.patiently(attempt)
+        except _NotAway as exc:
+            raise exc.error from None
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         import psycopg

@@ -294,8 +294,20 @@ class Enqueued:
 class SharedBatch:
     """``async with SharedBatch(dsn) as shared``: ``enqueue``, ``work``, ``status``."""
 
-    def __init__(self, dsn: str, *, schema: str = "vidapi", queue: str = "vidapi") -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "vidapi",
+        queue: str = "vidapi",
+        wait_for_database: bool = False,
+    ) -> None:
+        """``wait_for_database``: entering waits while the server is away (refusing
+        connections, starting up, shutting down) with the backoff of a worker that
+        loses it later, instead of raising ``JournalError`` (``vidapi worker``)."""
         self.journal = PostgresJournal(dsn, schema=schema)
+        self._wait = wait_for_database
+        self._stopping = asyncio.Event()
         self.queue = queue
         self._dsn = dsn
         self._app: procrastinate.App | None = None
@@ -314,7 +326,7 @@ class SharedBatch:
                 "the shared queue needs procrastinate: the postgres extra "
                 "(pip install '.[postgres]' from a checkout, or the wheel with [postgres])"
             ) from None
-        await self.journal.open()
+        await self.journal.open(wait=self._wait)
         journal = self.journal
         q = journal._q
         await journal.execute(
@@ -575,6 +587,8 @@ class SharedBatch:
         runner._requeue = requeued  # such a failure goes back to the queue: not "failed"
         outage = self.journal.outage
         outage.give_up.clear()
+        self._stopping.clear()
+        stopping = asyncio.ensure_future(self._stopping.wait())
         self._refused = refused = asyncio.get_running_loop().create_future()
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
@@ -597,18 +611,30 @@ class SharedBatch:
             try:
                 while not worker.done():
                     await asyncio.wait(
-                        [worker, refused], timeout=poll, return_when="FIRST_COMPLETED"
+                        [worker, refused, stopping], timeout=poll, return_when="FIRST_COMPLETED"
                     )
-                    if refused.done():
+                    if refused.done() or stopping.done():
                         break
                     await self._retry_stalled(stalled_after)
                     if until_empty and await self._empty():
                         break
             finally:
+                stopping.cancel()
                 await self._stop(worker, jobs)
         if refused.done():
             # the credentials' fault, not the jobs': they are left in the queue
             raise refused.result()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether ``stop`` was called since the last ``work`` began."""
+        return self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Ask a running ``work`` to stop, as cancelling it does (a signal handler's
+        call): it stops taking jobs, and from now on never waits for the database."""
+        self._stopping.set()
+        self.journal.outage.give_up.set()
 
     async def _stop(self, worker: asyncio.Task[Any], jobs: set[asyncio.Task[Any]]) -> None:
         """The worker finishes or hands back its jobs; but a stop never waits for the

@@ -91,11 +91,19 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
 
 
-async def _until_signalled(work: asyncio.Task[None]) -> None:
-    """SIGTERM or SIGINT: stop taking jobs; the worker finishes or hands back its own."""
+async def _until_signalled(work: asyncio.Task[Any], shared: SharedBatch | None = None) -> None:
+    """SIGTERM or SIGINT: stop taking jobs; the worker finishes or hands back its own,
+    and never waits for the database (``shared.stop``: said before the cancel, so that
+    a cancellation lost in a statement's wait cannot keep it running)."""
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if shared is not None:
+            shared.stop()
+        work.cancel()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, work.cancel)
+        loop.add_signal_handler(sig, stop)
     try:
         await work
     except asyncio.CancelledError:
@@ -178,7 +186,7 @@ async def _work_then_status(
     ``vidapi_async.worker`` logger when ``as_log``, ``--log-format json``)."""
     task = asyncio.create_task(work)
     try:
-        await _until_signalled(task)
+        await _until_signalled(task, shared)
         return await shared.status()
     except JournalError as exc:
         if shared.journal.outage.away is None:
@@ -192,7 +200,20 @@ async def _work_then_status(
 
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
-    async with SharedBatch(_postgres(args.journal, "worker")) as shared:
+    # started while the database is away: it waits for it (a signal stops the wait)
+    shared = SharedBatch(_postgres(args.journal, "worker"), wait_for_database=True)
+    opening = asyncio.create_task(shared.__aenter__())
+    try:
+        await _until_signalled(opening, shared)
+    except JournalError:
+        if not shared.stopped:
+            raise
+    if shared.stopped:
+        if not opening.cancelled() and opening.exception() is None:
+            await shared.__aexit__(None, None, None)  # it answered as the signal came
+        print("vidapi: stopped before the database answered", file=sys.stderr)
+        return EXIT_OK
+    try:
         with WorkerView(console, as_log=args.log_format == "json") as view:
             claim_metrics_port(args, view.say)
             status = await _work_then_status(
@@ -208,6 +229,8 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                 ),
                 as_log=view.as_log,
             )
+    finally:
+        await shared.__aexit__(None, None, None)
     if status is not None:
         view.say(view.totals(status))
     return EXIT_OK
