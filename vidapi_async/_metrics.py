@@ -26,6 +26,7 @@ KINDS: Final = {
     "vidapi.job.duration": ("histogram", "seconds", "s", "time a batch job took"),
     "vidapi.quota.refusals": ("counter", "", "{refusal}", "the platform's quota refusals"),
     "vidapi.jobs.in_flight": ("gauge", "", "{job}", "batch jobs running"),
+    "vidapi.queue.jobs": ("gauge", "", "{job}", "a shared queue's jobs, by state"),
 }
 SECONDS_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 BYTES_BUCKETS: Final = tuple(float(4**n) for n in range(4, 18))
@@ -68,6 +69,12 @@ class Registry:
         key = (name, self._labels(labels))
         with self._lock:
             self._sums[key] = self._sums.get(key, 0.0) + value
+
+    def set(self, name: str, value: float, labels: Mapping[str, object]) -> None:
+        """A gauge's value now (not added to the last)."""
+        key = (name, self._labels(labels))
+        with self._lock:
+            self._sums[key] = value
 
     def observe(self, name: str, value: float, labels: Mapping[str, object]) -> None:
         bounds = buckets(name)

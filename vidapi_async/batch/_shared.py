@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
 
+from .. import _metrics
 from .._client import Client
 from .._errors import (
     APIError,
@@ -616,6 +617,8 @@ class SharedBatch:
                     if refused.done() or stopping.done():
                         break
                     await self._retry_stalled(stalled_after)
+                    if metrics_port is not None:
+                        await self._publish_depth()
                     if until_empty and await self._empty():
                         break
             finally:
@@ -666,11 +669,26 @@ class SharedBatch:
         for job in stalled:
             assert job.id is not None
             worker_log.warning(
-                "queue job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.id,
+                "job %s lost by a worker without a heartbeat for %gs: queued again",
+                job.lock or job.task_kwargs.get("key"),
                 stalled_after,
             )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
+
+    async def _publish_depth(self) -> None:
+        """The queue's jobs queued and running, as the gauge ``vidapi.queue.jobs`` of the
+        metrics endpoint (refreshed at each turn of the worker's loop, every ``poll``)."""
+        if not _metrics.REGISTRY.on:
+            return
+        row = await self.journal.fetchone(
+            "select count(*) filter (where status = 'todo'), "
+            "count(*) filter (where status = 'doing') "
+            "from procrastinate_jobs where queue_name = %s",
+            (self.queue,),
+        )
+        assert row is not None
+        for state, n in zip(("queued", "running"), row, strict=True):
+            _metrics.REGISTRY.set("vidapi.queue.jobs", int(n), {"state": state})
 
     async def _empty(self) -> bool:
         row = await self.journal.fetchone(
