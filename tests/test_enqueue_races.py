@@ -85,4 +85,4 @@ async def test_a_manifest_with_one_key_twice_enqueues_nothing(
     assert proc.returncode == 2, err.decode()
     assert "line 9 and line 2502" in err.decode()
     async with SharedBatch(dsn) as shared:
-        assert (await shared.status())["queued"] == 0
+        assert (await shared.status()).queued == 0

@@ -130,4 +130,4 @@ async def test_the_shared_queue_refuses_a_key_too_long_before_writing(
         async with SharedBatch(dsn) as shared:
             await asyncio.wait_for(shared.enqueue(jobs()), 30)
     async with SharedBatch(dsn) as shared:
-        assert (await shared.status())["queued"] == 0
+        assert (await shared.status()).queued == 0

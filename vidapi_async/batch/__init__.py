@@ -7,7 +7,7 @@ from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJ
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
 from ._runner import BatchUploader
-from ._shared import Enqueued, SharedBatch
+from ._shared import Enqueued, QueueStatus, SharedBatch
 
 __all__ = [
     "MAX_KEY_LENGTH",
@@ -20,6 +20,7 @@ __all__ = [
     "Journal",
     "MemoryJournal",
     "PostgresJournal",
+    "QueueStatus",
     "SQLiteJournal",
     "SharedBatch",
     "Stage",

@@ -38,7 +38,7 @@ import datetime
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
@@ -75,7 +75,7 @@ from ._runner import BatchUploader, _each
 if TYPE_CHECKING:
     import procrastinate
 
-__all__ = ["SharedBatch", "SharedRate"]
+__all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
@@ -290,6 +290,36 @@ class Enqueued:
     changed: list[str] = attrs.field(factory=list)
     """Keys of jobs done, queued or running already whose new spec differs: they keep
     the spec they were enqueued with (the change is not applied)."""
+
+
+@attrs.frozen
+class QueueStatus:
+    """A shared queue's jobs, from one read of the queue and the journal together
+    (``SharedBatch.status``). A job the journal records done counts as done whatever
+    the queue says; a job the queue failed counts as failed."""
+
+    queued: int
+    """Jobs waiting in the queue for a worker (not done per the journal)."""
+    running: int
+    """Jobs a worker holds now."""
+    done: int
+    """Jobs done, per the journal."""
+    failed: int
+    """Jobs failed for good: failed in the queue (a 4xx, its attempts spent), or with
+    an error recorded in the journal and neither queued nor running (a file missing
+    when it was enqueued)."""
+    stages: Mapping[str, int]
+    """Jobs per journal stage (``done``, ``uploading``...): the journal's records."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as a plain dict (what ``vidapi status --json`` prints)."""
+        return {
+            "queued": self.queued,
+            "running": self.running,
+            "done": self.done,
+            "failed": self.failed,
+            "stages": dict(self.stages),
+        }
 
 
 class SharedBatch:
@@ -726,8 +756,8 @@ class SharedBatch:
 
     # --- status --------------------------------------------------------------------------
 
-    async def status(self) -> dict[str, Any]:
-        """Jobs ``queued``, ``running``, ``done``, ``failed``, and counts per ``stages``:
+    async def status(self) -> QueueStatus:
+        """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):
         one read of the queue and the journal together (a job failed in the queue counts
         as failed, a job whose journal says done counts as done)."""
         row = await self.journal.fetchone(
@@ -755,13 +785,13 @@ class SharedBatch:
         queued, running, done, failed, stages = row
         if isinstance(stages, str):
             stages = json.loads(stages)
-        return {
-            "queued": int(queued),
-            "running": int(running),
-            "done": int(done),
-            "failed": int(failed),
-            "stages": {str(k): int(v) for k, v in stages.items()},
-        }
+        return QueueStatus(
+            queued=int(queued),
+            running=int(running),
+            done=int(done),
+            failed=int(failed),
+            stages={str(k): int(v) for k, v in stages.items()},
+        )
 
 
 async def _pipeline_task(context: Any, key: str) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
 from .._observe import worker_log
-from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
+from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
 from ..batch._manifest import check_source
 from ._args import add_metrics_port, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
@@ -168,19 +168,19 @@ class WorkerView:
             self._live.__exit__(None, None, None)
             self._live = None
 
-    def totals(self, queue: dict[str, Any]) -> str:
+    def totals(self, queue: QueueStatus) -> str:
         p = self.last
         done, failed = (p.done, p.failed) if p is not None else (0, 0)
         elapsed = f" in {p.elapsed:.0f} s" if p is not None else ""
         return (
             f"this worker: {done} done, {failed} failed{elapsed}; the queue: "
-            f"{queue['done']} done, {queue['failed']} failed, {queue['queued']} queued in all"
+            f"{queue.done} done, {queue.failed} failed, {queue.queued} queued in all"
         )
 
 
 async def _work_then_status(
     shared: SharedBatch, work: Coroutine[Any, Any, None], *, as_log: bool = False
-) -> dict[str, Any] | None:
+) -> QueueStatus | None:
     """``work`` until it ends or a signal comes, then the queue's status; ``None`` when
     stopped while the database is away (said in one line on stderr: a warning of the
     ``vidapi_async.worker`` logger when ``as_log``, ``--log-format json``)."""
@@ -295,8 +295,8 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
         )
     if status is None:
         return EXIT_OK
-    _print_status(args, status)
-    return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
+    _print_status(args, status.as_dict())
+    return EXIT_OK if status.failed == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
 
 def _print_status(
@@ -378,7 +378,7 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
-            _print_status(args, await shared.status())
+            _print_status(args, (await shared.status()).as_dict())
             return EXIT_OK
         from rich.progress import (
             BarColumn,
@@ -397,11 +397,11 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
             task = bar.add_task("jobs done", total=None)
             while True:
                 status = await shared.status()
-                done, failed = int(status["done"]), int(status["failed"])
-                left = int(status["queued"]) + int(status["running"])
+                done, failed = status.done, status.failed
+                left = status.queued + status.running
                 bar.update(task, completed=done + failed, total=done + failed + left)
                 if left == 0:
                     break
                 await asyncio.sleep(1.0)
-        _print_status(args, status)
+        _print_status(args, status.as_dict())
     return EXIT_OK
