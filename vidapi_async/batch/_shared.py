@@ -4,7 +4,8 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 - ``enqueue`` stores each job's spec in the journal's schema (table ``specs``) and defers
   a task whose only argument is the job's key (procrastinate logs task arguments; a spec
   may hold a video password). A job already done, queued or running is not added again.
-  Jobs go in batches: two statements per few thousand jobs.
+  Jobs go in batches: two statements per few thousand jobs, enqueuers of one queue
+  taking turns per batch (an advisory lock), so that one spec per key is decided.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
   task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
@@ -288,8 +289,9 @@ class Enqueued:
     """Paths that could not be read on the enqueuing host: not added, and recorded failed
     in the journal (``status`` counts them) until a later ``enqueue`` finds the file."""
     changed: list[str] = attrs.field(factory=list)
-    """Keys of jobs done, queued or running already whose new spec differs: they keep
-    the spec they were enqueued with (the change is not applied)."""
+    """Keys of jobs done, queued or running already (by an earlier enqueue, another
+    host's at the same moment, or earlier in this one) whose spec here differs: they
+    keep the spec they were enqueued with (the change is not applied)."""
 
 
 @attrs.frozen
