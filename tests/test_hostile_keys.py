@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,45 +67,41 @@ async def test_every_local_journal_refuses_a_key_too_long(tmp_path: Path) -> Non
         await memory.close()
 
 
-async def test_a_postgres_journal_refuses_a_key_too_long_before_writing(
-    schema: str,  # noqa: F811 - the fixture
-) -> None:
-    journal = va.PostgresJournal(DSN, schema=schema)
-    await journal.open()
+@pytest.fixture
+async def journal(schema: str) -> AsyncIterator[va.PostgresJournal]:  # noqa: F811
+    opened = va.PostgresJournal(DSN, schema=schema)
+    await opened.open()
     try:
-        for call in (journal.claim(LONG), journal.save(JobRecord(LONG)), journal.load(LONG)):
-            with pytest.raises(va.InvalidArgumentError, match="key"):
-                await asyncio.wait_for(call, 30)
-        assert await journal.records() == []
+        yield opened
     finally:
-        await journal.close()
+        await opened.close()
+
+
+async def test_a_postgres_journal_refuses_a_key_too_long_before_writing(
+    journal: va.PostgresJournal,
+) -> None:
+    for call in (journal.claim(LONG), journal.save(JobRecord(LONG)), journal.load(LONG)):
+        with pytest.raises(va.InvalidArgumentError, match="key"):
+            await asyncio.wait_for(call, 30)
+    assert await journal.records() == []
 
 
 async def test_a_statement_the_server_refuses_is_an_error_not_an_outage(
-    schema: str,  # noqa: F811 - the fixture
+    journal: va.PostgresJournal,
 ) -> None:
     """SQLSTATE 54000 (program limit exceeded): raised at once as ``JournalError``."""
-    journal = va.PostgresJournal(DSN, schema=schema)
-    await journal.open()
-    try:
-        with pytest.raises(va.JournalError, match="refused") as caught:
-            await asyncio.wait_for(journal.fetchone("select repeat('x', 1100000000)"), 30)
-        assert "away" not in str(caught.value)
-        assert journal.outage.away is None
-    finally:
-        await journal.close()
+    with pytest.raises(va.JournalError, match="refused") as caught:
+        await asyncio.wait_for(journal.fetchone("select repeat('x', 1100000000)"), 30)
+    assert "away" not in str(caught.value)
+    assert journal.outage.away is None
 
 
-async def test_a_claim_the_server_refuses_names_the_job(
-    schema: str,  # noqa: F811 - the fixture
-) -> None:
+async def test_a_claim_the_server_refuses_names_the_job(journal: va.PostgresJournal) -> None:
     """A key within the limit whose row the server still refuses (here: a check an
     administrator added to the table) names the job, at once."""
-    journal = va.PostgresJournal(DSN, schema=schema)
-    await journal.open()
     conn = await connect_or_install()
     try:
-        await conn.execute(q("alter table {s}.jobs add check (length(key) < 10)", schema))
+        await conn.execute(q("alter table {s}.jobs add check (length(key) < 10)", journal.schema))
         key = "a-key-of-more-than-ten-characters"
         with pytest.raises(va.JournalError, match="refused") as caught:
             await asyncio.wait_for(journal.claim(key), 30)
@@ -113,7 +109,6 @@ async def test_a_claim_the_server_refuses_names_the_job(
         assert journal.outage.away is None
     finally:
         await conn.close()
-        await journal.close()
 
 
 async def test_the_shared_queue_refuses_a_key_too_long_before_writing(
