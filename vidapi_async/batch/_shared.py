@@ -539,6 +539,8 @@ class SharedBatch:
         fresh = [key for key in keys if key not in there]
         if not fresh:
             return 0, differ
+        from procrastinate.exceptions import AlreadyEnqueued  # documented
+
         task = app.tasks[TASK]
         new_jobs = [
             task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
@@ -548,19 +550,16 @@ class SharedBatch:
                 lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
             )
             return len(fresh), differ
-        except Exception as exc:
-            if type(exc).__name__ != "AlreadyEnqueued":
-                raise
+        except AlreadyEnqueued:
+            pass
         # another host enqueued some of them meanwhile: one at a time
         added = 0
         for job in new_jobs:
             try:
                 await app.job_manager.defer_job_async(job)
-            except Exception as exc:
-                if type(exc).__name__ != "AlreadyEnqueued":
-                    raise
-            else:
-                added += 1
+            except AlreadyEnqueued:
+                continue
+            added += 1
         return added, differ
 
     # --- work ----------------------------------------------------------------------------
