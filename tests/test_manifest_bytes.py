@@ -16,7 +16,7 @@ from vidapi_async.emulator import Emulator
 from .conftest import make_file
 from .test_cli import vidapi
 
-HEADER = "path,title,channel,key\n"
+HEADER = "path,title,channel,key,headers,subtitles\n"
 
 
 def manifest(tmp_path: Path, body: bytes, name: str = "jobs.csv") -> Path:
@@ -66,8 +66,18 @@ def test_an_unknown_encoding_is_refused(tmp_path: Path) -> None:
         (b"a.mp4,Ti\x07tle,news,\n", "title"),
         (b'a.mp4,"two\nlines",news,\n', "title"),
         (b"a\x00.mp4,T,news,\n", "path"),
+        (b"a.mp4,T,news,,VAR\x00IABLE\n", "headers"),
+        (b"a.mp4,T,news,,,en=e\x00n.srt\n", "subtitles"),
     ],
-    ids=["nul-key", "nul-title", "bell-title", "newline-title", "nul-path"],
+    ids=[
+        "nul-key",
+        "nul-title",
+        "bell-title",
+        "newline-title",
+        "nul-path",
+        "nul-headers",
+        "nul-subtitles",
+    ],
 )
 def test_control_characters_are_refused_with_file_and_line(
     tmp_path: Path, row: bytes, column: str

@@ -129,10 +129,10 @@ def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
 
 
 def _no_control(row: dict[str, str | None], where: str) -> None:
-    """A manifest's cell holds no control character (a NUL, a newline in a title...);
-    the ``subtitles`` and ``headers`` cells are checked when they are read."""
+    """No cell of a manifest's row holds a control character (a NUL, a newline in a
+    title, a bell...)."""
     for column, value in row.items():
-        if column is None or value is None or column in ("subtitles", "headers"):
+        if column is None or value is None:
             continue
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad is not None:
