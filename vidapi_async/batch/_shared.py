@@ -480,12 +480,21 @@ class SharedBatch:
         the job queued and is told its spec differs). A lock of a session of its own,
         released by the server if this process dies."""
         journal = self.journal
-        conn = await journal.outage.patiently(journal._connect)
+
+        async def take() -> Any:
+            conn = await journal._connect()
+            try:
+                await conn.execute(
+                    "select pg_advisory_lock(7317002, hashtext(%s))",
+                    (f"{journal.schema}/{self.queue}",),
+                )
+            except BaseException:
+                await conn.close()
+                raise
+            return conn
+
+        conn = await journal.outage.patiently(take)
         try:
-            await conn.execute(
-                "select pg_advisory_lock(7317002, hashtext(%s))",
-                (f"{journal.schema}/{self.queue}",),
-            )
             yield
         finally:
             await conn.close()  # the lock with it
