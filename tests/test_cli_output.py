@@ -140,11 +140,12 @@ async def test_worker_help_shows_the_stalled_after_default_and_the_key_value_dsn
 def test_worker_totals_are_one_line_at_80_columns() -> None:
     from rich.console import Console
 
+    from vidapi_async.batch import QueueStatus
     from vidapi_async.cli._shared import WorkerView
 
     stream = io.StringIO()
     view = WorkerView(Console(file=stream, width=80))
-    line = view.totals({"done": 12345, "failed": 678, "queued": 90123})
+    line = view.totals(QueueStatus(queued=90123, running=0, done=12345, failed=678, stages={}))
     assert len(line) > 80
     view.say(line)
     assert stream.getvalue() == line + "\n"

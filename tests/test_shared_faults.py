@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import vidapi_async as va
-from vidapi_async.batch import SharedBatch
+from vidapi_async.batch import QueueStatus, SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
 from .conftest import make_file
@@ -151,11 +151,11 @@ async def test_two_workers_taking_over_one_stalled_job_is_no_error(
         for _ in range(5):  # both at once, and again once it is queued already
             await asyncio.gather(a._retry_stalled(60), b._retry_stalled(60))
         status = await a.status()
-    assert (status["queued"], status["running"]) == (1, 0)
+    assert (status.queued, status.running) == (1, 0)
 
 
-def _status(shared_status: dict[str, object]) -> tuple[int, int, int, int]:
-    return tuple(int(shared_status[k]) for k in ("queued", "running", "done", "failed"))  # type: ignore[return-value, call-overload]
+def _status(s: QueueStatus) -> tuple[int, int, int, int]:
+    return (s.queued, s.running, s.done, s.failed)
 
 
 async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> None:

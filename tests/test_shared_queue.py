@@ -103,13 +103,12 @@ async def test_enqueue_twice_adds_nothing_and_one_worker_finishes(
         assert (first.added, first.already) == (6, 0)
         assert (again.added, again.already) == (0, 6)
         status = await shared.status()
-        assert set(status) >= {"queued", "running", "done", "failed", "stages"}
-        assert status["queued"] == 6
+        assert status.queued == 6
         async with client_for(emulator) as client:
             await asyncio.wait_for(shared.work(client, concurrency=3, until_empty=True), 60)
         status = await shared.status()
-        assert (status["queued"], status["running"], status["done"]) == (0, 0, 6)
-        assert status["stages"] == {"done": 6}
+        assert (status.queued, status.running, status.done) == (0, 0, 6)
+        assert status.stages == {"done": 6}
         done_again = await shared.enqueue(jobs_for(files))
         assert (done_again.added, done_again.already) == (0, 6)
     assert uploads_per_title(emulator) == Counter(f.name for f in files)
@@ -190,7 +189,7 @@ async def test_two_workers_share_the_queue_each_file_once(tmp_path: Path, dsn: s
         assert_one_video_per_file(emu, files)
         async with SharedBatch(dsn) as shared:
             status = await shared.status()
-    assert (status["done"], status["queued"], status["running"]) == (24, 0, 0)
+    assert (status.done, status.queued, status.running) == (24, 0, 0)
 
 
 async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
@@ -230,7 +229,7 @@ async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
             records = await shared.journal.records()
             status = await shared.status()
         started = len([r for r in emu.requests if r.host == "upload" and r.method == "POST"])
-    assert status["done"] == 30
+    assert status.done == 30
     # the kills fell mid-job: some jobs were begun again by another worker (an upload
     # sent twice, or a job run twice), and still no video was made twice
     assert started > 30 or any(r.runs > 1 for r in records), (started, [r.runs for r in records])
@@ -251,7 +250,7 @@ async def test_a_quota_refusal_seen_by_one_worker_stops_them_all(tmp_path: Path,
             until = await shared.quota_until()
         videos = len(emu.videos())
     assert videos == 4
-    assert (status["done"], status["failed"]) == (4, 12)
+    assert (status.done, status.failed) == (4, 12)
     assert until is not None  # kept for every worker until the reset
     # 4 created, the refused one, and at most the other pipelines already under way
     # (2 workers x 2): never the whole queue
@@ -320,8 +319,8 @@ async def test_sigterm_finishes_or_hands_back_the_jobs_in_flight(tmp_path: Path,
         assert worker.returncode == 0, err.decode()[-2000:]
         async with SharedBatch(dsn) as shared:
             after_stop = await shared.status()
-        assert after_stop["running"] == 0  # nothing left held by the stopped worker
-        assert after_stop["done"] < 12  # it stopped part-way
+        assert after_stop.running == 0  # nothing left held by the stopped worker
+        assert after_stop.done < 12  # it stopped part-way
         last = await spawn(worker_cmd(emu, dsn, "--until-empty"))
         _, err = await asyncio.wait_for(last.communicate(), 120)
         assert last.returncode == 0, err.decode()[-2000:]
@@ -385,7 +384,7 @@ async def test_refused_credentials_stop_the_worker_and_leave_the_queue(
     assert proc.returncode == 3, said[-2000:]
     # no attempt counted against a job: five such runs would otherwise fail it for good
     assert [r[0] for r in rows] == [0] * 4
-    assert (status["queued"], status["running"], status["failed"]) == (4, 0, 0), said[-2000:]
+    assert (status.queued, status.running, status.failed) == (4, 0, 0), said[-2000:]
     assert token not in said
     assert named in said.lower() and "Traceback" not in said, said[-2000:]
     # a job given back is neither failed nor still running in the worker's own lines
@@ -420,7 +419,7 @@ async def test_a_job_given_back_to_the_queue_is_counted_requeued_not_failed(
         status = await shared.status()
     meters.shutdown()
     assert outcomes == {"requeued": 1}, outcomes
-    assert status["queued"] == 2 and status["failed"] == 0
+    assert status.queued == 2 and status.failed == 0
     last = seen[-1]
     assert (last.started, last.done, last.failed) == (0, 0, 0), last
 
@@ -516,7 +515,7 @@ async def test_a_jobs_last_transient_failure_is_failed_not_requeued(
         status = await shared.status()
         outcomes = job_outcomes(reader)
     meters.shutdown()
-    assert status["failed"] == 1
+    assert status.failed == 1
     assert outcomes == {"requeued": _shared.MAX_ATTEMPTS, "failed": 1}, outcomes
     assert seen[-1].failed == 1
 
@@ -542,7 +541,7 @@ async def test_metrics_port_for_a_worker_and_a_shared_batch(tmp_path: Path, dsn:
             )  # fmt: skip
         assert code == 2 and "--metrics-port" in err and port in err, err
         async with SharedBatch(dsn) as shared:
-            assert (await shared.status())["queued"] == 0  # nothing enqueued
+            assert (await shared.status()).queued == 0  # nothing enqueued
         code, _, err = await cli(
             "batch", str(folder), "--channel", "news", "--journal", dsn, "--metrics-port", "0"
         )

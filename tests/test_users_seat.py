@@ -396,7 +396,7 @@ async def test_a_folder_batch_lists_what_it_skipped_and_help_names_the_journal(
 def test_the_worker_view_keeps_one_live_line_on_a_terminal() -> None:
     from rich.console import Console
 
-    from vidapi_async.batch import BatchProgress
+    from vidapi_async.batch import BatchProgress, QueueStatus
     from vidapi_async.cli._shared import WorkerView
 
     screen = io.StringIO()
@@ -416,5 +416,5 @@ def test_the_worker_view_keeps_one_live_line_on_a_terminal() -> None:
     # redrawn in place (cursor moves), not one log line per job
     assert "\x1b[" in text
     assert "this worker: 2 done, 0 failed in 60 s" in view.totals(
-        {"done": 5, "failed": 0, "queued": 0}
+        QueueStatus(queued=0, running=0, done=5, failed=0, stages={})
     )

@@ -35,6 +35,7 @@ KINDS: Final = {
     "vidapi.job.duration": ("histogram", "seconds", "s", "time a batch job took"),
     "vidapi.quota.refusals": ("counter", "", "{refusal}", "the platform's quota refusals"),
     "vidapi.jobs.in_flight": ("gauge", "", "{job}", "batch jobs running"),
+    "vidapi.queue.jobs": ("gauge", "", "{job}", "a shared queue's jobs, by state"),
 }
 DEADLINE: Final = 10.0
 """Seconds an endpoint's client has from connecting to its answer (Prometheus's own
@@ -122,6 +123,12 @@ class Registry:
         with self._lock:
             key = self._key(name, found)
             self._sums[key] = self._sums.get(key, 0.0) + value
+
+    def set(self, name: str, value: float, labels: Mapping[str, object]) -> None:
+        """A gauge's value now (not added to the last)."""
+        key = (name, self._labels(labels))
+        with self._lock:
+            self._sums[key] = value
 
     def observe(self, name: str, value: float, labels: Mapping[str, object]) -> None:
         bounds = buckets(name)

@@ -3,13 +3,14 @@ the journal that makes a batch resumable, and the manifests the command line rea
 The public names are also in ``vidapi_async``."""
 
 from ._jobs import BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
-from ._journal import JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
 from ._runner import BatchUploader
-from ._shared import Enqueued, SharedBatch
+from ._shared import Enqueued, QueueStatus, SharedBatch
 
 __all__ = [
+    "MAX_KEY_LENGTH",
     "BatchProgress",
     "BatchUploader",
     "Enqueued",
@@ -19,6 +20,7 @@ __all__ = [
     "Journal",
     "MemoryJournal",
     "PostgresJournal",
+    "QueueStatus",
     "SQLiteJournal",
     "SharedBatch",
     "Stage",

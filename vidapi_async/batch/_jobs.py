@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping
 
@@ -14,7 +15,7 @@ import attrs
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
-from ._journal import Stage
+from ._journal import Stage, check_key
 
 __all__ = [
     "BatchProgress",
@@ -99,10 +100,12 @@ class UploadJob:
         if self.headers and self.url is None:
             raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)
+        if any(unicodedata.category(c) == "Cc" for c in self.title):
+            raise InvalidArgumentError("title", "has a control character (a NUL, a newline...)")
         check.channel(self.channel)
         check.password(self.password)
-        if self.key is not None and not (isinstance(self.key, str) and self.key.strip()):
-            raise InvalidArgumentError("key", "must be a non-empty string")
+        if self.key is not None:
+            check_key(self.key)
         for name in ("published", "live"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")

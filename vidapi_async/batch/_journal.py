@@ -15,7 +15,9 @@ import enum
 import json
 import os
 import sqlite3
+import stat
 import time
+import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
@@ -31,7 +33,15 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["JobRecord", "Journal", "MemoryJournal", "SQLiteJournal", "Stage"]
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "JobRecord",
+    "Journal",
+    "MemoryJournal",
+    "SQLiteJournal",
+    "Stage",
+    "check_key",
+]
 
 T = TypeVar("T")
 
@@ -68,6 +78,28 @@ class Stage(enum.StrEnum):
 
 
 _RANKS = {stage: i for i, stage in enumerate(Stage)}
+
+
+MAX_KEY_LENGTH = 200
+"""The longest job key, in characters, for every journal and the shared queue."""
+
+
+def check_key(key: object) -> str:
+    """A job key a journal can hold: a non-blank string of at most ``MAX_KEY_LENGTH``
+    characters, none of them a control character (NUL, a newline...);
+    ``InvalidArgumentError`` naming the problem (and the key's start only) otherwise."""
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidArgumentError("key", "must be a non-empty string")
+    if len(key) > MAX_KEY_LENGTH:
+        raise InvalidArgumentError(
+            "key",
+            f"{len(key)} characters, more than the {MAX_KEY_LENGTH} a journal holds "
+            f"(it starts {key[:20]!r})",
+        )
+    bad = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise InvalidArgumentError("key", f"has the control character {bad!r}: {key[:40]!r}")
+    return key
 
 
 class JobLost(Exception):
@@ -144,7 +176,7 @@ class MemoryJournal:
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        record = self._records.get(key)
+        record = self._records.get(check_key(key))
         if record is not None:
             return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
         done = self._done.get(key)
@@ -154,6 +186,7 @@ class MemoryJournal:
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
+        check_key(record.key)
         if record.stage is not Stage.DONE:
             self._done.pop(record.key, None)
             self._records[record.key] = attrs.evolve(
@@ -252,9 +285,10 @@ class SQLiteJournal:
         if fcntl is None:  # pragma: no cover - not POSIX: no cross-process lock
             return
         try:
-            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise self._fail(f"cannot create its lock file: {exc.strerror}") from None
+        _private(fd)
         # ``in_use`` (``vidapi status --watch``) holds a shared lock for an instant: a
         # refusal is tried again for a moment before it means another batch.
         for wait in (0.01, 0.02, 0.04, 0.08, 0.16, None):
@@ -313,6 +347,16 @@ class SQLiteJournal:
         return self._db
 
     def _open_db(self) -> sqlite3.Connection:
+        # The file is the user's alone (0600, whatever the umask), created so before
+        # SQLite opens it: SQLite gives its -wal and -shm files the same mode.
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise self._fail(f"cannot open it: {exc.strerror}") from None
+        try:
+            _private(fd)
+        finally:
+            os.close(fd)
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -392,10 +436,11 @@ class SQLiteJournal:
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        return await self._run(self._load, key)
+        return await self._run(self._load, check_key(key))
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
+        check_key(record.key)
         await self._run(self._save, attrs.evolve(record))
 
     async def forget(self, key: str) -> None:
@@ -433,6 +478,14 @@ class SQLiteJournal:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
+
+
+def _private(fd: int) -> None:
+    """Make a file of ours readable and writable by its owner only (it may hold a
+    chunked upload's address with its seal); one of another user's is left as it is."""
+    st = os.fstat(fd)
+    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != 0o600:
+        os.fchmod(fd, 0o600)
 
 
 def _record(row: tuple[object, ...]) -> JobRecord:

@@ -19,12 +19,16 @@ CSV columns (a header row is required; only ``path`` is always needed):
 
 from __future__ import annotations
 
+import codecs
 import csv
+import hashlib
 import os
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
-from .._protocol import url_file_name
+from .._protocol import url_file_name, url_for_humans
 from ._jobs import SubtitleSpec, UploadJob
 
 __all__ = ["folder_entries", "jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
@@ -88,12 +92,77 @@ def _headers(variable: str) -> dict[str, str]:
     return headers
 
 
-def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[UploadJob]:
-    """The jobs of a CSV manifest, one row at a time."""
+def _decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
+    """The manifest's decoder (UTF-8: with or without Excel's byte order mark)."""
+    try:
+        info = codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise InvalidArgumentError("encoding", f"unknown encoding {encoding!r}") from None
+    if info.name == "utf-8":
+        info = codecs.lookup("utf-8-sig")
+    return lambda: info.incrementaldecoder("strict")
+
+
+def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
+    """The manifest's text, one line at a time (ends kept, for ``csv``); bytes that are
+    not ``encoding`` raise ``InvalidArgumentError`` naming the file and the line."""
+    decoder = _decoder(encoding)()
+    line, pending = 1, ""
+    for chunk in iter(lambda: raw.read(1 << 16), b""):
+        try:
+            pending += decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            good = chunk[: exc.start].decode(encoding, errors="replace")
+            at = line + pending.count("\n") + good.count("\n")
+            raise InvalidArgumentError(
+                "encoding",
+                f"{path} line {at}: not {encoding} text (byte 0x{chunk[exc.start]:02x}); "
+                "give its encoding (--encoding latin-1, cp1252...; encoding= in Python)",
+            ) from None
+        *done, pending = pending.split("\n")
+        for text in done:
+            line += 1
+            yield text + "\n"
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending
+
+
+def _no_control(row: dict[str, str | None], where: str) -> None:
+    """No cell of a manifest's row holds a control character (a NUL, a newline in a
+    title, a bell...)."""
+    for column, value in row.items():
+        if column is None or value is None:
+            continue
+        bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        if bad is not None:
+            raise InvalidArgumentError(column, f"{where}: has the control character {bad!r}")
+
+
+def _identity(job: UploadJob) -> tuple[str, str]:
+    """What makes two rows one job (the key given, else the file or the url), and how
+    a message names it (a url without its query, which may hold a signature)."""
+    if job.key is not None:
+        return f"key\0{job.key}", f"key {job.key!r}"
+    if job.path is not None:
+        real = os.path.realpath(job.path)
+        return f"file\0{real}", f"file {real}"
+    return f"url\0{job.url}", f"url {url_for_humans(job.url or '')}"
+
+
+def jobs_from_manifest(
+    path: str, *, channel: str | None = None, encoding: str = "utf-8"
+) -> Iterator[UploadJob]:
+    """The jobs of a CSV manifest, one row at a time. ``encoding``: the file's, UTF-8
+    by default (with or without a byte order mark). A row that is bad, that holds a
+    control character or that is another row's job again (the same key, or the same
+    file or url without a key) raises ``InvalidArgumentError`` naming the file and the
+    line (both lines for a job twice)."""
+    _decoder(encoding)  # an unknown encoding: refused before the file is opened
     base = os.path.dirname(os.path.abspath(path))
-    # utf-8-sig: a manifest saved by Excel starts with a byte order mark
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
+    seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
+    with open(path, "rb") as raw:
+        reader = csv.DictReader(_lines(raw, path, encoding))
         header = reader.fieldnames or []
         if "path" not in header and "url" not in header:
             raise UsageError(
@@ -102,15 +171,18 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
             raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
+        ended = reader.line_num  # the header's last line
         for row in reader:
-            where = f"{path} line {reader.line_num}"
+            line, ended = ended + 1, reader.line_num  # a row may span lines (quoted)
+            where = f"{path} line {line}"
+            _no_control(row, where)
             file = (row.get("path") or "").strip()
             url = (row.get("url") or "").strip()
             if not file and not url:
                 raise InvalidArgumentError("path", f"{where}: neither a path nor a url")
             name = file or url_file_name(url)
             try:
-                yield UploadJob(
+                job = UploadJob(
                     path=os.path.join(base, file) if file else None,
                     url=url or None,
                     headers=_headers((row.get("headers") or "").strip()),
@@ -124,6 +196,23 @@ def jobs_from_manifest(path: str, *, channel: str | None = None) -> Iterator[Upl
                 )
             except InvalidArgumentError as exc:
                 raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
+            identity, shown = _identity(job)
+            digest = hashlib.blake2b(identity.encode(), digest_size=12).digest()
+            first = seen.setdefault(digest, line)
+            if first != line:
+                raise InvalidArgumentError(
+                    "key",
+                    f"{path} line {first} and line {line}: the same job twice "
+                    f"({shown}); one spec per job: remove a row, or give "
+                    "each its own key",
+                )
+            yield job
+
+
+def check_source(source: str, *, channel: str | None, encoding: str = "utf-8") -> int:
+    """Read a whole folder or manifest once, checking every row (blocking): the number
+    of jobs, or the first bad row's ``InvalidArgumentError``, before anything is run."""
+    return sum(1 for _ in jobs_from_source(source, channel=channel, encoding=encoding))
 
 
 def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -157,10 +246,12 @@ def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]
         )
 
 
-def jobs_from_source(source: str, *, channel: str | None) -> Iterator[UploadJob]:
-    """A folder or a ``.csv`` manifest."""
+def jobs_from_source(
+    source: str, *, channel: str | None, encoding: str = "utf-8"
+) -> Iterator[UploadJob]:
+    """A folder or a ``.csv`` manifest (read as ``encoding``)."""
     if os.path.isdir(source):
         return jobs_from_folder(source, channel=channel)
     if os.path.isfile(source) and source.lower().endswith(".csv"):
-        return jobs_from_manifest(source, channel=channel)
+        return jobs_from_manifest(source, channel=channel, encoding=encoding)
     raise UsageError(f"{source}: not a folder or a .csv manifest")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from .._errors import JournalError, UsageError
-from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record
+from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record, check_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,17 +71,28 @@ def connect_cause(exc: BaseException) -> str:
     return _NO_CAUSE
 
 
+_AWAY_STATES = ("08", "57P", "53300")
+"""SQLSTATEs of a lost or refused connection: class 08 (connection exception), a server
+shutting down or starting up (57P01-57P03), too many connections."""
+
+
 def db_away(exc: BaseException | None) -> bool:
     """Whether ``exc`` (or what caused it) says the database cannot be reached: a
-    refused or broken connection, a server shutting down, a pool with no connection."""
+    refused or broken connection, a server shutting down, a pool with no connection.
+    A statement the server refuses (an index row too large, class 54; a disk full,
+    class 53) is not: waiting would never end."""
     try:
         import psycopg
     except ImportError:  # pragma: no cover - the extra is missing
         return False
     seen = 0
     while exc is not None and seen < 5:
-        if isinstance(exc, psycopg.OperationalError) and not isinstance(
-            exc, psycopg.errors.QueryCanceled
+        if isinstance(exc, StopGrace):
+            return True
+        if isinstance(exc, _NotAway):
+            return False
+        if isinstance(exc, psycopg.OperationalError) and (
+            exc.sqlstate is None or exc.sqlstate.startswith(_AWAY_STATES)
         ):
             return True
         exc = exc.__cause__ or exc.__context__
@@ -112,6 +123,9 @@ class Outage:
             self.away = None
             log.warning("the database %s is back", self.where)
 
+    def _stopped(self) -> JournalError:
+        return JournalError(self.where, f"the database is away ({self.away})")
+
     async def patiently(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, again after a backoff for as long as the database is away (until
         ``give_up`` is set: then the ``JournalError`` 'the database is away').
@@ -119,12 +133,19 @@ class Outage:
         A first failure while the database is not known to be away is tried again at
         once before it is called an outage: a connection from before a restart fails
         once on its next use, and an attempt begun while the server was down can fail
-        after another statement saw it back; neither is a new outage."""
+        after another statement saw it back; neither is a new outage.
+
+        A stop never waits for the database: once ``give_up`` is set, a call is not
+        even tried while the database is known to be away, and a call under way (a
+        pool waiting for a connection, a server stopping) is given ``STOP_GRACE``
+        seconds, then called an outage."""
         delay = 0.2
         quiet_retry = True
         while True:
+            if self.give_up.is_set() and self.away is not None:
+                raise self._stopped()
             try:
-                result = await call()
+                result = await self._attempt(call)
             except Exception as exc:
                 if not db_away(exc):
                     raise
@@ -134,13 +155,68 @@ class Outage:
                 quiet_retry = False
                 self.gone(exc)
                 if self.give_up.is_set():
-                    raise JournalError(self.where, f"the database is away ({self.away})") from None
+                    raise self._stopped() from None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.give_up.wait(), delay)
                 delay = min(delay * 2, 3.0)
                 continue
             self.back()
             return result
+
+    async def _attempt(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``; cut short (a ``StopGrace`` error, taken for an outage) when the
+        worker stops and it does not end within ``STOP_GRACE`` seconds after."""
+        task = asyncio.ensure_future(call())
+        task.add_done_callback(_retrieved)
+        try:
+            if not self.give_up.is_set():
+                stop = asyncio.ensure_future(self.give_up.wait())
+                try:
+                    await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stop.cancel()
+            if not task.done():
+                await asyncio.wait({task}, timeout=STOP_GRACE)
+            if not task.done():
+                task.cancel()
+                raise StopGrace("timed out: no answer while stopping")
+            return task.result()
+        finally:
+            task.cancel()  # a cancellation from outside: the call with it
+
+
+STOP_GRACE = 2.0
+"""Seconds a statement under way when a worker stops is given before the database is
+taken for away (a healthy one answers at once)."""
+
+
+class StopGrace(Exception):
+    """A statement did not answer within ``STOP_GRACE`` of a stop."""
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # seen: never 'exception was never retrieved'
+
+
+_WAITED = frozenset(
+    {
+        "connection refused",
+        "timed out",
+        "the server is starting up",
+        "the server is shutting down",
+        _NO_CAUSE,
+    }
+)
+"""Why a connection failed, when a patient opener waits for the server."""
+
+
+class _NotAway(Exception):
+    """A connection refused for a reason waiting does not mend (no such database...)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _where(dsn: str) -> str:
@@ -195,8 +271,12 @@ class PostgresJournal:
 
         return sql.SQL(text).format(s=sql.Identifier(self.schema))
 
-    async def open(self) -> None:
-        """Connect and check (or create) the schema; ``JournalError`` if unusable."""
+    async def open(self, *, wait: bool = False) -> None:
+        """Connect and check the journal (``JournalError`` if it cannot be used).
+        ``wait``: while the server is away (refusing connections, timing out, starting
+        up or shutting down), wait for it with the outage's backoff, saying so once at
+        WARNING, as a worker that loses it later does; a wrong user, password or
+        database is still refused at once."""
         if self._conn is not None:
             return  # open already (a batch given an open journal)
         try:
@@ -207,7 +287,7 @@ class PostgresJournal:
                 "from a checkout, or the wheel with [postgres])"
             ) from None
         try:
-            conn = await self._connect()
+            conn = await (self._connect_waiting() if wait else self._connect())
         except psycopg.Error as exc:
             cause = connect_cause(exc)
             said = cause if cause == _NO_CAUSE else f"{_NO_CAUSE}: {cause}"
@@ -256,14 +336,35 @@ class PostgresJournal:
         self._opened = True
         self._prepare_statements()
 
+    async def _connect_waiting(self) -> psycopg.AsyncConnection[Any]:
+        import psycopg
+
+        async def attempt() -> psycopg.AsyncConnection[Any]:
+            try:
+                return await self._connect()
+            except psycopg.OperationalError as exc:
+                if connect_cause(exc) in _WAITED:
+                    raise  # the outage's: waited for
+                raise _NotAway(exc) from exc
+
+        try:
+            return await self.outage.patiently(attempt)
+        except _NotAway as exc:
+            raise exc.error from None
+
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         import psycopg
 
         return await psycopg.AsyncConnection.connect(self._dsn, autocommit=True, connect_timeout=5)
 
-    async def _run(self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+    async def _run(
+        self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]], job: str | None = None
+    ) -> T:
         """``fn(connection)`` under the lock, on a new connection after a lost one,
-        waiting while the database is away (see ``Outage.patiently``)."""
+        waiting while the database is away (see ``Outage.patiently``). A statement the
+        server refuses raises ``JournalError`` naming ``job`` (its key), if given."""
+        import psycopg
+
         if not self._opened:
             raise UsageError("the journal is not open: use it in 'async with BatchUploader'")
 
@@ -279,15 +380,23 @@ class PostgresJournal:
                         await conn.close()
                     raise
 
-        return await self.outage.patiently(once)
+        try:
+            return await self.outage.patiently(once)
+        except psycopg.Error as exc:  # not an outage: the server refused the statement
+            what = "" if job is None else f"job {job[:40]}: "
+            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+            # (the server's message is not echoed: it may quote a row's values)
+            raise self._fail(
+                f"{what}the server refused a statement ({type(exc).__name__}{state})"
+            ) from None
 
-    async def fetchone(self, query: Any, params: Any = None) -> Any:
+    async def fetchone(self, query: Any, params: Any = None, *, job: str | None = None) -> Any:
         """One row of ``query`` (or ``None``), reconnecting as needed."""
 
         async def fn(conn: psycopg.AsyncConnection[Any]) -> Any:
             return await (await conn.execute(query, params)).fetchone()
 
-        return await self._run(fn)
+        return await self._run(fn, job)
 
     async def fetchall(self, query: Any, params: Any = None) -> list[Any]:
         """Every row of ``query`` (reconnecting through an outage)."""
@@ -344,25 +453,26 @@ class PostgresJournal:
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        row = await self.fetchone(self._select_one, (key,))
+        row = await self.fetchone(self._select_one, (check_key(key),), job=key)
         return None if row is None else _record(row)
 
     async def claim(self, key: str) -> JobRecord:
         """Start the job ``key``: its record with a new token (``runs`` one higher, in
         one statement), or as it is when done."""
-        row = await self.fetchone(self._claim, (key,))
+        row = await self.fetchone(self._claim, (check_key(key),), job=key)
         if row is None:  # done: not claimed
-            row = await self.fetchone(self._select_one, (key,))
+            row = await self.fetchone(self._select_one, (key,), job=key)
             assert row is not None
         return _record(row)
 
     async def save(self, record: JobRecord) -> None:
         """Write ``record`` if its ``runs`` is still the row's and its stage is not
         earlier than the row's; else raise ``JobLost``."""
+        check_key(record.key)
         values = attrs.asdict(record)
         values["stage"] = str(record.stage)
         values["subtitles_done"] = json.dumps(record.subtitles_done)
-        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS))
+        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS), job=record.key)
         if row is None:
             raise JobLost(record.key)
 

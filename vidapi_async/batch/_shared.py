@@ -4,7 +4,8 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 - ``enqueue`` stores each job's spec in the journal's schema (table ``specs``) and defers
   a task whose only argument is the job's key (procrastinate logs task arguments; a spec
   may hold a video password). A job already done, queued or running is not added again.
-  Jobs go in batches: two statements per few thousand jobs.
+  Jobs go in batches: two statements per few thousand jobs, enqueuers of one queue
+  taking turns per batch (an advisory lock), so that one spec per key is decided.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
   task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
@@ -32,16 +33,18 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import datetime
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
 
+from .. import _metrics
 from .._client import Client
 from .._errors import (
     APIError,
@@ -74,7 +77,7 @@ from ._runner import BatchUploader, _each
 if TYPE_CHECKING:
     import procrastinate
 
-__all__ = ["SharedBatch", "SharedRate"]
+__all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
@@ -287,15 +290,58 @@ class Enqueued:
     """Paths that could not be read on the enqueuing host: not added, and recorded failed
     in the journal (``status`` counts them) until a later ``enqueue`` finds the file."""
     changed: list[str] = attrs.field(factory=list)
-    """Keys of jobs done, queued or running already whose new spec differs: they keep
-    the spec they were enqueued with (the change is not applied)."""
+    """Keys of jobs done, queued or running already (by an earlier enqueue, another
+    host's at the same moment, or earlier in this one) whose spec here differs: they
+    keep the spec they were enqueued with (the change is not applied)."""
+
+
+@attrs.frozen
+class QueueStatus:
+    """A shared queue's jobs, from one read of the queue and the journal together
+    (``SharedBatch.status``). A job the journal records done counts as done whatever
+    the queue says; a job the queue failed counts as failed."""
+
+    queued: int
+    """Jobs waiting in the queue for a worker (not done per the journal)."""
+    running: int
+    """Jobs a worker holds now."""
+    done: int
+    """Jobs done, per the journal."""
+    failed: int
+    """Jobs failed for good: failed in the queue (a 4xx, its attempts spent), or with
+    an error recorded in the journal and neither queued nor running (a file missing
+    when it was enqueued)."""
+    stages: Mapping[str, int]
+    """Jobs per journal stage (``done``, ``uploading``...): the journal's records."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as a plain dict (what ``vidapi status --json`` prints)."""
+        return {
+            "queued": self.queued,
+            "running": self.running,
+            "done": self.done,
+            "failed": self.failed,
+            "stages": dict(self.stages),
+        }
 
 
 class SharedBatch:
     """``async with SharedBatch(dsn) as shared``: ``enqueue``, ``work``, ``status``."""
 
-    def __init__(self, dsn: str, *, schema: str = "vidapi", queue: str = "vidapi") -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "vidapi",
+        queue: str = "vidapi",
+        wait_for_database: bool = False,
+    ) -> None:
+        """``wait_for_database``: entering waits while the server is away (refusing
+        connections, starting up, shutting down) with the backoff of a worker that
+        loses it later, instead of raising ``JournalError`` (``vidapi worker``)."""
         self.journal = PostgresJournal(dsn, schema=schema)
+        self._wait = wait_for_database
+        self._stopping = asyncio.Event()
         self.queue = queue
         self._dsn = dsn
         self._app: procrastinate.App | None = None
@@ -314,7 +360,7 @@ class SharedBatch:
                 "the shared queue needs procrastinate: the postgres extra "
                 "(pip install '.[postgres]' from a checkout, or the wheel with [postgres])"
             ) from None
-        await self.journal.open()
+        await self.journal.open(wait=self._wait)
         journal = self.journal
         q = journal._q
         await journal.execute(
@@ -405,16 +451,20 @@ class SharedBatch:
                     continue
                 if missing is not None:
                     found.append(missing)
-                if key in specs:
-                    already += 1  # the same job twice in this batch
-                else:
-                    specs[key] = json.dumps(_spec(job))
+                spec = json.dumps(_spec(job))
+                if key not in specs:
+                    specs[key] = spec
+                    continue
+                already += 1  # the same job twice in this batch: the first spec is kept
+                if spec != specs[key] and key not in changed:
+                    changed.append(key)
             await self._record_missing(failed, found)
             if specs:
-                new, differ = await self._enqueue_batch(specs)
+                async with self._enqueue_lock():
+                    new, differ = await self._enqueue_batch(specs)
                 added += new
                 already += len(specs) - new
-                changed.extend(differ)
+                changed.extend(k for k in differ if k not in changed)
 
         async for job in _each(jobs):
             chunk.append(job)
@@ -423,6 +473,32 @@ class SharedBatch:
         if chunk:
             await flush()
         return Enqueued(added, already, unreadable, changed)
+
+    @contextlib.asynccontextmanager
+    async def _enqueue_lock(self) -> AsyncIterator[None]:
+        """One enqueuer of this queue at a time, from its specs' statement to its defer:
+        two hosts enqueuing one key agree on one spec (the first one's; the second sees
+        the job queued and is told its spec differs). A lock of a session of its own,
+        released by the server if this process dies."""
+        journal = self.journal
+
+        async def take() -> Any:
+            conn = await journal._connect()
+            try:
+                await conn.execute(
+                    "select pg_advisory_lock(7317002, hashtext(%s))",
+                    (f"{journal.schema}/{self.queue}",),
+                )
+            except BaseException:
+                await conn.close()
+                raise
+            return conn
+
+        conn = await journal.outage.patiently(take)
+        try:
+            yield
+        finally:
+            await conn.close()  # the lock with it
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
@@ -473,6 +549,8 @@ class SharedBatch:
         fresh = [key for key in keys if key not in there]
         if not fresh:
             return 0, differ
+        from procrastinate.exceptions import AlreadyEnqueued  # documented
+
         task = app.tasks[TASK]
         new_jobs = [
             task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
@@ -482,19 +560,16 @@ class SharedBatch:
                 lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
             )
             return len(fresh), differ
-        except Exception as exc:
-            if type(exc).__name__ != "AlreadyEnqueued":
-                raise
+        except AlreadyEnqueued:
+            pass
         # another host enqueued some of them meanwhile: one at a time
         added = 0
         for job in new_jobs:
             try:
                 await app.job_manager.defer_job_async(job)
-            except Exception as exc:
-                if type(exc).__name__ != "AlreadyEnqueued":
-                    raise
-            else:
-                added += 1
+            except AlreadyEnqueued:
+                continue
+            added += 1
         return added, differ
 
     # --- work ----------------------------------------------------------------------------
@@ -552,6 +627,8 @@ class SharedBatch:
         runner._requeue = requeued  # such a failure goes back to the queue: not "failed"
         outage = self.journal.outage
         outage.give_up.clear()
+        self._stopping.clear()
+        stopping = asyncio.ensure_future(self._stopping.wait())
         self._refused = refused = asyncio.get_running_loop().create_future()
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
@@ -574,18 +651,32 @@ class SharedBatch:
             try:
                 while not worker.done():
                     await asyncio.wait(
-                        [worker, refused], timeout=poll, return_when="FIRST_COMPLETED"
+                        [worker, refused, stopping], timeout=poll, return_when="FIRST_COMPLETED"
                     )
-                    if refused.done():
+                    if refused.done() or stopping.done():
                         break
                     await self._retry_stalled(stalled_after)
+                    if metrics_port is not None:
+                        await self._publish_depth()
                     if until_empty and await self._empty():
                         break
             finally:
+                stopping.cancel()
                 await self._stop(worker, jobs)
         if refused.done():
             # the credentials' fault, not the jobs': they are left in the queue
             raise refused.result()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether ``stop`` was called since the last ``work`` began."""
+        return self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Ask a running ``work`` to stop, as cancelling it does (a signal handler's
+        call): it stops taking jobs, and from now on never waits for the database."""
+        self._stopping.set()
+        self.journal.outage.give_up.set()
 
     async def _stop(self, worker: asyncio.Task[Any], jobs: set[asyncio.Task[Any]]) -> None:
         """The worker finishes or hands back its jobs; but a stop never waits for the
@@ -617,11 +708,26 @@ class SharedBatch:
         for job in stalled:
             assert job.id is not None
             worker_log.warning(
-                "queue job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.id,
+                "job %s lost by a worker without a heartbeat for %gs: queued again",
+                job.lock or job.task_kwargs.get("key"),
                 stalled_after,
             )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
+
+    async def _publish_depth(self) -> None:
+        """The queue's jobs queued and running, as the gauge ``vidapi.queue.jobs`` of the
+        metrics endpoint (refreshed at each turn of the worker's loop, every ``poll``)."""
+        if not _metrics.REGISTRY.on:
+            return
+        row = await self.journal.fetchone(
+            "select count(*) filter (where status = 'todo'), "
+            "count(*) filter (where status = 'doing') "
+            "from procrastinate_jobs where queue_name = %s",
+            (self.queue,),
+        )
+        assert row is not None
+        for state, n in zip(("queued", "running"), row, strict=True):
+            _metrics.REGISTRY.set("vidapi.queue.jobs", int(n), {"state": state})
 
     async def _empty(self) -> bool:
         row = await self.journal.fetchone(
@@ -659,8 +765,8 @@ class SharedBatch:
 
     # --- status --------------------------------------------------------------------------
 
-    async def status(self) -> dict[str, Any]:
-        """Jobs ``queued``, ``running``, ``done``, ``failed``, and counts per ``stages``:
+    async def status(self) -> QueueStatus:
+        """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):
         one read of the queue and the journal together (a job failed in the queue counts
         as failed, a job whose journal says done counts as done)."""
         row = await self.journal.fetchone(
@@ -688,13 +794,13 @@ class SharedBatch:
         queued, running, done, failed, stages = row
         if isinstance(stages, str):
             stages = json.loads(stages)
-        return {
-            "queued": int(queued),
-            "running": int(running),
-            "done": int(done),
-            "failed": int(failed),
-            "stages": {str(k): int(v) for k, v in stages.items()},
-        }
+        return QueueStatus(
+            queued=int(queued),
+            running=int(running),
+            done=int(done),
+            failed=int(failed),
+            stages={str(k): int(v) for k, v in stages.items()},
+        )
 
 
 async def _pipeline_task(context: Any, key: str) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
-from ..batch._manifest import folder_entries
+from ..batch._manifest import check_source, folder_entries
 from ._args import add_metrics_port
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run_batch"]
 
 
-async def _read_in_thread(source: str, channel: str | None) -> AsyncIterator[UploadJob]:
-    jobs = jobs_from_source(source, channel=channel)
+async def _read_in_thread(
+    source: str, channel: str | None, encoding: str = "utf-8"
+) -> AsyncIterator[UploadJob]:
+    jobs = jobs_from_source(source, channel=channel, encoding=encoding)
     while (job := await asyncio.to_thread(next, jobs, None)) is not None:
         yield job
 
@@ -38,6 +40,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--channel",
         help="category slug for every job (default: a manifest's own per row; a folder needs it)",
+    )
+    p.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="a CSV manifest's encoding (default utf-8, with or without a BOM; an Excel "
+        "export: latin-1 or cp1252)",
     )
     p.add_argument(
         "--concurrency",
@@ -95,12 +103,11 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
     )
     from rich.table import Table
 
-    def count_jobs() -> int:
-        return sum(1 for _ in jobs_from_source(args.source, channel=args.channel))
-
     # the source is read once to size the bar (and to report a bad row before any upload),
     # then again, lazily, as jobs stream; both off the event loop
-    total_jobs = await asyncio.to_thread(count_jobs)
+    total_jobs = await asyncio.to_thread(
+        check_source, args.source, channel=args.channel, encoding=args.encoding
+    )
     await report_skipped(args.source, console)
     files_bar = Progress(
         TextColumn("{task.description}"),
@@ -151,7 +158,8 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-            async for result in batch.run(_read_in_thread(args.source, args.channel)):
+            jobs = _read_in_thread(args.source, args.channel, args.encoding)
+            async for result in batch.run(jobs):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))
     if not console.is_terminal:  # the bars' last line ends with no newline

@@ -18,7 +18,8 @@ from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
 from .._metrics import claim
 from .._observe import worker_log
-from ..batch import BatchProgress, SharedBatch, SQLiteJournal, Stage
+from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
+from ..batch._manifest import check_source
 from ._args import add_metrics_port, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
@@ -98,11 +99,19 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
 
 
-async def _until_signalled(work: asyncio.Task[None]) -> None:
-    """SIGTERM or SIGINT: stop taking jobs; the worker finishes or hands back its own."""
+async def _until_signalled(work: asyncio.Task[Any], shared: SharedBatch | None = None) -> None:
+    """SIGTERM or SIGINT: stop taking jobs; the worker finishes or hands back its own,
+    and never waits for the database (``shared.stop``: said before the cancel, so that
+    a cancellation lost in a statement's wait cannot keep it running)."""
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if shared is not None:
+            shared.stop()
+        work.cancel()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, work.cancel)
+        loop.add_signal_handler(sig, stop)
     try:
         await work
     except asyncio.CancelledError:
@@ -167,25 +176,25 @@ class WorkerView:
             self._live.__exit__(None, None, None)
             self._live = None
 
-    def totals(self, queue: dict[str, Any]) -> str:
+    def totals(self, queue: QueueStatus) -> str:
         p = self.last
         done, failed = (p.done, p.failed) if p is not None else (0, 0)
         elapsed = f" in {p.elapsed:.0f} s" if p is not None else ""
         return (
             f"this worker: {done} done, {failed} failed{elapsed}; the queue: "
-            f"{queue['done']} done, {queue['failed']} failed, {queue['queued']} queued in all"
+            f"{queue.done} done, {queue.failed} failed, {queue.queued} queued in all"
         )
 
 
 async def _work_then_status(
     shared: SharedBatch, work: Coroutine[Any, Any, None], *, as_log: bool = False
-) -> dict[str, Any] | None:
+) -> QueueStatus | None:
     """``work`` until it ends or a signal comes, then the queue's status; ``None`` when
     stopped while the database is away (said in one line on stderr: a warning of the
     ``vidapi_async.worker`` logger when ``as_log``, ``--log-format json``)."""
     task = asyncio.create_task(work)
     try:
-        await _until_signalled(task)
+        await _until_signalled(task, shared)
         return await shared.status()
     except JournalError as exc:
         if shared.journal.outage.away is None:
@@ -199,7 +208,20 @@ async def _work_then_status(
 
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
-    async with SharedBatch(_postgres(args.journal, "worker")) as shared:
+    # started while the database is away: it waits for it (a signal stops the wait)
+    shared = SharedBatch(_postgres(args.journal, "worker"), wait_for_database=True)
+    opening = asyncio.create_task(shared.__aenter__())
+    try:
+        await _until_signalled(opening, shared)
+    except JournalError:
+        if not shared.stopped:
+            raise
+    if shared.stopped:
+        if not opening.cancelled() and opening.exception() is None:
+            await shared.__aexit__(None, None, None)  # it answered as the signal came
+        print("vidapi: stopped before the database answered", file=sys.stderr)
+        return EXIT_OK
+    try:
         with (
             WorkerView(console, as_log=args.log_format == "json") as view,
             claim_metrics_port(args, view.say),
@@ -217,6 +239,8 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                 ),
                 as_log=view.as_log,
             )
+    finally:
+        await shared.__aexit__(None, None, None)
     if status is not None:
         view.say(view.totals(status))
     return EXIT_OK
@@ -248,10 +272,12 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ._batch import _read_in_thread, report_skipped
 
+    # every row checked before anything is enqueued (a bad byte, a job twice)
+    await asyncio.to_thread(check_source, args.source, channel=args.channel, encoding=args.encoding)
     await report_skipped(args.source, console)
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
-        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel))
+        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel, args.encoding))
         console.print(
             f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
             "running already",
@@ -284,8 +310,8 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
         )
     if status is None:
         return EXIT_OK
-    _print_status(args, status)
-    return EXIT_OK if status["failed"] == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
+    _print_status(args, status.as_dict())
+    return EXIT_OK if status.failed == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
 
 
 def _print_status(
@@ -367,7 +393,7 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     async with SharedBatch(_postgres(args.journal, "status")) as shared:
         if not args.watch:
-            _print_status(args, await shared.status())
+            _print_status(args, (await shared.status()).as_dict())
             return EXIT_OK
         from rich.progress import (
             BarColumn,
@@ -386,11 +412,11 @@ async def run_status(args: argparse.Namespace, console: Console) -> int:
             task = bar.add_task("jobs done", total=None)
             while True:
                 status = await shared.status()
-                done, failed = int(status["done"]), int(status["failed"])
-                left = int(status["queued"]) + int(status["running"])
+                done, failed = status.done, status.failed
+                left = status.queued + status.running
                 bar.update(task, completed=done + failed, total=done + failed + left)
                 if left == 0:
                     break
                 await asyncio.sleep(1.0)
-        _print_status(args, status)
+        _print_status(args, status.as_dict())
     return EXIT_OK

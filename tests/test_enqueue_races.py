@@ -1,0 +1,88 @@
+"""One spec per key in the shared queue (issue 29): two processes enqueuing one key with
+different specs, and one key twice in one call. The spec that runs is the one whose
+enqueue was told ``added``; the other is told its spec differs (``changed``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.batch import SharedBatch
+
+from .conftest import make_file
+from .test_shared_queue import dsn  # noqa: F401 - a fixture
+
+psycopg = pytest.importorskip("psycopg")
+pytest.importorskip("procrastinate")
+
+
+async def stored_title(shared: SharedBatch, key: str) -> str:
+    row = await shared.journal.fetchone(
+        shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
+    )
+    assert row is not None
+    return str(json.loads(row[0])["title"])
+
+
+async def test_two_enqueuers_of_one_key_agree_on_one_spec(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    f = make_file(tmp_path / "race.mp4", 1000)
+    async with SharedBatch(dsn) as a, SharedBatch(dsn) as b:
+        for round_ in range(8):
+            key = f"race-{round_}"
+            job_a = va.UploadJob(path=f, title="A's title", channel="news", key=key)
+            job_b = va.UploadJob(
+                path=f, title="B's title", channel="news", key=key, password="b-secret"
+            )
+            got_a, got_b = await asyncio.gather(a.enqueue([job_a]), b.enqueue([job_b]))
+            assert got_a.added + got_b.added == 1, (round_, got_a, got_b)
+            winner, loser = (got_a, got_b) if got_a.added else (got_b, got_a)
+            assert loser.changed == [key], (round_, loser)  # told, by key
+            assert loser.already == 1
+            expected = "A's title" if winner is got_a else "B's title"
+            assert await stored_title(a, key) == expected, round_
+
+
+async def test_one_key_twice_in_one_enqueue_with_another_spec_is_reported(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    f = make_file(tmp_path / "twice.mp4", 1000)
+    jobs = [
+        va.UploadJob(path=f, title="first", channel="news", key="k"),
+        va.UploadJob(path=f, title="second", channel="news", key="k"),
+        va.UploadJob(path=f, title="first", channel="news", key="k"),
+    ]
+    async with SharedBatch(dsn) as shared:
+        got = await shared.enqueue(jobs)
+        assert (got.added, got.already, got.changed) == (1, 2, ["k"])
+        assert await stored_title(shared, "k") == "first"
+
+
+async def test_a_manifest_with_one_key_twice_enqueues_nothing(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    """Checked whole before the first row is enqueued: both lines named, exit 2."""
+    make_file(tmp_path / "a.mp4", 1000)
+    rows = ["path,title,channel,key"] + [f"a.mp4,t{i},news,k{i}" for i in range(2500)]
+    rows.append("a.mp4,again,news,k7")
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vidapi_async.cli", "--token", "t", "batch", str(manifest),
+        "--journal", dsn, "--enqueue-only",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 2, err.decode()
+    assert "line 9 and line 2502" in err.decode()
+    async with SharedBatch(dsn) as shared:
+        assert (await shared.status()).queued == 0
