@@ -17,6 +17,8 @@ from ._requests import Request, redact, redact_data
 __all__ = [
     "MAX_JSON_DEPTH",
     "NestedTooDeep",
+    "NumberTooLong",
+    "UnreadableJson",
     "api_error",
     "decode_api_response",
     "decode_oauth_response",
@@ -58,13 +60,25 @@ nest. Possessive: linear whatever the text."""
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-class NestedTooDeep(ValueError):
+class UnreadableJson(ValueError):
+    """A JSON answer that is JSON but not read, its message saying why (nested too
+    deep, a number too long)."""
+
+
+class NestedTooDeep(UnreadableJson):
     """A JSON answer nests deeper than ``MAX_JSON_DEPTH``: not decoded."""
 
     def __init__(self) -> None:
         super().__init__(
             f"the answer nests JSON more than {MAX_JSON_DEPTH} levels deep: not decoded"
         )
+
+
+class NumberTooLong(UnreadableJson):
+    """A JSON answer holds an integer longer than Python converts (4300 digits)."""
+
+    def __init__(self) -> None:
+        super().__init__("the answer holds a number of more than 4300 digits: not decoded")
 
 
 def _nests_too_deep(text: str) -> bool:
@@ -80,28 +94,35 @@ def _nests_too_deep(text: str) -> bool:
     return False
 
 
+def _json_text(body: bytes) -> str | None:
+    """``body`` as text, in the one encoding ``json.loads(body)`` would read it in (a
+    UTF-8 BOM dropped, UTF-16/32 told by its BOM or its zero bytes); ``None`` if it is
+    not text in it."""
+    try:
+        return body.decode(json.detect_encoding(body), "surrogatepass")
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
 def json_object(body: bytes) -> Mapping[str, Any] | None:
     """The one decoding of a server's JSON answer (API, upload host, token endpoint):
-    the object it holds, or ``None`` when it holds no JSON object. An answer nested
-    deeper than ``MAX_JSON_DEPTH`` raises ``NestedTooDeep`` (never ``RecursionError``)."""
-    try:
-        text = body.decode()  # UTF-8, as the platform sends it
-    except UnicodeDecodeError:
-        try:  # what json.loads(bytes) reads: UTF-16/32, a BOM
-            text = body.decode(json.detect_encoding(body), "surrogatepass")
-        except (UnicodeDecodeError, LookupError):
-            return None
+    the object it holds, or ``None`` when it holds no JSON object. The text is decoded
+    once, and that same text is both measured and read. An answer nested deeper than
+    ``MAX_JSON_DEPTH`` raises ``NestedTooDeep`` (never ``RecursionError``), one with an
+    integer past Python's 4300 digits ``NumberTooLong``."""
+    text = _json_text(body)
+    if text is None:
+        return None
     if _nests_too_deep(text):
         raise NestedTooDeep
     try:
         data = json.loads(text)
     except RecursionError:  # not reached: the count above is the guard
         raise NestedTooDeep from None
-    except ValueError:
-        try:
-            data = json.loads(body)  # a UTF-8 BOM
-        except ValueError:
-            return None
+    except json.JSONDecodeError:
+        return None
+    except ValueError:  # int(): past sys.get_int_max_str_digits()
+        raise NumberTooLong from None
     return data if type(data) is dict else None
 
 
@@ -138,7 +159,7 @@ def api_error(
     secrets = tuple(secrets)
     try:
         data = redact_data(json_object(body) or {}, secrets)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         data, body = {}, str(exc).encode()  # named as the message, not shown
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
@@ -185,7 +206,7 @@ def _json_answer(body: bytes, what: str, status: int) -> Mapping[str, Any] | Non
     """``json_object(body)``, an answer nested too deep an ``UnexpectedResponseError``."""
     try:
         return json_object(body)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         raise e.UnexpectedResponseError(f"{what}: {exc}", status=status) from None
 
 
@@ -265,7 +286,7 @@ def decode_upload_response(
     server's message echoes them."""
     try:
         data = json_object(body)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         if 200 <= status < 300:
             raise e.UnexpectedResponseError(f"the upload server: {exc}", status=status) from None
         raise e.UploadRejectedError(f"HTTP {status}, and {exc}", status=status) from None

@@ -24,7 +24,7 @@ import attrs
 
 from .. import _errors as e
 from . import _answers
-from ._answers import NestedTooDeep, json_object, parse_retry_after
+from ._answers import UnreadableJson, json_object, parse_retry_after
 from ._requests import Request, api_request, origin, redact, redact_data
 
 __all__ = [
@@ -869,7 +869,7 @@ def api_error(
     secrets = tuple(secrets)
     try:
         data = redact_data(json_object(body) or {}, secrets)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         data, body = {}, str(exc).encode()  # named as the message, not shown
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
