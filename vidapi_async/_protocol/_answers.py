@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from .. import _errors as e
-from ._requests import Request, redact, redact_data
+from ._requests import MASKED_CHARS, Request, redact, redact_data, shown
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -23,6 +23,7 @@ __all__ = [
     "decode_api_response",
     "decode_oauth_response",
     "decode_upload_response",
+    "error_answer",
     "json_object",
     "parse_retry_after",
 ]
@@ -147,6 +148,30 @@ def _request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+def error_answer(body: bytes, secrets: Iterable[str | None]) -> tuple[Mapping[str, Any], str]:
+    """An error answer as messages may show it, the one way for every dialect and host:
+    its JSON object with every secret masked (``{}`` if it holds none), and the text a
+    message shows when the answer has no message of its own. That text is never cut
+    from the raw body while it is JSON (escapes could hide a secret): it is the masked
+    object written out again; otherwise the body's text masked whole, then cut
+    (``shown``)."""
+    secrets = tuple(secrets)
+    try:
+        raw = json_object(body)
+    except UnreadableJson as exc:
+        return {}, str(exc)  # named as the message, not shown
+    if raw is not None:
+        # in a list: an object whose strings spell a secret only together is masked whole
+        text = json.dumps(redact_data([raw], secrets)[0], ensure_ascii=False)
+        return redact_data(raw, secrets), shown(text, secrets)
+    head = body[: MASKED_CHARS * 4]
+    try:
+        encoding = json.detect_encoding(head)
+    except LookupError:
+        encoding = "utf-8"
+    return {}, shown(head.decode(encoding, "replace"), secrets)
+
+
 def api_error(
     request: Request,
     status: int,
@@ -157,10 +182,7 @@ def api_error(
 ) -> e.APIError:
     """The exception for an error response from the API."""
     secrets = tuple(secrets)
-    try:
-        data = redact_data(json_object(body) or {}, secrets)
-    except UnreadableJson as exc:
-        data, body = {}, str(exc).encode()  # named as the message, not shown
+    data, text = error_answer(body, secrets)
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     error_type: str | None = None
@@ -175,7 +197,7 @@ def api_error(
         error_type = err
         message = str(data.get("error_description") or err)
     else:
-        message = body[:200].decode("utf-8", "replace").strip()
+        message = text
     message = redact(message or f"HTTP {status}", secrets)
     if request.what not in message:  # a server that names the request: said once
         message = f"{request.what}: {message}"
@@ -290,20 +312,18 @@ def decode_upload_response(
         if 200 <= status < 300:
             raise e.UnexpectedResponseError(f"the upload server: {exc}", status=status) from None
         raise e.UploadRejectedError(f"HTTP {status}, and {exc}", status=status) from None
-    if data is not None and "error" in data:
-        err = data["error"]
+    if not 200 <= status < 300 or (data is not None and "error" in data):
+        shape, text = error_answer(body, secrets)
+        err = shape.get("error")
         if isinstance(err, Mapping):
             code = err.get("code")
             raise e.UploadRejectedError(
-                redact(str(err.get("message") or "no message"), secrets),
+                str(err.get("message") or "no message"),
                 status=status,
                 code=code if isinstance(code, int | str) else None,
             )
-        raise e.UploadRejectedError(redact(str(err), secrets), status=status)
-    if not 200 <= status < 300:
-        # masked before it is cut: a secret cut in two would no longer be found
-        text = redact(body[:4096].decode("utf-8", "replace"), secrets)[:200].strip()
-        raise e.UploadRejectedError(text or "no message", status=status)
+        message = err if isinstance(err, str) and err else text
+        raise e.UploadRejectedError(message or "no message", status=status)
     if data is None:
         raise e.UnexpectedResponseError(
             "the upload server's response is not a JSON object", status=status
