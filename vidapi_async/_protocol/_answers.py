@@ -162,8 +162,9 @@ def error_answer(body: bytes, secrets: Iterable[str | None]) -> tuple[Mapping[st
         return {}, str(exc)  # named as the message, not shown
     if raw is not None:
         # in a list: an object whose strings spell a secret only together is masked whole
-        text = json.dumps(redact_data([raw], secrets)[0], ensure_ascii=False)
-        return redact_data(raw, secrets), shown(text, secrets)
+        [masked] = redact_data([raw], secrets)
+        text = json.dumps(masked, ensure_ascii=False)
+        return (masked if isinstance(masked, Mapping) else {}), shown(text, secrets)
     head = body[: MASKED_CHARS * 4]
     try:
         encoding = json.detect_encoding(head)

@@ -179,6 +179,18 @@ def _lookalike(char: str) -> bool:
     )
 
 
+_DEFAULT_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+"""Unicode's default-ignorable code points: shown as nothing, so dropped or skipped by
+whatever compares the text after."""
+_SPLIT_ANYWHERE = re.compile(r"[/\\]|[^\x00-\x7f]")
+"""Where a server might split a decoded path: '/', a backslash, and any non-ASCII
+character (``¥`` is a backslash on cp932, ``₩`` on cp949; other pages, other signs)."""
+
+
 def _unprintable(text: str) -> str | None:
     """The first control, format, separator or unassigned character of ``text``."""
     return next((c for c in text if c.isspace() or not c.isprintable()), None)
@@ -190,7 +202,9 @@ def api_path(path: object) -> str:
     then letters, digits, ``-._~/`` and percent-escapes, nothing else (non-ASCII text
     percent-encoded from UTF-8; no scheme, host, query, fragment, backslash, ``;``,
     space or control character). Once its escapes are decoded (as UTF-8) it holds no
-    control character, no look-alike of ``.``, ``/`` or a backslash, no escape for a
+    control character, no look-alike of ``.``, ``/`` or a backslash, no invisible
+    (default-ignorable) character, no ``.`` or ``..`` between a separator and a
+    non-ASCII character or between two (``¥..¥``: a code page's backslash), no escape for a
     second decoding (``%252e``) and no ``.`` or ``..`` segment (nor ``..;``), split on
     ``/`` and backslash as a server that decodes first splits it. Raises ``ValueError`` saying
     why; the path is returned as given."""
@@ -237,6 +251,16 @@ def api_path(path: object) -> str:
     if lookalike := next(filter(_lookalike, decoded), None):
         raise ValueError(
             f"must not hold a look-alike of '.', '/' or '\\', escaped (U+{ord(lookalike):04X})"
+        )
+    if ignorable := _DEFAULT_IGNORABLE.search(decoded):
+        raise ValueError(
+            f"must not hold an invisible (default-ignorable) character, escaped or not "
+            f"(U+{ord(ignorable[0]):04X})"
+        )
+    if {".", ".."} & set(_SPLIT_ANYWHERE.split(decoded)):
+        raise ValueError(
+            "must not hold '.' or '..' next to a character beyond ASCII (a server's code "
+            "page may read it as a separator: ¥ and ₩ are backslashes on some)"
         )
     if _ESCAPE.search(decoded):
         raise ValueError("must not hold an escaped escape (%25 then two hex digits: %252e)")
@@ -436,7 +460,7 @@ def _strings(data: Any) -> Iterable[str]:
 
 def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
     """Decoded JSON (or headers) with every secret masked in every string, keys too;
-    a list or object inside it whose strings only spell a secret together
+    a list or object of scalars inside it whose strings only spell a secret together
     (``list(token)``) becomes ``"***"`` whole."""
     return _redact_data(data, tuple(secrets), top=True)
 
@@ -450,7 +474,9 @@ def _redact_data(data: Any, secrets: tuple[str | None, ...], *, top: bool = Fals
         data = [_redact_data(v, secrets) for v in data]
     else:
         return data
-    if not top:
+    values = data.values() if isinstance(data, Mapping) else data
+    if not top and not any(isinstance(v, Mapping | list) for v in values):
+        # a container of scalars (each checked once: the cost stays linear)
         strings = list(_strings(data))
         pattern = _secrets_pattern(tuple(s for s in secrets if s))
         if len(strings) > 1 and pattern is not None:
