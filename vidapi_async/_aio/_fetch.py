@@ -220,6 +220,15 @@ async def fetch_source(
                         "not asked for (Accept-Encoding: identity): refused, not decoded",
                         status=resp.status,
                     )
+                coding = _transfer_coding(resp.headers.getall("Transfer-Encoding", []))
+                if coding is not None:
+                    # aiohttp takes the chunks off and leaves the rest: the bytes would
+                    # be the coded ones, uploaded as the file.
+                    raise e.SourceError(
+                        f"GET {shown}: the source answered Transfer-Encoding: {coding}, "
+                        "a coding other than chunked: refused, not decoded",
+                        status=resp.status,
+                    )
                 length = resp.content_length
                 if length is not None and length > max_size:
                     raise e.SourceError(
@@ -240,10 +249,20 @@ async def fetch_source(
 def _unasked_encoding(values: list[str]) -> str | None:
     """The first content coding in ``values`` other than ``identity`` (what the client
     asks for), shown printable and short; ``None`` when there is none."""
+    return _first_other(values, "identity")
+
+
+def _transfer_coding(values: list[str]) -> str | None:
+    """The first transfer coding in ``values`` other than ``chunked`` (the one HTTP/1.1
+    framing the client reads), shown printable and short; ``None`` when there is none."""
+    return _first_other(values, "chunked")
+
+
+def _first_other(values: list[str], allowed: str) -> str | None:
     for value in values:
         for coding in value.split(","):
             coding = coding.strip()
-            if coding and coding.lower() != "identity":
+            if coding and coding.lower() != allowed:
                 return repr(coding[:40]) if not coding.isprintable() else coding[:40]
     return None
 
