@@ -112,10 +112,14 @@ async def test_a_deep_upload_answer_is_a_typed_error(
                 await client.upload_file(path, **kw)
 
 
-async def test_a_deep_answer_fails_its_batch_job_and_the_batch_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])
+async def test_a_deep_answer_fails_its_batch_job_and_the_batch_goes_on(
+    tmp_path: Path, encoding: str
+) -> None:
     url: list[str] = []
     files = [make_file(tmp_path / f"f{n}.mp4", 1000 + n) for n in range(4)]
-    reply = Reply(200, deep(), {"Content-Type": "application/json"})
+    body = deep() if encoding == "utf-8" else disguised(100_000, encoding)
+    reply = Reply(200, body, {"Content-Type": "application/json"})
 
     def handler(seen: Seen) -> Reply:
         if seen.path == "/upload" and b'filename="f1.mp4"' in seen.body:
