@@ -20,7 +20,7 @@ import vidapi_async as va
 from vidapi_async import _protocol as wire
 from vidapi_async._protocol import _v2 as v2
 
-from .conftest import make_file
+from .test_seal_mask import rejected_upload
 from .wire import Reply, Seen, WireServer
 
 TOKEN = "TKNqzW8Y3vRmB5xJ"
@@ -145,17 +145,8 @@ async def test_an_upload_error_never_shows_the_seal(
     def reject(seen: Seen) -> Reply:
         return Reply(400, body, headers)
 
-    path = make_file(tmp_path / "s.mp4", 3000)
-    async with WireServer(reject) as host:
-        session = va.UploadSession(
-            upload_url=f"{host.url}/upload?uuid=u1&seal={quote(SEAL, safe='')}",
-            progress_url=f"{host.url}/progress?uuid=u1",
-        )
-        async with va.Client(TOKEN, base_url=host.url, retry=va.NO_RETRY) as client:
-            with pytest.raises(va.UploadRejectedError) as caught:
-                await client.upload_file(path, upload_session=session, chunked=chunked)
-        assert host.seen
-    text = f"{caught.value} {caught.value!r} {caught.value.args}"
+    text, seen = await rejected_upload(tmp_path, reject, quote(SEAL, safe=""), chunked)
+    assert seen
     assert not _shows(text, SEAL), text
     assert not _shows(text, "OTHERq1w2e3r4"), text
 
