@@ -112,10 +112,14 @@ async def test_a_deep_upload_answer_is_a_typed_error(
                 await client.upload_file(path, **kw)
 
 
-async def test_a_deep_answer_fails_its_batch_job_and_the_batch_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])
+async def test_a_deep_answer_fails_its_batch_job_and_the_batch_goes_on(
+    tmp_path: Path, encoding: str
+) -> None:
     url: list[str] = []
     files = [make_file(tmp_path / f"f{n}.mp4", 1000 + n) for n in range(4)]
-    reply = Reply(200, deep(), {"Content-Type": "application/json"})
+    body = deep() if encoding == "utf-8" else disguised(100_000, encoding)
+    reply = Reply(200, body, {"Content-Type": "application/json"})
 
     def handler(seen: Seen) -> Reply:
         if seen.path == "/upload" and b'filename="f1.mp4"' in seen.body:
@@ -170,3 +174,53 @@ def test_nesting_is_counted_as_json_nests_it(levels: int, noise: str) -> None:
     else:
         with pytest.raises(wire.NestedTooDeep):
             wire.json_object(text.encode())
+
+
+def disguised(levels: int, encoding: str) -> bytes:
+    """A deep answer in UTF-16/32 whose bytes also read as UTF-8 in which a string opens
+    (U+2022 is ``22 20`` in UTF-16-LE) and hides every bracket after it."""
+    return ('{"a":"\u2022","b":' + "[" * levels + "]" * levels + "}").encode(encoding)
+
+
+ENCODINGS = ["utf-16-le", "utf-16-be", "utf-16", "utf-32-le", "utf-32", "utf-8-sig"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("levels", [100, 100_000])
+def test_a_deep_answer_in_any_json_encoding_is_refused(encoding: str, levels: int) -> None:
+    with pytest.raises(wire.NestedTooDeep):
+        wire.json_object(disguised(levels, encoding))
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_shallow_answer_in_any_json_encoding_is_read(encoding: str) -> None:
+    assert wire.json_object(disguised(30, encoding)) == json.loads(disguised(30, encoding))
+
+
+@pytest.mark.parametrize("status", [200, 400])
+async def test_a_disguised_deep_answer_is_a_typed_error_on_the_wire(
+    tmp_path: Path, status: int
+) -> None:
+    reply = Reply(status, disguised(100_000, "utf-16-le"), {"Content-Type": "application/json"})
+    url: list[str] = []
+    path = make_file(tmp_path / "m.mp4", 1000)
+    async with WireServer(lambda _: reply) as srv:
+        async with va.Client(TOKEN, base_url=srv.url, retry=va.NO_RETRY) as client:
+            for call in (lambda: client.get("/me"), client.me):
+                with pytest.raises(va.VidapiError, match=NESTED):
+                    await call()
+    async with WireServer(_upload_api(url, reply)) as srv:
+        url.append(srv.url)
+        async with va.Client(TOKEN, base_url=srv.url, retry=va.NO_RETRY) as client:
+            for kw in ({}, {"range_size": 1 << 20}):
+                with pytest.raises(va.VidapiError, match=NESTED):
+                    await client.upload_file(path, **kw)
+
+
+async def test_vidapi_api_with_a_disguised_deep_answer_exits_with_the_api_code() -> None:
+    reply = Reply(200, disguised(100_000, "utf-16-le"), {"Content-Type": "application/json"})
+    async with WireServer(lambda _: reply) as srv:
+        env = {"VIDAPI_TOKEN": TOKEN, "VIDAPI_BASE_URL": srv.url}
+        code, _, err = await vidapi("api", "/deep16", env=env)
+    assert code == EXIT_API, err
+    assert NESTED in err and "Traceback" not in err

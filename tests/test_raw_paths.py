@@ -52,6 +52,19 @@ HOSTILE_PATHS = [
     "/x:y@z",
     "/x'",
     "/x<y>",
+    "/%C2%A5..%C2%A5x",  # yen signs: a backslash on cp932
+    "/%E2%82%A9..",  # a won sign: a backslash on cp949
+    "/x/%E2%88%96..",  # a set minus
+    "/x/%C2%A5.%C2%A5y",
+    "/x/..%C3%A9",  # any non-ASCII next to dots may stand for a separator
+    "/.%CD%8F.",  # invisible characters between dots
+    "/.%EF%B8%8F.",
+    "/%E1%85%9F..",
+    "/x/%E1%85%9Fy",  # default-ignorable characters anywhere
+    "/x/%E3%85%A4",
+    "/x/%EF%BE%A0",
+    "/x/a%CD%8Fb",
+    "/x/a%F3%A0%84%80b",
 ]
 
 
@@ -82,6 +95,9 @@ async def test_a_hostile_path_is_refused_before_anything_is_sent(path: str) -> N
         ("/a-b_c.d~e/", "/a-b_c.d~e/"),
         ("/x/...", "/x/..."),
         ("/x/%25", "/x/%25"),
+        ("/user/Jos%C3%A9/%C3%A9mile", "/user/Jos%C3%A9/%C3%A9mile"),
+        ("/x/caf%C3%A9.mp4", "/x/caf%C3%A9.mp4"),
+        ("/x/%C2%A5100", "/x/%C2%A5100"),
     ],
 )
 async def test_a_plain_path_goes_out_under_the_base_path(path: str, sent: str) -> None:

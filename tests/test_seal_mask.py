@@ -5,6 +5,7 @@ decoded form. The host is the raw-socket wire server."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, unquote_plus
 
@@ -55,6 +56,23 @@ def _seal_shows(text: str, seal: str) -> bool:
     return any(decoded[:6] in v or seal[:6] in v for v in views)
 
 
+async def rejected_upload(
+    tmp_path: Path, reject: Callable[[Seen], Reply], seal: str, chunked: bool
+) -> tuple[str, list[Seen]]:
+    """Upload to a host that answers ``reject``, with ``seal`` in the upload address:
+    the ``UploadRejectedError``'s text (str, repr, args) and the requests the host saw."""
+    path = make_file(tmp_path / "s.mp4", 3000)
+    async with WireServer(reject) as host:
+        session = va.UploadSession(
+            upload_url=f"{host.url}/upload?uuid=u1&seal={seal}",
+            progress_url=f"{host.url}/progress?uuid=u1",
+        )
+        async with va.Client(TOKEN, base_url=host.url, retry=va.NO_RETRY) as client:
+            with pytest.raises(va.UploadRejectedError) as caught:
+                await client.upload_file(path, upload_session=session, chunked=chunked)
+    return f"{caught.value} {caught.value!r} {caught.value.args}", host.seen
+
+
 @pytest.mark.parametrize("seal", [SEAL, ESCAPED_SEAL])
 @pytest.mark.parametrize("form", range(6))
 @pytest.mark.parametrize("chunked", [False, True], ids=["single-shot", "chunked"])
@@ -71,17 +89,8 @@ async def test_an_over_escaped_seal_in_an_upload_error_is_masked(
             return Reply.json({"error": {"message": f"bad seal in {target}", "code": 403}}, 403)
         return Reply(403, f"bad seal in {target}".encode(), segment=5)
 
-    path = make_file(tmp_path / "s.mp4", 3000)
-    async with WireServer(reject) as host:
-        session = va.UploadSession(
-            upload_url=f"{host.url}/upload?uuid=u1&seal={seal}",
-            progress_url=f"{host.url}/progress?uuid=u1",
-        )
-        async with va.Client(TOKEN, base_url=host.url, retry=va.NO_RETRY) as client:
-            with pytest.raises(va.UploadRejectedError) as caught:
-                await client.upload_file(path, upload_session=session, chunked=chunked)
-        assert host.seen and all(f"seal={seal}" in s.target for s in host.seen)
-    text = f"{caught.value} {caught.value!r} {caught.value.args}"
+    text, seen = await rejected_upload(tmp_path, reject, seal, chunked)
+    assert seen and all(f"seal={seal}" in s.target for s in seen)
     assert "bad seal in" in text
     assert not _seal_shows(text, seal), text
 

@@ -74,3 +74,35 @@ async def test_an_identity_source_is_stored_as_sent(
     ):
         uploaded = await client.upload_from_url(f"{src.url}/a.mp4")
     assert stored_bytes(emulator, uploaded.url) == data
+
+
+@pytest.mark.parametrize("coding", ["gzip, chunked", "GZIP,chunked", "deflate, chunked"])
+async def test_a_transfer_coding_other_than_chunked_is_refused(
+    emulator: Emulator,
+    spool_dir: Path,  # noqa: F811 - the fixture imported above
+    coding: str,
+) -> None:
+    body = gzip.compress(b"\0" * 100_000)
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    head = f"HTTP/1.1 200 OK\r\nTransfer-Encoding: {coding}\r\nConnection: close\r\n\r\n"
+    async with (
+        WireServer(lambda seen: Reply(raw=head.encode() + chunked)) as src,
+        client_for(emulator, retry=va.NO_RETRY) as client,
+    ):
+        with pytest.raises(va.SourceError, match="Transfer-Encoding") as caught:
+            await client.upload_from_url(f"{src.url}/a.mp4")
+    assert coding.split(",")[0].strip().lower() in str(caught.value).lower()
+    assert list(spool_dir.iterdir()) == []
+    assert [r for r in emulator.requests if "upload" in r.path] == []
+
+
+async def test_a_chunked_source_is_stored_as_sent(emulator: Emulator) -> None:
+    data = os.urandom(50_000)
+    chunked = f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    async with (
+        WireServer(lambda seen: Reply(raw=head + chunked)) as src,
+        client_for(emulator, retry=va.NO_RETRY) as client,
+    ):
+        uploaded = await client.upload_from_url(f"{src.url}/a.mp4")
+    assert stored_bytes(emulator, uploaded.url) == data

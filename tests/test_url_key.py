@@ -150,3 +150,52 @@ async def test_a_journal_keyed_by_the_old_digest_makes_no_second_video(
     assert again.key == first.key  # resumed under the key its journal row has
     assert again.video_id == first.video_id
     assert len(emulator.videos()) == 1
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [  # a family's names without its signature are the url's own parameters
+        ("http://src/get?st=episode-1", "http://src/get?st=episode-2"),
+        ("http://src/get?sp=1&se=2", "http://src/get?sp=1&se=3"),
+        ("http://src/get?Expires=1", "http://src/get?Expires=2"),
+        ("http://src/get?Policy=a&Key-Pair-Id=k", "http://src/get?Policy=b&Key-Pair-Id=k"),
+        ("http://src/get?si=a&sig=", "http://src/get?si=b&sig="),  # an empty one: none
+    ],
+)
+def test_unsigned_urls_with_signing_names_keep_their_own_keys(one: str, two: str) -> None:
+    assert _jobs.url_key(one) != _jobs.url_key(two)
+    assert _jobs.source_identity(one) != _jobs.source_identity(two)
+
+
+@pytest.mark.parametrize(
+    "signed",
+    [
+        "https://bucket.example/v.mp4?sv=1&Sig=SECRETSIG",  # names in any case
+        "https://bucket.example/v.mp4?SIG=SECRETSIG&SE=9&st=x",
+        "https://bucket.example/v.mp4?signature=SECRETSIG&expires=4&key-pair-id=K",
+        "https://bucket.example/v.mp4?X-amz-credential=SECRETSIG",  # no signature: still
+        "https://bucket.example/v.mp4?x-GOOG-credential=SECRETSIG",
+        "https://bucket.example/v.mp4?a=1;X-Amz-Signature=SECRETSIG",
+        "https://bucket.example/v.mp4?hdnts=exp=1~acl=/*~hmac=SECRETSIG",
+    ],
+)
+def test_credentials_in_any_case_or_separator_are_dropped(signed: str) -> None:
+    identity = _jobs.source_identity(signed)
+    assert "SECRETSIG" not in identity, identity
+    plain = "https://bucket.example/v.mp4" + ("?a=1" if "a=1" in signed else "")
+    assert _jobs.url_key(signed) == _jobs.url_key(plain)
+
+
+async def test_two_unsigned_urls_differing_in_st_are_two_videos(emulator: Emulator) -> None:
+    bodies = {"/get?st=episode-1": os.urandom(20_000), "/get?st=episode-2": os.urandom(21_000)}
+
+    def source(seen: Seen) -> Reply:
+        return Reply(200, bodies[seen.target])
+
+    async with WireServer(source) as src, client_for(emulator) as client:
+        jobs = [va.UploadJob(url=src.url + t, title=t, channel="news") for t in bodies]
+        async with va.BatchUploader(client) as batch:
+            results = [r async for r in batch.run(jobs)]
+    assert sorted(r.status for r in results) == [va.JobStatus.DONE] * 2, results
+    stored = sorted(stored_bytes(emulator, v["url"]) for v in emulator.videos())
+    assert stored == sorted(bodies.values())

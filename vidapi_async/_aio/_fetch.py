@@ -212,14 +212,14 @@ async def fetch_source(
                     raise e.SourceError(
                         f"GET {shown}: the source answered HTTP {resp.status}", status=resp.status
                     )
-                encoding = _unasked_encoding(resp.headers.getall("Content-Encoding", []))
-                if encoding is not None:
-                    # Not decoded: a few kilobytes of gzip can hold gigabytes of zeros.
-                    raise e.SourceError(
-                        f"GET {shown}: the source answered Content-Encoding: {encoding}, "
-                        "not asked for (Accept-Encoding: identity): refused, not decoded",
-                        status=resp.status,
-                    )
+                for header, allowed, why in _REFUSED_CODINGS:
+                    coding = _first_other(resp.headers.getall(header, []), allowed)
+                    if coding is not None:
+                        raise e.SourceError(
+                            f"GET {shown}: the source answered {header}: {coding}, {why}: "
+                            "refused, not decoded",
+                            status=resp.status,
+                        )
                 length = resp.content_length
                 if length is not None and length > max_size:
                     raise e.SourceError(
@@ -237,13 +237,23 @@ async def fetch_source(
         )
 
 
-def _unasked_encoding(values: list[str]) -> str | None:
-    """The first content coding in ``values`` other than ``identity`` (what the client
-    asks for), shown printable and short; ``None`` when there is none."""
+_REFUSED_CODINGS = (
+    # Not decoded: a few kilobytes of gzip can hold gigabytes of zeros.
+    ("Content-Encoding", "identity", "not asked for (Accept-Encoding: identity)"),
+    # aiohttp takes the chunks off and leaves the rest: the coded bytes would be
+    # uploaded as the file.
+    ("Transfer-Encoding", "chunked", "a coding other than chunked"),
+)
+"""A header, the one coding the client reads in it, and why another is refused."""
+
+
+def _first_other(values: list[str], allowed: str) -> str | None:
+    """The first coding in ``values`` other than ``allowed``, shown printable and
+    short; ``None`` when there is none."""
     for value in values:
         for coding in value.split(","):
             coding = coding.strip()
-            if coding and coding.lower() != "identity":
+            if coding and coding.lower() != allowed:
                 return repr(coding[:40]) if not coding.isprintable() else coding[:40]
     return None
 

@@ -12,15 +12,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from .. import _errors as e
-from ._requests import Request, redact, redact_data
+from ._requests import MASKED_CHARS, Request, redact, redact_data, shown
 
 __all__ = [
     "MAX_JSON_DEPTH",
     "NestedTooDeep",
+    "NumberTooLong",
+    "UnreadableJson",
     "api_error",
     "decode_api_response",
     "decode_oauth_response",
     "decode_upload_response",
+    "error_answer",
     "json_object",
     "parse_retry_after",
 ]
@@ -58,13 +61,25 @@ nest. Possessive: linear whatever the text."""
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-class NestedTooDeep(ValueError):
+class UnreadableJson(ValueError):
+    """A JSON answer that is JSON but not read, its message saying why (nested too
+    deep, a number too long)."""
+
+
+class NestedTooDeep(UnreadableJson):
     """A JSON answer nests deeper than ``MAX_JSON_DEPTH``: not decoded."""
 
     def __init__(self) -> None:
         super().__init__(
             f"the answer nests JSON more than {MAX_JSON_DEPTH} levels deep: not decoded"
         )
+
+
+class NumberTooLong(UnreadableJson):
+    """A JSON answer holds an integer longer than Python converts (4300 digits)."""
+
+    def __init__(self) -> None:
+        super().__init__("the answer holds a number of more than 4300 digits: not decoded")
 
 
 def _nests_too_deep(text: str) -> bool:
@@ -80,28 +95,35 @@ def _nests_too_deep(text: str) -> bool:
     return False
 
 
+def _json_text(body: bytes) -> str | None:
+    """``body`` as text, in the one encoding ``json.loads(body)`` would read it in (a
+    UTF-8 BOM dropped, UTF-16/32 told by its BOM or its zero bytes); ``None`` if it is
+    not text in it."""
+    try:
+        return body.decode(json.detect_encoding(body), "surrogatepass")
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
 def json_object(body: bytes) -> Mapping[str, Any] | None:
     """The one decoding of a server's JSON answer (API, upload host, token endpoint):
-    the object it holds, or ``None`` when it holds no JSON object. An answer nested
-    deeper than ``MAX_JSON_DEPTH`` raises ``NestedTooDeep`` (never ``RecursionError``)."""
-    try:
-        text = body.decode()  # UTF-8, as the platform sends it
-    except UnicodeDecodeError:
-        try:  # what json.loads(bytes) reads: UTF-16/32, a BOM
-            text = body.decode(json.detect_encoding(body), "surrogatepass")
-        except (UnicodeDecodeError, LookupError):
-            return None
+    the object it holds, or ``None`` when it holds no JSON object. The text is decoded
+    once, and that same text is both measured and read. An answer nested deeper than
+    ``MAX_JSON_DEPTH`` raises ``NestedTooDeep`` (never ``RecursionError``), one with an
+    integer past Python's 4300 digits ``NumberTooLong``."""
+    text = _json_text(body)
+    if text is None:
+        return None
     if _nests_too_deep(text):
         raise NestedTooDeep
     try:
         data = json.loads(text)
     except RecursionError:  # not reached: the count above is the guard
         raise NestedTooDeep from None
-    except ValueError:
-        try:
-            data = json.loads(body)  # a UTF-8 BOM
-        except ValueError:
-            return None
+    except json.JSONDecodeError:
+        return None
+    except ValueError:  # int(): past sys.get_int_max_str_digits()
+        raise NumberTooLong from None
     return data if type(data) is dict else None
 
 
@@ -126,6 +148,31 @@ def _request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+def error_answer(body: bytes, secrets: Iterable[str | None]) -> tuple[Mapping[str, Any], str]:
+    """An error answer as messages may show it, the one way for every dialect and host:
+    its JSON object with every secret masked (``{}`` if it holds none), and the text a
+    message shows when the answer has no message of its own. That text is never cut
+    from the raw body while it is JSON (escapes could hide a secret): it is the masked
+    object written out again; otherwise the body's text masked whole, then cut
+    (``shown``)."""
+    secrets = tuple(secrets)
+    try:
+        raw = json_object(body)
+    except UnreadableJson as exc:
+        return {}, str(exc)  # named as the message, not shown
+    if raw is not None:
+        # in a list: an object whose strings spell a secret only together is masked whole
+        [masked] = redact_data([raw], secrets)
+        text = json.dumps(masked, ensure_ascii=False)
+        return (masked if isinstance(masked, Mapping) else {}), shown(text, secrets)
+    head = body[: MASKED_CHARS * 4]
+    try:
+        encoding = json.detect_encoding(head)
+    except LookupError:
+        encoding = "utf-8"
+    return {}, shown(head.decode(encoding, "replace"), secrets)
+
+
 def api_error(
     request: Request,
     status: int,
@@ -136,10 +183,7 @@ def api_error(
 ) -> e.APIError:
     """The exception for an error response from the API."""
     secrets = tuple(secrets)
-    try:
-        data = redact_data(json_object(body) or {}, secrets)
-    except NestedTooDeep as exc:
-        data, body = {}, str(exc).encode()  # named as the message, not shown
+    data, text = error_answer(body, secrets)
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     error_type: str | None = None
@@ -154,7 +198,7 @@ def api_error(
         error_type = err
         message = str(data.get("error_description") or err)
     else:
-        message = body[:200].decode("utf-8", "replace").strip()
+        message = text
     message = redact(message or f"HTTP {status}", secrets)
     if request.what not in message:  # a server that names the request: said once
         message = f"{request.what}: {message}"
@@ -185,7 +229,7 @@ def _json_answer(body: bytes, what: str, status: int) -> Mapping[str, Any] | Non
     """``json_object(body)``, an answer nested too deep an ``UnexpectedResponseError``."""
     try:
         return json_object(body)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         raise e.UnexpectedResponseError(f"{what}: {exc}", status=status) from None
 
 
@@ -265,24 +309,22 @@ def decode_upload_response(
     server's message echoes them."""
     try:
         data = json_object(body)
-    except NestedTooDeep as exc:
+    except UnreadableJson as exc:
         if 200 <= status < 300:
             raise e.UnexpectedResponseError(f"the upload server: {exc}", status=status) from None
         raise e.UploadRejectedError(f"HTTP {status}, and {exc}", status=status) from None
-    if data is not None and "error" in data:
-        err = data["error"]
+    if not 200 <= status < 300 or (data is not None and "error" in data):
+        shape, text = error_answer(body, secrets)
+        err = shape.get("error")
         if isinstance(err, Mapping):
             code = err.get("code")
             raise e.UploadRejectedError(
-                redact(str(err.get("message") or "no message"), secrets),
+                str(err.get("message") or "no message"),
                 status=status,
                 code=code if isinstance(code, int | str) else None,
             )
-        raise e.UploadRejectedError(redact(str(err), secrets), status=status)
-    if not 200 <= status < 300:
-        # masked before it is cut: a secret cut in two would no longer be found
-        text = redact(body[:4096].decode("utf-8", "replace"), secrets)[:200].strip()
-        raise e.UploadRejectedError(text or "no message", status=status)
+        message = err if isinstance(err, str) and err else text
+        raise e.UploadRejectedError(message or "no message", status=status)
     if data is None:
         raise e.UnexpectedResponseError(
             "the upload server's response is not a JSON object", status=status

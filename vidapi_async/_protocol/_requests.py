@@ -4,6 +4,7 @@ go with it. No I/O, no asyncio, no aiohttp."""
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 import urllib.parse
@@ -24,6 +25,7 @@ __all__ = [
     "origin",
     "redact",
     "redact_data",
+    "shown",
     "url_for_humans",
 ]
 
@@ -177,6 +179,18 @@ def _lookalike(char: str) -> bool:
     )
 
 
+_DEFAULT_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+"""Unicode's default-ignorable code points: shown as nothing, so dropped or skipped by
+whatever compares the text after."""
+_SPLIT_ANYWHERE = re.compile(r"[/\\]|[^\x00-\x7f]")
+"""Where a server might split a decoded path: '/', a backslash, and any non-ASCII
+character (``¥`` is a backslash on cp932, ``₩`` on cp949; other pages, other signs)."""
+
+
 def _unprintable(text: str) -> str | None:
     """The first control, format, separator or unassigned character of ``text``."""
     return next((c for c in text if c.isspace() or not c.isprintable()), None)
@@ -188,7 +202,9 @@ def api_path(path: object) -> str:
     then letters, digits, ``-._~/`` and percent-escapes, nothing else (non-ASCII text
     percent-encoded from UTF-8; no scheme, host, query, fragment, backslash, ``;``,
     space or control character). Once its escapes are decoded (as UTF-8) it holds no
-    control character, no look-alike of ``.``, ``/`` or a backslash, no escape for a
+    control character, no look-alike of ``.``, ``/`` or a backslash, no invisible
+    (default-ignorable) character, no ``.`` or ``..`` between a separator and a
+    non-ASCII character or between two (``¥..¥``: a code page's backslash), no escape for a
     second decoding (``%252e``) and no ``.`` or ``..`` segment (nor ``..;``), split on
     ``/`` and backslash as a server that decodes first splits it. Raises ``ValueError`` saying
     why; the path is returned as given."""
@@ -235,6 +251,16 @@ def api_path(path: object) -> str:
     if lookalike := next(filter(_lookalike, decoded), None):
         raise ValueError(
             f"must not hold a look-alike of '.', '/' or '\\', escaped (U+{ord(lookalike):04X})"
+        )
+    if ignorable := _DEFAULT_IGNORABLE.search(decoded):
+        raise ValueError(
+            f"must not hold an invisible (default-ignorable) character, escaped or not "
+            f"(U+{ord(ignorable[0]):04X})"
+        )
+    if {".", ".."} & set(_SPLIT_ANYWHERE.split(decoded)):
+        raise ValueError(
+            "must not hold '.' or '..' next to a character beyond ASCII (a server's code "
+            "page may read it as a separator: ¥ and ₩ are backslashes on some)"
         )
     if _ESCAPE.search(decoded):
         raise ValueError("must not hold an escaped escape (%25 then two hex digits: %252e)")
@@ -329,8 +355,11 @@ def url_for_humans(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
-_SECRET_VALUE = re.compile(r"\b(" + "|".join(sorted(SECRET_FORM_FIELDS)) + r")=[^&\s\"',;]*")
-"""A secret form field's value as a form echoes it (``password=...``)."""
+_SECRET_VALUE = re.compile(
+    r"\b(" + "|".join(sorted(SECRET_FORM_FIELDS | {"seal"})) + r")=[^&\s\"',;<>]*", re.IGNORECASE
+)
+"""A secret form field's value as a form echoes it (``password=...``), and any upload
+address's seal (``seal=...``), whichever address a server echoes."""
 _SHORT_SECRET = 3
 """A secret shorter than this is masked as a word only (not inside other words)."""
 
@@ -371,26 +400,121 @@ def query_values(url: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret replaced by ``***``, for anything a server echoes:
-    in its raw, form-encoded and percent-encoded forms, anywhere; one of fewer than
-    three characters where it stands as a word; and a secret form field's value
-    (``password=...``) whatever it is."""
-    pattern = _secrets_pattern(tuple(s for s in secrets if s))
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_JSON_ESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_unescaped(text: str) -> str:
+    """``text`` with JSON's backslash escapes read (``\\u0054`` is ``T``; a pair of
+    surrogate escapes one character, a lone one U+FFFD)."""
+    if "\\" not in text:
+        return text
+    text = _JSON_ESCAPE.sub(
+        lambda m: chr(int(m[1], 16)) if m[1] else _JSON_ESCAPED.get(m[2], m[2]), text
+    )
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _html_unescaped(text: str) -> str:
+    return html.unescape(text) if "&" in text else text
+
+
+_READINGS = (str, _json_unescaped, _html_unescaped)
+"""Text as it is, and as JSON's and HTML's escapes read."""
+
+
+def _masked(text: str, pattern: re.Pattern[str] | None) -> str:
     if pattern is not None:
         text = pattern.sub("***", text)
     return _SECRET_VALUE.sub(r"\1=***", text)
 
 
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret replaced by ``***``, for anything a server echoes:
+    in its raw, form-encoded and percent-encoded forms, anywhere; one of fewer than
+    three characters where it stands as a word; a secret form field's value
+    (``password=...``) and a seal (``seal=...``) whatever it is. The text is also read
+    as JSON's and HTML's escapes would be (``\\u0054``, ``&#x2F;``): where that shows
+    a secret, what is returned is that reading, masked."""
+    pattern = _secrets_pattern(tuple(s for s in secrets if s))
+    text = _masked(text, pattern)
+    for read in _READINGS[1:]:
+        seen = read(text)
+        if seen != text and (masked := _masked(seen, pattern)) != seen:
+            text = masked
+    return text
+
+
+def _strings(data: Any) -> Iterable[str]:
+    """Every string in decoded JSON, keys too, in order."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, Mapping):
+        for k, v in data.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _strings(v)
+
+
 def redact_data(data: Any, secrets: Sequence[str | None]) -> Any:
-    """Decoded JSON (or headers) with every secret masked in every string, keys too."""
+    """Decoded JSON (or headers) with every secret masked in every string, keys too;
+    a list or object of scalars inside it whose strings only spell a secret together
+    (``list(token)``) becomes ``"***"`` whole."""
+    return _redact_data(data, tuple(secrets), top=True)
+
+
+def _redact_data(data: Any, secrets: tuple[str | None, ...], *, top: bool = False) -> Any:
     if isinstance(data, str):
         return redact(data, secrets)
     if isinstance(data, Mapping):
-        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in data.items()}
-    if isinstance(data, list):
-        return [redact_data(v, secrets) for v in data]
+        data = {_redact_data(k, secrets): _redact_data(v, secrets) for k, v in data.items()}
+    elif isinstance(data, list):
+        data = [_redact_data(v, secrets) for v in data]
+    else:
+        return data
+    values = data.values() if isinstance(data, Mapping) else data
+    if not top and not any(isinstance(v, Mapping | list) for v in values):
+        # a container of scalars (each checked once: the cost stays linear)
+        strings = list(_strings(data))
+        pattern = _secrets_pattern(tuple(s for s in secrets if s))
+        if len(strings) > 1 and pattern is not None:
+            joined = "".join(strings)
+            if any(pattern.search(read(joined)) for read in _READINGS):
+                return "***"
     return data
+
+
+SHOWN_CHARS = 200
+"""How much of an answer's text an error message shows."""
+MASKED_CHARS = 65536
+"""How much of an answer's text is masked to make that (a cut secret's remnant at its
+end is masked too)."""
+
+
+def shown(text: str, secrets: Iterable[str | None], limit: int = SHOWN_CHARS) -> str:
+    """``text`` as an error message may show it: masked whole (``redact``), then cut to
+    ``limit`` characters, then any start of a secret (four characters or more, escaped
+    or not) left at the cut edge masked too."""
+    given = tuple(s for s in secrets if s)
+    text = redact(text[:MASKED_CHARS], given)[:limit]
+    return _cut_secret_masked(text, given).strip()
+
+
+def _cut_secret_masked(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with a tail that begins a secret (as written or %-decoded, a dangling
+    ``%`` or ``%X`` dropped) replaced by ``***``."""
+    starts = {v for s in secrets for v in (s, urllib.parse.unquote(s)) if len(v) > 4}
+    if not starts:
+        return text
+    window = max(map(len, starts)) * 3 + 2
+    for cut in range(max(0, len(text) - window), len(text) - 3):
+        tail = re.sub(r"%[0-9A-Fa-f]?\Z", "", text[cut:])
+        for piece in {tail, urllib.parse.unquote(tail), urllib.parse.unquote_plus(tail)}:
+            if len(piece) >= 4 and any(s.startswith(piece) for s in starts):
+                return text[:cut] + "***"
+    return text
 
 
 def url_file_name(url: str) -> str:

@@ -24,7 +24,7 @@ import attrs
 
 from .. import _errors as e
 from . import _answers
-from ._answers import NestedTooDeep, json_object, parse_retry_after
+from ._answers import parse_retry_after
 from ._requests import Request, api_request, origin, redact, redact_data
 
 __all__ = [
@@ -867,10 +867,7 @@ def api_error(
     unknown one a plain ``APIError`` carrying it (``error_type``). ``correlation_id``
     is kept on every one and shown in its message."""
     secrets = tuple(secrets)
-    try:
-        data = redact_data(json_object(body) or {}, secrets)
-    except NestedTooDeep as exc:
-        data, body = {}, str(exc).encode()  # named as the message, not shown
+    data, text = _answers.error_answer(body, secrets)
     headers = redact_data(dict(headers), secrets)
     err = data.get("error")
     code = reason = correlation = None
@@ -882,7 +879,7 @@ def api_error(
         if isinstance(details, Mapping) and isinstance(details.get("reason"), str):
             reason = details["reason"]
     else:
-        message = body[:200].decode("utf-8", "replace").strip()
+        message = text
     message = f"{request.what}: {redact(message or f'HTTP {status}', secrets)}"
     kwargs: dict[str, Any] = {
         "status": status,

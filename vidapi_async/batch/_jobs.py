@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import re
 import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -111,35 +112,57 @@ class UploadJob:
                 raise InvalidArgumentError(name, "expected True or False")
 
 
-_SIGNING_PREFIXES = ("x-amz-", "x-goog-")
-"""S3's and GCS's signed-url parameters, in any case."""
-_SIGNING_NAMES = frozenset(
-    {
-        # Azure SAS
-        "sig", "se", "sp", "sv", "st", "spr", "srt", "ss", "sr", "skoid", "sktid", "skt",
-        "ske", "sks", "skv", "sip", "si",
-        # CloudFront, and S3/GCS V2 signing
-        "Signature", "Expires", "Key-Pair-Id", "Policy", "AWSAccessKeyId", "GoogleAccessId",
-    }
+_CREDENTIAL_PREFIXES = ("x-amz-", "x-goog-")
+"""S3's and GCS's signed-url parameters: credentials whatever else the url holds."""
+_CREDENTIAL_NAMES = frozenset({"hdnts"})
+"""Akamai's edge token: a credential whatever else the url holds."""
+_SIGNED_FAMILIES = (
+    (
+        "sig",  # Azure SAS
+        frozenset(
+            {
+                "sig", "se", "sp", "sv", "st", "spr", "srt", "ss", "sr", "skoid", "sktid",
+                "skt", "ske", "sks", "skv", "sip", "si",
+            }
+        ),
+    ),
+    (
+        "signature",  # CloudFront, and S3/GCS V2 signing
+        frozenset(
+            {"signature", "expires", "key-pair-id", "policy", "awsaccesskeyid", "googleaccessid"}
+        ),
+    ),
 )  # fmt: skip
-"""Query parameters object stores sign a url with, as they write them."""
-
-
-def _signing(name: str) -> bool:
-    name = urllib.parse.unquote_plus(name)
-    return name in _SIGNING_NAMES or name.lower().startswith(_SIGNING_PREFIXES)
+"""A family's signature parameter, and the names it signs with (lower case): dropped
+only from a url that holds the signature (``st``, ``Expires`` are a url's own names
+otherwise)."""
 
 
 def source_identity(url: str) -> str:
-    """The url a job's default key is made from: without ``user:password@``, without
-    the query parameters that sign it (``X-Amz-*``, ``X-Goog-*``, Azure SAS,
-    CloudFront's) and without a fragment; the other parameters kept, in order. Two
-    urls differing only in credentials or signature are the same source."""
+    """The url a job's default key is made from: without ``user:password@``, without a
+    fragment, without credentials in its query (``X-Amz-*``, ``X-Goog-*``, ``hdnts``),
+    and without a signing family's parameters where the url holds that family's
+    signature (Azure SAS's with ``sig``, CloudFront's and V2 signing's with
+    ``Signature``); names compared in any case, ``;`` a separator as ``&``. The other
+    parameters are kept as written, in order. Two urls differing only in credentials
+    or signature are the same source; two unsigned urls differing in ``st=`` are not."""
     parts = urllib.parse.urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
-    kept = [p for p in parts.query.split("&") if p and not _signing(p.partition("=")[0])]
+    pieces = re.split(r"([&;])", parts.query)
+    params = [(pieces[i - 1] if i else "", pieces[i]) for i in range(0, len(pieces), 2)]
+    names = [urllib.parse.unquote_plus(p.partition("=")[0]).lower() for _, p in params]
+    signed = {n for (_, p), n in zip(params, names, strict=True) if p.partition("=")[2]}
+    dropped = set(_CREDENTIAL_NAMES)
+    for signature, family in _SIGNED_FAMILIES:
+        if signature in signed:
+            dropped |= family
+    kept = "".join(
+        sep + p
+        for (sep, p), n in zip(params, names, strict=True)
+        if p and n not in dropped and not n.startswith(_CREDENTIAL_PREFIXES)
+    )
     return urllib.parse.urlunsplit(
-        (parts.scheme.lower(), host.lower(), parts.path, "&".join(kept), "")
+        (parts.scheme.lower(), host.lower(), parts.path, kept.lstrip("&;"), "")
     )
 
 

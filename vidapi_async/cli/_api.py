@@ -8,11 +8,11 @@ client's raw calls: the same token, retries, limits and typed errors as the rest
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from .. import _errors as e
 from ._exit import EXIT_OK
+from ._json_out import json_text
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -92,5 +92,5 @@ async def run_api(args: argparse.Namespace, client: Client) -> int:
         if values or fields:
             raise e.UsageError("DELETE takes no -f or --fields")
         data = await client.delete(args.path)
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(json_text(data))
     return EXIT_OK

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import json
 import logging
 import os
 import shlex
@@ -30,6 +29,7 @@ from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
+from ._json_out import json_text
 from ._login import add_login_parsers, run_login, run_logout, stored_client
 from ._progress import upload_with_bar, wait_with_bar
 from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status, run_worker
@@ -420,7 +420,7 @@ def _client(args: argparse.Namespace) -> Client:
 
 
 def _out(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, default=str) if args.json else text)
+    print(json_text(data) if args.json else text)
 
 
 def _read_password() -> str:
