@@ -4,6 +4,7 @@ work with aiohttp 3.14 (pnuckowski/aioresponses#289)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import types
@@ -19,6 +20,8 @@ import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
+from .children import SIGNALS_SENT
+
 WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
 """Answers in 512-byte pieces with pauses: what a real network does to large answers.
 (The emulator's seals always hold escaped reserved characters.)"""
@@ -28,6 +31,19 @@ WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
 async def emulator() -> AsyncIterator[Emulator]:
     async with Emulator(faults=Faults(**WIRE_REALISTIC)) as emu:
         yield emu
+
+
+@pytest.fixture
+def parent_ignores_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored by this process while the test runs, as a background
+    shell ignores SIGINT for what it starts: a child the test signals must set its own
+    dispositions (``tests.children.default_signals``) or the signal does nothing."""
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in SIGNALS_SENT}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
+from .children import default_signals
 from .conftest import make_file
 from .test_cli import vidapi
 from .test_shared_faults import CutProxy, through, wait_for_request
@@ -65,8 +66,7 @@ async def start_worker(cmd: list[str]) -> asyncio.subprocess.Process:
         "json",
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-        # Ctrl-C as a terminal sends it, whatever the test runner did with SIGINT
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
 
 
@@ -111,6 +111,7 @@ async def test_a_worker_that_runs_dry_writes_only_json_lines(
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -129,6 +130,7 @@ async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     assert lines[-1]["message"].startswith("this worker: "), lines[-1]
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

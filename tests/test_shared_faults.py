@@ -20,6 +20,7 @@ import vidapi_async as va
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
+from .children import default_signals
 from .conftest import make_file
 from .pg_cluster import pg_cluster
 from .test_shared_queue import (
@@ -91,6 +92,7 @@ async def test_a_paused_worker_that_resumes_makes_no_second_video(
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_three_workers_ten_kills_no_survivor_fails(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -209,6 +211,7 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
     assert dones == sorted(dones)  # never backwards
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_postgresql_is_down_stops_at_once(tmp_path: Path) -> None:
     files = [make_file(tmp_path / f"d{i}.mp4", 50_000 + i) for i in range(6)]
     with pg_cluster() as cluster:
@@ -522,6 +525,7 @@ def through(where: str, port: int) -> str:
 
 @pytest.mark.parametrize("delay", [0.0, 1.0], ids=["at-the-cut", "1s-after"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_signalled_just_after_a_network_cut_stops(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -546,7 +550,7 @@ async def test_a_worker_signalled_just_after_a_network_cut_stops(
             *worker_cmd(emu, cut_dsn),  # the default --stalled-after, as the reviewer ran it
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=default_signals,
         )
         try:
             await asyncio.wait_for(wait_for_request(emu, "upload", "POST", "/upload"), 60)
