@@ -25,12 +25,12 @@ from vidapi_async.emulator import Emulator, Faults
 from .children import default_signals
 from .conftest import make_file
 from .test_cli import vidapi
-from .test_shared_faults import CutProxy, through, wait_for_request
 from .test_shared_queue import (
     dsn,  # noqa: F401 - a fixture
     jobs_for,
     worker_cmd,
 )
+from .test_shared_queue_faults import CutProxy, through, wait_for_request
 
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("procrastinate")
