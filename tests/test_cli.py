@@ -256,7 +256,7 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
     for i in range(30):
         make_file(folder / f"v{i:02d}.mp4", 20_000)
     journal = tmp_path / "j.sqlite"
-    async with Emulator(faults=Faults(latency=0.1)) as emu:
+    async with Emulator(probe=False, faults=Faults(latency=0.1)) as emu:
         env = {**os.environ, "VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
         args = [
             "-m",

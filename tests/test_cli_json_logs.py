@@ -99,6 +99,7 @@ async def worker_until_empty(
     return proc.returncode, err
 
 
+@pytest.mark.system
 async def test_a_worker_that_runs_dry_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -110,6 +111,7 @@ async def test_a_worker_that_runs_dry_writes_only_json_lines(
     assert lines[-1]["message"].startswith("this worker: 3 done, 0 failed")
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
@@ -130,6 +132,7 @@ async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     assert lines[-1]["message"].startswith("this worker: "), lines[-1]
 
 
+@pytest.mark.system
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_lines(
     tmp_path: Path,
@@ -162,6 +165,7 @@ async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_line
     assert "Traceback" not in err
 
 
+@pytest.mark.system
 async def test_a_worker_whose_credentials_are_refused_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

@@ -29,6 +29,9 @@ from .children import default_signals
 from .conftest import make_file, stored_bytes
 from .test_postgres_journal import DSN, connect_or_install
 
+pytestmark = pytest.mark.system  # every test runs workers against PostgreSQL
+
+
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("procrastinate")
 
