@@ -17,9 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
     [
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "."],
-        # about 10 s with a warm cache, a minute without: run `mypy` yourself in the
-        # everyday lane
-        pytest.param([sys.executable, "-m", "mypy"], marks=pytest.mark.system),
+        [sys.executable, "-m", "mypy"],
     ],
     ids=["ruff-check", "ruff-format", "mypy-strict"],
 )
