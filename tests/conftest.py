@@ -4,6 +4,7 @@ work with aiohttp 3.14 (pnuckowski/aioresponses#289)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import types
@@ -19,6 +20,27 @@ import vidapi_async as va
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
+from .children import SIGNALS_SENT
+
+SYSTEM_FIXTURES = frozenset({"dsn", "schema", "built_site", "driver", "site_url", "sdk_path"})
+"""Fixtures of the system lane (PostgreSQL, the docs build, a browser, a pip install): a
+test that takes one is marked ``system`` or the run stops at collection, naming it."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    unmarked = [
+        item.nodeid
+        for item in items
+        if SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("system") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests need PostgreSQL, the docs build, a browser or a pip install but "
+            "are not marked @pytest.mark.system (docs/development.md): " + ", ".join(unmarked)
+        )
+
+
 WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
 """Answers in 512-byte pieces with pauses: what a real network does to large answers.
 (The emulator's seals always hold escaped reserved characters.)"""
@@ -26,8 +48,24 @@ WIRE_REALISTIC = {"segment_bytes": 512, "segment_delay": 0.001}
 
 @pytest.fixture
 async def emulator() -> AsyncIterator[Emulator]:
-    async with Emulator(faults=Faults(**WIRE_REALISTIC)) as emu:
+    """Without ffprobe: on the random bytes tests upload it finds nothing, at 0.1 s of CPU
+    an upload (most of the everyday lane's time); the facts it reads from a real video
+    are tested on their own (test_descriptor_facts_come_from_ffprobe)."""
+    async with Emulator(faults=Faults(**WIRE_REALISTIC), probe=False) as emu:
         yield emu
+
+
+@pytest.fixture
+def parent_ignores_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored by this process while the test runs, as a background
+    shell ignores SIGINT for what it starts: a child the test signals must set its own
+    dispositions (``tests.children.default_signals``) or the signal does nothing."""
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in SIGNALS_SENT}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 @pytest.fixture

@@ -19,6 +19,9 @@ import vidapi_async as va
 from vidapi_async import embed
 from vidapi_async.emulator import Emulator
 
+pytestmark = pytest.mark.system  # headless Chromium, and the site built with mkdocs
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -95,6 +95,7 @@ async def test_upload_video_takes_a_file_object_with_its_name_and_size(
     assert video.title == "t"
 
 
+@pytest.mark.system
 def test_upload_video_is_typed_for_every_source(tmp_path: Path) -> None:
     snippet = tmp_path / "user_code.py"
     snippet.write_text(

@@ -14,6 +14,7 @@ import pytest
 from vidapi_async.cli._exit import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
+from .children import default_signals
 from .conftest import make_file
 
 
@@ -242,6 +243,7 @@ def test_the_demo_video_is_made_with_ffmpeg_or_taken_from_the_package(
     assert Path(_demo._make_video(str(tmp_path))).read_bytes() == sample
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: Path) -> None:
     import signal
     from collections import Counter
@@ -254,7 +256,7 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
     for i in range(30):
         make_file(folder / f"v{i:02d}.mp4", 20_000)
     journal = tmp_path / "j.sqlite"
-    async with Emulator(faults=Faults(latency=0.1)) as emu:
+    async with Emulator(probe=False, faults=Faults(latency=0.1)) as emu:
         env = {**os.environ, "VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
         args = [
             "-m",
@@ -274,7 +276,7 @@ async def test_ctrl_c_stops_a_batch_promptly_and_a_rerun_finishes_it(tmp_path: P
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=default_signals,
         )
         while not (  # noqa: ASYNC110 - the journal is another process's file: poll it
             journal.exists()
@@ -359,6 +361,7 @@ async def test_upload_with_a_password_creates_the_video_protected(
     assert writes == [f"/video/{video_id}/subtitles"]  # no window before a later password write
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_sigterm_stops_the_demo_midway_and_leaves_no_folder(tmp_path: Path) -> None:
     """SIGTERM (a process manager's stop) at any point, not only once it serves: the
     demo stops as on Ctrl-C, its emulator closes and no folder of its is left in the
@@ -370,6 +373,7 @@ async def test_sigterm_stops_the_demo_midway_and_leaves_no_folder(tmp_path: Path
         sys.executable, "-m", "vidapi_async.cli", "demo",
         env={**os.environ, "TMPDIR": str(temp)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_signals,
     )  # fmt: skip
     try:
         assert proc.stdout is not None

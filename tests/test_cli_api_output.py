@@ -15,7 +15,7 @@ import vidapi_async as va
 from vidapi_async.cli._exit import EXIT_API
 
 from .test_cli import vidapi
-from .test_wire_truth import TOKEN
+from .test_client_wire import TOKEN
 from .wire import Reply, WireServer
 
 HOSTILE = "x\u009b[31my\u202ez\x7fw\u2028v\u200e"

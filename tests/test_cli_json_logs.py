@@ -22,14 +22,15 @@ import pytest
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
+from .children import default_signals
 from .conftest import make_file
 from .test_cli import vidapi
-from .test_shared_faults import CutProxy, through, wait_for_request
 from .test_shared_queue import (
     dsn,  # noqa: F401 - a fixture
     jobs_for,
     worker_cmd,
 )
+from .test_shared_queue_faults import CutProxy, through, wait_for_request
 
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("procrastinate")
@@ -65,8 +66,7 @@ async def start_worker(cmd: list[str]) -> asyncio.subprocess.Process:
         "json",
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-        # Ctrl-C as a terminal sends it, whatever the test runner did with SIGINT
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
 
 
@@ -99,6 +99,7 @@ async def worker_until_empty(
     return proc.returncode, err
 
 
+@pytest.mark.system
 async def test_a_worker_that_runs_dry_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -110,7 +111,9 @@ async def test_a_worker_that_runs_dry_writes_only_json_lines(
     assert lines[-1]["message"].startswith("this worker: 3 done, 0 failed")
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -129,6 +132,8 @@ async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     assert lines[-1]["message"].startswith("this worker: "), lines[-1]
 
 
+@pytest.mark.system
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -160,6 +165,7 @@ async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_line
     assert "Traceback" not in err
 
 
+@pytest.mark.system
 async def test_a_worker_whose_credentials_are_refused_writes_only_json_lines(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

@@ -21,7 +21,7 @@ from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
 from .test_cli import vidapi
-from .test_cli_review import env_for, uploads
+from .test_cli_usage import env_for, uploads
 
 
 async def test_enqueue_only_with_a_file_journal_is_a_usage_error(

@@ -18,7 +18,7 @@ from vidapi_async.cli._exit import EXIT_API
 
 from .conftest import make_file
 from .test_cli import vidapi
-from .test_wire_truth import TOKEN, descriptor
+from .test_client_wire import TOKEN, descriptor
 from .wire import Reply, Seen, WireServer
 
 

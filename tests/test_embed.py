@@ -122,6 +122,7 @@ def test_player_id_needs_exactly_one_of_video_or_playlist() -> None:
         embed.player_iframe_url("../x", "x1")
 
 
+@pytest.mark.system
 def test_a_video_stands_for_its_id_in_every_embed(tmp_path: Path) -> None:
     video = va.Video(id="x7tgad0")
     assert embed.iframe_url(video) == embed.iframe_url("x7tgad0")

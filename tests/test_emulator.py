@@ -316,11 +316,12 @@ async def test_embed_page_plays_the_file_with_autoplay_and_mute(
     shutil.which("ffprobe") is None,
     reason="ffprobe is not installed: run scripts/install-test-system-deps (as root)",
 )
-async def test_descriptor_facts_come_from_ffprobe(client: va.Client, tmp_path: Path) -> None:
+async def test_descriptor_facts_come_from_ffprobe(tmp_path: Path) -> None:
     sample = tmp_path / "sample.webm"
     with resources.as_file(resources.files("vidapi_async.emulator") / "sample.webm") as src:
         shutil.copyfile(src, sample)
-    uploaded = await client.upload_file(sample)
+    async with Emulator() as emu, client_for(emu) as client:  # probes by default
+        uploaded = await client.upload_file(sample)
     assert uploaded.dimension == va.Dimension(320, 180)
     assert uploaded.vcodec == "VP8"
     assert uploaded.acodec == "VORBIS"

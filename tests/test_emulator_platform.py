@@ -20,6 +20,7 @@ from vidapi_async.emulator import OTHER_TOKEN, Emulator
 from vidapi_async.emulator._formdata import Malformed, parse_disposition
 from vidapi_async.testing import client_for
 
+from .children import default_signals
 from .conftest import make_file
 
 DEMO = {"Authorization": "Bearer demo-token"}
@@ -344,11 +345,13 @@ async def test_over_tls_the_whole_mission_runs_on_https(tmp_path: Path, srt_file
                 await s.get(f"{emu.base_url}/me", headers=DEMO)
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_vidapi_serve_tls_prints_its_certificate_and_serves_https(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "vidapi_async.cli", "serve", "--tls", "--port", "0",
         "--upload-port", "0", "--control-secret", "s3cret-control",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        preexec_fn=default_signals,
     )  # fmt: skip
     try:
         assert proc.stdout is not None

@@ -29,6 +29,7 @@ async def stored_title(shared: SharedBatch, key: str) -> str:
     return str(json.loads(row[0])["title"])
 
 
+@pytest.mark.system
 async def test_two_enqueuers_of_one_key_agree_on_one_spec(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -50,6 +51,7 @@ async def test_two_enqueuers_of_one_key_agree_on_one_spec(
             assert await stored_title(a, key) == expected, round_
 
 
+@pytest.mark.system
 async def test_one_key_twice_in_one_enqueue_with_another_spec_is_reported(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -66,6 +68,7 @@ async def test_one_key_twice_in_one_enqueue_with_another_spec_is_reported(
         assert await stored_title(shared, "k") == "first"
 
 
+@pytest.mark.system
 async def test_a_manifest_with_one_key_twice_enqueues_nothing(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

@@ -77,6 +77,7 @@ async def journal(schema: str) -> AsyncIterator[va.PostgresJournal]:  # noqa: F8
         await opened.close()
 
 
+@pytest.mark.system
 async def test_a_postgres_journal_refuses_a_key_too_long_before_writing(
     journal: va.PostgresJournal,
 ) -> None:
@@ -86,6 +87,7 @@ async def test_a_postgres_journal_refuses_a_key_too_long_before_writing(
     assert await journal.records() == []
 
 
+@pytest.mark.system
 async def test_a_statement_the_server_refuses_is_an_error_not_an_outage(
     journal: va.PostgresJournal,
 ) -> None:
@@ -96,6 +98,7 @@ async def test_a_statement_the_server_refuses_is_an_error_not_an_outage(
     assert journal.outage.away is None
 
 
+@pytest.mark.system
 async def test_a_claim_the_server_refuses_names_the_job(journal: va.PostgresJournal) -> None:
     """A key within the limit whose row the server still refuses (here: a check an
     administrator added to the table) names the job, at once."""
@@ -111,6 +114,7 @@ async def test_a_claim_the_server_refuses_names_the_job(journal: va.PostgresJour
         await conn.close()
 
 
+@pytest.mark.system
 async def test_the_shared_queue_refuses_a_key_too_long_before_writing(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

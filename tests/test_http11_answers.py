@@ -18,7 +18,7 @@ import vidapi_async as va
 from vidapi_async._protocol import AnswerFramer, BrokenAnswer
 
 from .conftest import make_file
-from .test_wire_truth import SEAL, TOKEN, descriptor, upload_api
+from .test_client_wire import SEAL, TOKEN, descriptor, upload_api
 from .wire import Reply, Seen, WireServer
 
 CAP = 64 * 1024

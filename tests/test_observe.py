@@ -5,14 +5,8 @@ what the emulator saw: one span and one ``.http`` line per request it logged, th
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import socket
 import sys
-import textwrap
-import urllib.error
-import urllib.request
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,15 +19,13 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
-from prometheus_client.parser import text_string_to_metric_families
 
 import vidapi_async as va
-from vidapi_async._observe import configure_logging, redacted_url
+from vidapi_async._observe import redacted_url
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
-from .test_cli import vidapi
 
 PASSWORD = "vid-pass-Zq81"
 CLIENT_SECRET = "demo-secret"
@@ -205,11 +197,6 @@ async def test_debug_logs_of_a_run_name_every_request_and_hold_no_secret(
         assert "%2F" not in line and "%3D" not in line  # no piece of a seal
 
 
-def test_the_logger_tree_is_silent_by_default() -> None:
-    root = logging.getLogger("vidapi_async")
-    assert any(isinstance(h, logging.NullHandler) for h in root.handlers)
-
-
 def test_url_full_keeps_plain_parameters_and_redacts_the_rest() -> None:
     url = "https://u:p4ss@up.example/upload?uuid=abc&seal=x%2Fy&fields=id,title"
     assert redacted_url(url) == (
@@ -220,62 +207,6 @@ def test_url_full_keeps_plain_parameters_and_redacts_the_rest() -> None:
         "https://h.example/x?REDACTED&fields=id&REDACTED"
     )
     assert redacted_url("https://h.example/x?fields") == "https://h.example/x?fields="
-
-
-def test_json_log_format_writes_one_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
-    root = logging.getLogger("vidapi_async")
-    before, level = list(root.handlers), root.level
-    configure_logging(0, "json")
-    try:
-        logging.getLogger("vidapi_async.worker").warning('job "%s" lost', "k1")
-        try:
-            raise va.ServerError("boom", status=500)
-        except va.ServerError:
-            logging.getLogger("vidapi_async.batch").exception("job failed")
-    finally:
-        for handler in root.handlers[len(before) :]:
-            root.removeHandler(handler)
-        root.setLevel(level)
-    lines = capsys.readouterr().err.splitlines()
-    first, second = (json.loads(line) for line in lines)
-    assert first["logger"] == "vidapi_async.worker"
-    assert first["level"] == "warning"
-    assert first["message"] == 'job "k1" lost'
-    assert first["time"].endswith("Z")
-    assert second["error"].startswith("ServerError: boom")
-
-
-async def test_cli_vv_logs_the_demo_on_stderr_without_a_secret() -> None:
-    code, _, err = await vidapi("-vv", "demo", "--no-serve")
-    assert code == 0, err
-    http = [line for line in err.splitlines() if " vidapi_async.http: " in line]
-    assert len(http) >= 5
-    assert any(" vidapi_async.upload: " in line for line in err.splitlines())
-    for line in err.splitlines():
-        assert "demo-token" not in line and "demo-only-password" not in line
-        assert "%2F" not in line and "%3D" not in line and "seal=" not in line
-
-
-async def _me_unreachable(log_level: str) -> tuple[int, str]:
-    """``vidapi api /me`` against a port nothing listens on, with ``VIDAPI_LOG``."""
-    code, _, err = await vidapi(
-        "--retries", "1", "--token", "tok-Secret-123", "--base-url", "http://127.0.0.1:9",
-        "api", "/me", env={"VIDAPI_LOG": log_level},
-    )  # fmt: skip
-    assert code != 0
-    assert "tok-Secret-123" not in err
-    return code, err
-
-
-async def test_vidapi_log_env_turns_debug_on() -> None:
-    _, err = await _me_unreachable("debug")
-    lines = [line for line in err.splitlines() if " vidapi_async.http: " in line]
-    assert len(lines) == 1 and "GET http://127.0.0.1:9/me -> no answer" in lines[0]
-
-
-async def test_an_unknown_vidapi_log_level_is_named_not_ignored() -> None:
-    _, err = await _me_unreachable("verbose")
-    assert "VIDAPI_LOG" in err and "'verbose'" in err and "debug, info or warning" in err, err
 
 
 async def test_spans_and_metrics_of_a_batch_with_failures(
@@ -368,202 +299,8 @@ def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
     return out
 
 
-def _scrape(port: int) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text = resp.read().decode()
-    values: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
-            values[f"{sample.name}{{{labels}}}"] = sample.value
-    return values
-
-
-async def test_the_metrics_endpoint_scraped_during_a_batch(tmp_path: Path) -> None:
-    files = [make_file(tmp_path / f"f{i}.mp4", 4000) for i in range(3)]
-    finished: list[int] = []
-    scrapes: list[float] = []
-    done = asyncio.Event()
-
-    def progress(p: va.BatchProgress) -> None:
-        finished.append(p.done + p.failed)
-        done.set()
-
-    async with Emulator(probe=False, faults=Faults(latency=0.01)) as emu:
-        async with client_for(emu) as client:
-            batch = va.BatchUploader(client, concurrency=1, progress=progress, metrics_port=0)
-            async with batch:
-                port = batch.metrics_port
-                assert port is not None
-
-                async def jobs() -> Any:
-                    for i, f in enumerate(files):
-                        while (finished[-1] if finished else 0) < i:
-                            done.clear()
-                            await done.wait()
-                        got = await asyncio.to_thread(_scrape, port)
-                        scrapes.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
-                        yield va.UploadJob(path=f, title=f"t{i}", channel="news")
-
-                results = [r async for r in batch.run(jobs())]
-                last = await asyncio.to_thread(_scrape, port)
-    assert [r.status.value for r in results] == ["done"] * 3
-    assert scrapes == [0.0, 1.0, 2.0]
-    assert last["vidapi_jobs_total{outcome=done}"] == 3.0
-    assert last["vidapi_upload_bytes_total{}"] == 3 * 4000
-    assert last["vidapi_jobs_in_flight{}"] == 0.0
-    assert any(k.startswith("http_client_request_duration_seconds_count{") for k in last)
-    with pytest.raises(urllib.error.URLError, match="refused"):  # closed with the batch
-        _scrape(port)
-
-
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("POSIX only")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def test_vidapi_batch_serves_metrics_while_it_runs(tmp_path: Path) -> None:
-    """``vidapi batch DIR --metrics-port N``: the endpoint a worker has, for a batch run
-    from the command line (before: only in code); it says where, and counts every job."""
-    folder = tmp_path / "clips"
-    folder.mkdir()
-    for i in range(4):
-        make_file(folder / f"b{i}.mp4", 3000 + i)
-    port = _free_port()
-    async with Emulator(probe=False, faults=Faults(latency=0.05)) as emu:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "vidapi_async.cli",
-            "--token", emu.token, "--base-url", emu.base_url,
-            "batch", str(folder), "--channel", "news", "--concurrency", "1",
-            "--journal", str(tmp_path / "j.sqlite"), "--metrics-port", str(port),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        finished = asyncio.ensure_future(proc.communicate())
-        scraped: list[float] = []
-        while not finished.done():
-            try:
-                got = await asyncio.to_thread(_scrape, port)
-            except OSError:
-                got = None  # not listening yet, or closing
-            if got is not None:
-                scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
-            await asyncio.wait([finished], timeout=0.05)
-        _, err = await finished
-    assert proc.returncode == 0, err.decode()[-2000:]
-    assert scraped and scraped == sorted(scraped) and scraped[-1] <= 4, scraped
-    assert any(0 < n < 4 for n in scraped), scraped  # seen part-way through
-    assert f"http://127.0.0.1:{port}/metrics" in err.decode()
-
-
-async def test_a_busy_metrics_port_is_a_usage_error_for_batch_and_worker(
-    tmp_path: Path,
-) -> None:
-    make_file(tmp_path / "a.mp4", 3000)
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = str(busy.getsockname()[1])
-        async with Emulator(probe=False) as emu:
-            code, _, err = await vidapi(
-                "--token", emu.token, "--base-url", emu.base_url, "batch", str(tmp_path),
-                "--channel", "news", "--journal", str(tmp_path / "j.sqlite"),
-                "--metrics-port", port,
-            )  # fmt: skip
-            assert not emu.videos()
-    assert code == 2 and "--metrics-port" in err and port in err, err
-    for command in ("batch", "worker"):
-        code, _, err = await vidapi(command, "--metrics-port", "70000")
-        assert code == 2 and "70000 is not a port" in err, err
-
-
-async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) -> None:
-    pytest.importorskip("procrastinate")
-    from vidapi_async.batch import SharedBatch
-
-    from .test_shared_queue import jobs_for, spawn, worker_cmd
-
-    admin_dsn = await _database()
-    files = [make_file(tmp_path / f"w{i}.mp4", 3000) for i in range(4)]
-    port = _free_port()
-    try:
-        async with Emulator(probe=False, faults=Faults(latency=0.02)) as emu:
-            async with SharedBatch(admin_dsn) as shared:
-                assert (await shared.enqueue(jobs_for(files))).added == 4
-            cmd = worker_cmd(emu, admin_dsn, "--until-empty", "--metrics-port", str(port))
-            proc = await spawn([*cmd, "--log-format", "json"])
-            finished = asyncio.ensure_future(proc.communicate())
-            scraped: list[float] = []
-            while not finished.done():  # scrape the worker while it runs
-                try:
-                    got = await asyncio.to_thread(_scrape, port)
-                except OSError:  # URLError included
-                    got = None  # not listening yet, or closing
-                if got is not None:
-                    scraped.append(got.get("vidapi_jobs_total{outcome=done}", 0.0))
-                await asyncio.wait([finished], timeout=0.05)
-            _, err = await finished
-            token = emu.token
-    finally:
-        await _drop(admin_dsn)
-    assert proc.returncode == 0, err.decode()[-2000:]
-    assert scraped, "the endpoint answered while the worker ran"
-    assert scraped == sorted(scraped) and scraped[-1] <= 4
-    lines = [json.loads(line) for line in err.decode().splitlines()]  # every line JSON
-    jobs = [
-        x for x in lines if x["logger"] == "vidapi_async.worker" and " done at " in x["message"]
-    ]
-    assert len(jobs) == 4
-    assert not any(token in x["message"] for x in lines)
-
-
-async def _database() -> str:
-    from .test_postgres_journal import DSN, connect_or_install
-
-    psycopg = pytest.importorskip("psycopg")
-    admin = await connect_or_install()
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    try:
-        await admin.execute(
-            psycopg.sql.SQL("create database {}").format(psycopg.sql.Identifier(name))
-        )
-    finally:
-        await admin.close()
-    return DSN.rsplit("/", 1)[0] + "/" + name
-
-
-async def _drop(dsn: str) -> None:
-    from .test_postgres_journal import connect_or_install
-
-    psycopg = pytest.importorskip("psycopg")
-    admin = await connect_or_install()
-    try:
-        name = dsn.rsplit("/", 1)[1]
-        await admin.execute(
-            psycopg.sql.SQL("drop database if exists {} with (force)").format(
-                psycopg.sql.Identifier(name)
-            )
-        )
-    finally:
-        await admin.close()
-
-
-async def test_a_metrics_port_in_use_is_a_clear_error(emulator: Emulator) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        async with client_for(emulator) as client:
-            batch = va.BatchUploader(client, metrics_port=port)
-            with pytest.raises(va.InvalidArgumentError, match=r"metrics_port.*in use"):
-                await batch.__aenter__()
-            with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
-                va.BatchUploader(client, metrics_port=70000)
 
 
 async def test_spans_sampled_out_export_nothing_and_still_propagate(emulator: Emulator) -> None:
@@ -638,45 +375,6 @@ async def test_a_failed_upload_of_a_source_is_not_the_sources_error(
     assert "error.type" not in (fetch.attributes or {})
 
 
-def test_the_docs_logging_setup_shows_the_retry_lines_and_no_token(tmp_path: Path) -> None:
-    """The observability guide's logging block, run as written in a fresh process before a
-    call that the emulator fails once: its retry line reaches stderr, the token never."""
-    import subprocess
-
-    from .test_docs import doc_block
-
-    script = tmp_path / "logs.py"
-    script.write_text(
-        doc_block("observe-logging")
-        + textwrap.dedent(
-            """
-            import asyncio
-            from vidapi_async.emulator import Emulator, Faults
-            from vidapi_async.testing import client_for
-
-            async def main() -> None:
-                faults = Faults(error_rate=0.5, error_statuses=(503,), seed=1,
-                                methods=("GET",), paths=("/video/",))
-                async with Emulator(probe=False, faults=faults) as emu:
-                    async with client_for(emu) as client:
-                        video = await client.upload_video(
-                            __file__, title="t", channel="news"
-                        )
-                        for _ in range(4):
-                            await client.get_video(video.id)
-
-            asyncio.run(main())
-            """
-        ),
-        encoding="utf-8",
-    )
-    out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert "vidapi_async.retry" in out.stderr and " INFO " in out.stderr, out.stderr
-    assert "demo-token" not in out.stderr
-
-
 async def test_a_request_span_has_its_attributes_when_the_sampler_decides(
     emulator: Emulator,
 ) -> None:
@@ -738,82 +436,6 @@ async def test_a_failed_operation_records_its_error_and_leaves_no_span_current(
     assert me.parent is None and me.context.trace_id != op.context.trace_id
 
 
-async def test_clients_sharing_a_meter_provider_add_up_their_job_counts(
-    tmp_path: Path,
-) -> None:
-    """The jobs, in-flight and upload-bytes counts are read by the SDK when it collects
-    (asynchronous instruments): two clients on one provider, and a third made after the
-    first two are gone, all count (the SDK keeps an instrument's first callbacks only)."""
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    files = [make_file(tmp_path / f"f{i}.mp4", 3000 + i) for i in range(3)]
-    async with Emulator(probe=False) as emu:
-        async with (
-            client_for(emu, meter_provider=meters) as one,
-            client_for(emu, meter_provider=meters) as two,
-        ):
-            for client, path in ((one, files[0]), (two, files[1])):
-                async with va.BatchUploader(client) as batch:
-                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
-                    assert all([r.ok async for r in batch.run(jobs)])
-        async with client_for(emu, meter_provider=meters) as three:
-            async with va.BatchUploader(three) as batch:
-                jobs = [
-                    va.UploadJob(path=files[2], title="t", channel="news"),
-                    va.UploadJob(path=tmp_path / "gone.mp4", title="t", channel="news"),
-                ]
-                assert [r.status.value async for r in batch.run(jobs)].count("done") == 1
-    points = _points(reader)
-    meters.shutdown()
-    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {
-        "done": 3,
-        "failed": 1,
-    }
-    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001 + 3002
-    assert sum(p.value for p in points["vidapi.jobs.in_flight"]) == 0
-    assert sum(p.count for p in points["vidapi.job.duration"]) == 4
-
-
-class _FreshMeters:
-    """A meter provider whose ``get_meter`` hands out a new object each call (as the
-    API's proxy provider and some vendors' wrappers do), over one real meter."""
-
-    def __init__(self, real: MeterProvider) -> None:
-        self.real = real
-
-    def get_meter(self, *args: Any, **kwargs: Any) -> Any:
-        meter = self.real.get_meter(*args, **kwargs)
-
-        class Fresh:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(meter, name)
-
-        return Fresh()
-
-
-@pytest.mark.parametrize("shared", [True, False], ids=["one-wrapper", "wrapper-per-client"])
-async def test_job_counts_add_up_when_meter_objects_differ(tmp_path: Path, shared: bool) -> None:
-    """A provider handing out a new meter object each call, shared by the clients or one
-    per client over one SDK provider (a vendor's wrapper, the API's proxy given
-    explicitly): every client's jobs and bytes are counted (they were lost while the
-    counts were asynchronous instruments, whose first callbacks alone the SDK keeps)."""
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    one = _FreshMeters(meters)
-    files = [make_file(tmp_path / f"m{i}.mp4", 3000 + i) for i in range(2)]
-    async with Emulator(probe=False) as emu:
-        for path in files:
-            provider = one if shared else _FreshMeters(meters)
-            async with client_for(emu, meter_provider=provider) as client:
-                async with va.BatchUploader(client) as batch:
-                    jobs = [va.UploadJob(path=path, title="t", channel="news")]
-                    assert all([r.ok async for r in batch.run(jobs)])
-    points = _points(reader)
-    meters.shutdown()
-    assert {p.attributes["outcome"]: p.value for p in points["vidapi.jobs"]} == {"done": 2}
-    assert sum(p.value for p in points["vidapi.upload.bytes"]) == 3000 + 3001
-
-
 @pytest.mark.parametrize("when", ["started", "uploading", "chunked", "done"])
 async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
     emulator: Emulator,
@@ -852,12 +474,6 @@ async def test_a_call_from_a_progress_callback_keeps_its_own_operation_span(
     spans = list(memory.get_finished_spans())
     assert len(started) == 2
     assert [s.name for s in spans].count("vidapi me") == 2
-
-
-async def test_bool_is_not_a_metrics_port(emulator: Emulator) -> None:
-    async with client_for(emulator) as client:
-        with pytest.raises(va.InvalidArgumentError, match="metrics_port"):
-            va.BatchUploader(client, metrics_port=True)
 
 
 async def test_the_wait_for_the_request_rate_is_not_the_requests_time(
@@ -938,20 +554,3 @@ async def test_an_upload_stopped_by_its_progress_callback_names_the_callbacks_er
             await client.upload_file(path, progress=progress, read_size=64 * 1024)
     [post] = [s for s in memory.get_finished_spans() if s.name == "POST"]
     assert (post.attributes or {})["error.type"] == "ValueError"
-
-
-async def test_an_endpoint_started_again_never_serves_a_negative_in_flight() -> None:
-    from vidapi_async._metrics import REGISTRY, MetricsServer
-    from vidapi_async._observe import Observer
-
-    observer = Observer()
-    first = MetricsServer(0)
-    counted = observer.job_started()
-    first.close()
-    second = MetricsServer(0)  # starts from zero: the job above is none of its
-    try:
-        observer.job_finished("done", 0.1, counted)
-        text = REGISTRY.render()
-    finally:
-        second.close()
-    assert "\nvidapi_jobs_in_flight 0\n" in text, text

@@ -20,6 +20,9 @@ from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
 
+pytestmark = pytest.mark.system  # the official SDK, installed with pip
+
+
 SDK_LOGIN = """
 import json, os, sys
 import dailymotion

@@ -56,6 +56,7 @@ async def schema() -> AsyncIterator[str]:
         await conn.close()
 
 
+@pytest.mark.system
 async def test_a_batch_records_its_stages_and_a_rerun_skips_done_jobs(
     emulator: Emulator, tmp_path: Path, schema: str
 ) -> None:
@@ -96,6 +97,7 @@ async def test_an_unreachable_database_is_refused_before_any_upload(
     assert emulator.requests == []
 
 
+@pytest.mark.system
 async def test_a_foreign_or_newer_journal_is_refused(schema: str) -> None:
     journal = va.PostgresJournal(DSN, schema=schema)
     await journal.open()
@@ -121,6 +123,7 @@ def test_bad_settings_are_refused() -> None:
         va.PostgresJournal("")
 
 
+@pytest.mark.system
 async def test_a_journal_that_cannot_connect_names_the_cause() -> None:
     """No such database, connection refused, authentication failed: each named, and
     never the password."""
@@ -151,6 +154,7 @@ async def test_a_journal_that_cannot_connect_names_the_cause() -> None:
             assert "s3cretpw" not in str(info.value)
 
 
+@pytest.mark.system
 async def test_a_restart_between_two_saves_is_no_outage(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -217,6 +221,7 @@ async def test_a_failure_begun_before_the_database_came_back_is_no_new_outage(
     assert tries == 2
 
 
+@pytest.mark.system
 def test_fencing_keeps_one_holders_history_in_stage_order() -> None:
     """Hypothesis stateful: two holders of one job claim it and write stages in any
     interleaving; a write lands only while its holder has the newest claim and never

@@ -40,6 +40,7 @@ def scrape(port: int) -> str:
         return ""  # not serving yet
 
 
+@pytest.mark.system
 async def test_the_worker_serves_the_queue_depth(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -65,6 +66,7 @@ async def test_the_worker_serves_the_queue_depth(
     assert seen["running"] <= 1, seen  # concurrency 1
 
 
+@pytest.mark.system
 async def test_a_takeover_line_names_the_jobs_key(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

@@ -23,6 +23,7 @@ def test_every_field_has_a_docstring() -> None:
         assert after[1].strip().startswith('"""'), field.name
 
 
+@pytest.mark.system
 async def test_status_is_a_queue_status(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture

@@ -22,7 +22,7 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 from .conftest import fast_retry, make_file
-from .test_wire_truth import TOKEN, leaks
+from .test_client_wire import TOKEN, leaks
 from .wire import Reply, Seen, WireServer
 
 # --- pure: the path and the form conventions -----------------------------------------------

@@ -14,7 +14,7 @@ import vidapi_async as va
 from vidapi_async.cli._exit import EXIT_USAGE
 
 from .test_cli import vidapi
-from .test_wire_truth import TOKEN
+from .test_client_wire import TOKEN
 from .wire import Reply, Seen, WireServer
 
 BASE_PATH = "/rest/v1"

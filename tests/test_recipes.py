@@ -28,6 +28,7 @@ from aiohttp import web
 import vidapi_async as va
 from vidapi_async.emulator import Emulator
 
+from .children import default_signals
 from .conftest import make_file, stored_bytes
 from .test_docs import doc_block, emulator_env, run_program
 
@@ -44,6 +45,7 @@ async def serving(code: str, cwd: Path, env: dict[str, str]) -> AsyncIterator[st
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_signals,
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:
@@ -60,6 +62,7 @@ async def serving(code: str, cwd: Path, env: dict[str, str]) -> AsyncIterator[st
     assert proc.returncode == 0, err.decode()
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_web_upload_streams_a_browser_upload_and_answers_the_embed(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -90,6 +93,7 @@ async def test_web_upload_streams_a_browser_upload_and_answers_the_embed(
     assert stored_bytes(emulator, video["url"]) == movie.read_bytes()
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_webhook_receiver_publishes_once_encoding_is_done(
     emulator: Emulator, client: va.Client, video_file: Path, tmp_path: Path
 ) -> None:
@@ -172,6 +176,7 @@ async def test_presigned_urls_are_streamed_through_and_a_resigned_list_is_skippe
         assert sign("/bucket/a.mp4", "3600").encode() not in journal
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_csv_migration_stopped_by_ctrl_c_resumes_with_one_video_per_row(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -191,6 +196,7 @@ async def test_csv_migration_stopped_by_ctrl_c_resumes_with_one_video_per_row(
         env=emulator_env(emulator),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_signals,
     )
     assert proc.stdout is not None
     first = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()

@@ -15,7 +15,7 @@ import vidapi_async as va
 from vidapi_async import _protocol as wire
 
 from .conftest import make_file
-from .test_wire_truth import TOKEN
+from .test_client_wire import TOKEN
 from .wire import Reply, Seen, WireServer
 
 SEAL = "SEAL-SECRET.q7~Z_9"

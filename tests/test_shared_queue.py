@@ -25,8 +25,12 @@ from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
+from .children import default_signals
 from .conftest import make_file, stored_bytes
 from .test_postgres_journal import DSN, connect_or_install
+
+pytestmark = pytest.mark.system  # every test runs workers against PostgreSQL
+
 
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("procrastinate")
@@ -165,7 +169,10 @@ def worker_cmd(emu: Emulator, dsn: str, *extra: str) -> list[str]:
 
 async def spawn(cmd: list[str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *cmd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+        *cmd,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_signals,
     )
 
 
@@ -192,6 +199,7 @@ async def test_two_workers_share_the_queue_each_file_once(tmp_path: Path, dsn: s
     assert (status.done, status.queued, status.running) == (24, 0, 0)
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
     tmp_path: Path, dsn: str
 ) -> None:
@@ -306,6 +314,7 @@ async def test_a_request_rate_shared_by_two_workers(tmp_path: Path, dsn: str) ->
     assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 8 * 0.8
 
 
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_sigterm_finishes_or_hands_back_the_jobs_in_flight(tmp_path: Path, dsn: str) -> None:
     files = [make_file(tmp_path / f"t{i:02d}.mp4", 30_000 + i) for i in range(12)]
     async with Emulator(faults=Faults(latency=0.05)) as emu:

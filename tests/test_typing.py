@@ -15,7 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import vidapi_async as va
+
+pytestmark = pytest.mark.system  # a mypy run from scratch: 5-10 s
 
 ROOT = Path(va.__file__).parent.parent
 

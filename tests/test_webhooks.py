@@ -22,7 +22,7 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 from .conftest import make_file
-from .test_wire_truth import TOKEN
+from .test_client_wire import TOKEN
 from .wire import Reply, Seen, WireServer
 
 SECRET = "whsec-0123456789"

@@ -16,8 +16,8 @@ from vidapi_async.emulator import Emulator, Faults
 
 from .conftest import make_file
 from .pg_cluster import pg_cluster
-from .test_shared_faults import wait_for_request
 from .test_shared_queue import assert_one_video_per_file, jobs_for, spawn, worker_cmd
+from .test_shared_queue_faults import wait_for_request
 
 pytestmark = pytest.mark.system
 

@@ -20,6 +20,7 @@ import vidapi_async as va
 from vidapi_async.batch import QueueStatus, SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 
+from .children import default_signals
 from .conftest import make_file
 from .pg_cluster import pg_cluster
 from .test_shared_queue import (
@@ -46,6 +47,7 @@ async def journal_records(where: str) -> dict[str, object]:
         return {r.key: r for r in await shared.journal.records()}
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("host", "method", "path"),
     [("upload", "POST", "/upload"), ("api", "POST", "/me/videos")],
@@ -90,7 +92,9 @@ async def test_a_paused_worker_that_resumes_makes_no_second_video(
     assert "lost job" in err1.decode() and "to another worker" in err1.decode()
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_three_workers_ten_kills_no_survivor_fails(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -131,6 +135,7 @@ async def test_three_workers_ten_kills_no_survivor_fails(
         assert_one_video_per_file(emu, files)
 
 
+@pytest.mark.system
 async def test_two_workers_taking_over_one_stalled_job_is_no_error(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -158,6 +163,7 @@ def _status(s: QueueStatus) -> tuple[int, int, int, int]:
     return (s.queued, s.running, s.done, s.failed)
 
 
+@pytest.mark.system
 async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> None:
     files = [make_file(tmp_path / f"r{i:02d}.mp4", 10_000 + i) for i in range(40)]
     with pg_cluster() as cluster:
@@ -209,6 +215,8 @@ async def test_postgresql_restarted_twice_under_two_workers(tmp_path: Path) -> N
     assert dones == sorted(dones)  # never backwards
 
 
+@pytest.mark.system
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_postgresql_is_down_stops_at_once(tmp_path: Path) -> None:
     files = [make_file(tmp_path / f"d{i}.mp4", 50_000 + i) for i in range(6)]
     with pg_cluster() as cluster:
@@ -345,6 +353,7 @@ async def pause_while_another_takes_over(
     return err1
 
 
+@pytest.mark.system
 async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -374,6 +383,7 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
     assert "lost job" in said and "deleted its duplicate video" in said
 
 
+@pytest.mark.system
 async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -520,8 +530,10 @@ def through(where: str, port: int) -> str:
     return make_conninfo(**{**conninfo_to_dict(where), "host": "127.0.0.1", "port": str(port)})
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("delay", [0.0, 1.0], ids=["at-the-cut", "1s-after"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_signalled_just_after_a_network_cut_stops(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
@@ -546,7 +558,7 @@ async def test_a_worker_signalled_just_after_a_network_cut_stops(
             *worker_cmd(emu, cut_dsn),  # the default --stalled-after, as the reviewer ran it
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=default_signals,
         )
         try:
             await asyncio.wait_for(wait_for_request(emu, "upload", "POST", "/upload"), 60)

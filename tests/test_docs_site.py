@@ -19,6 +19,8 @@ import vidapi_async.webhooks
 
 from .conftest import PLANTED_TOKEN
 
+pytestmark = pytest.mark.system  # the site built with mkdocs
+
 
 def inventory(site: Path) -> set[str]:
     """The names in the site's objects.inv (what mkdocstrings rendered)."""
