@@ -318,81 +318,80 @@ class Client:
     # The seed's operations (the README's quickstart), kept for good:
 
     upload_video = alias("videos", Videos.upload)
-    """Alias of ``client.videos.upload`` (kept for good): upload a source and create the
-    video."""
+    """Alias of [`client.videos.upload`][vidapi_async.Videos.upload], kept for good."""
     upload_file = alias("uploads", Uploads.file)
-    """Alias of ``client.uploads.file`` (kept for good): stream a file or any source to
-    an upload address."""
+    """Alias of [`client.uploads.file`][vidapi_async.Uploads.file], kept for good."""
     create_video = alias("videos", Videos.create)
-    """Alias of ``client.videos.create`` (kept for good): create a video from an
-    uploaded file's url."""
+    """Alias of [`client.videos.create`][vidapi_async.Videos.create], kept for good."""
     get_video = alias("videos", Videos.get)
-    """Alias of ``client.videos.get`` (kept for good): the named fields of a video."""
+    """Alias of [`client.videos.get`][vidapi_async.Videos.get], kept for good."""
     set_password = alias("videos", Videos.set_password)
-    """Alias of ``client.videos.set_password`` (kept for good): protect a video, or
-    make it public again with ``None``."""
+    """Alias of [`client.videos.set_password`][vidapi_async.Videos.set_password], kept for good."""
     create_subtitle = alias("subtitles", Subtitles.create)
-    """Alias of ``client.subtitles.create`` (kept for good): a subtitle from a file
-    already online."""
+    """Alias of [`client.subtitles.create`][vidapi_async.Subtitles.create], kept for good."""
     create_live_stream = alias("live", LiveStreams.create)
-    """Alias of ``client.live.create`` (kept for good): a new live stream."""
+    """Alias of [`client.live.create`][vidapi_async.LiveStreams.create], kept for good."""
 
     # The raw calls: the escape hatch, flat for good (defined on ``client.raw``):
 
     get = alias("raw", RawCalls.get)
-    """``GET path`` on the API (``client.raw.get``): the decoded JSON answer."""
+    """``GET path`` on the API: the decoded JSON answer
+    ([`client.raw.get`][vidapi_async.RawCalls.get])."""
     post = alias("raw", RawCalls.post)
-    """``POST path`` with form data (``client.raw.post``): the decoded JSON answer."""
+    """``POST path`` with form data: the decoded JSON answer
+    ([`client.raw.post`][vidapi_async.RawCalls.post])."""
     delete = alias("raw", RawCalls.delete)
-    """``DELETE path`` (``client.raw.delete``): the decoded JSON answer."""
+    """``DELETE path``: the decoded JSON answer
+    ([`client.raw.delete`][vidapi_async.RawCalls.delete])."""
     paginate = alias("raw", RawCalls.paginate)
-    """The items of a list endpoint, page by page (``client.raw.paginate``)."""
+    """The items of a list endpoint, page by page
+    ([`client.raw.paginate`][vidapi_async.RawCalls.paginate])."""
 
-    # Every other flat name of earlier releases: working, to be deprecated in a later
-    # release (see docs/guides/decisions.md):
+    # Every other flat name of 0.x: working, without a warning, to be deprecated in a
+    # later release (docs/guides/decisions.md):
 
     get_upload_session = alias("uploads", Uploads.get_session)
-    """Alias of ``client.uploads.get_session``: a one-time upload address."""
+    """Alias of [`client.uploads.get_session`][vidapi_async.Uploads.get_session]."""
     get_upload_progress = alias("uploads", Uploads.get_progress)
-    """Alias of ``client.uploads.get_progress``: the state of an upload."""
+    """Alias of [`client.uploads.get_progress`][vidapi_async.Uploads.get_progress]."""
     upload_from_url = alias("uploads", Uploads.from_url)
-    """Alias of ``client.uploads.from_url``: a remote file streamed through."""
+    """Alias of [`client.uploads.from_url`][vidapi_async.Uploads.from_url]."""
     chunks = alias("uploads", Uploads.chunks)
-    """Alias of ``client.uploads.chunks``: whether a size goes chunked by default."""
+    """Alias of [`client.uploads.chunks`][vidapi_async.Uploads.chunks]."""
     delete_video = alias("videos", Videos.delete)
-    """Alias of ``client.videos.delete``: delete a video."""
+    """Alias of [`client.videos.delete`][vidapi_async.Videos.delete]."""
     update_video = alias("videos", Videos.update)
-    """Alias of ``client.videos.update``: change the metadata named."""
+    """Alias of [`client.videos.update`][vidapi_async.Videos.update]."""
     iter_videos = alias("videos", Videos.mine)
-    """Alias of ``client.videos.mine``: the caller's videos, page by page."""
+    """Alias of [`client.videos.mine`][vidapi_async.Videos.mine]."""
     find_videos_by_tag = alias("videos", Videos.find_by_tag)
-    """Alias of ``client.videos.find_by_tag``: the caller's videos with a tag."""
+    """Alias of [`client.videos.find_by_tag`][vidapi_async.Videos.find_by_tag]."""
     wait_until_ready = alias("videos", Videos.wait_until_ready)
-    """Alias of ``client.videos.wait_until_ready``: poll until a video is playable."""
+    """Alias of [`client.videos.wait_until_ready`][vidapi_async.Videos.wait_until_ready]."""
     set_thumbnail = alias("videos", Videos.set_thumbnail)
-    """Alias of ``client.videos.set_thumbnail``: give a video its thumbnail."""
+    """Alias of [`client.videos.set_thumbnail`][vidapi_async.Videos.set_thumbnail]."""
     categories = alias("videos", Videos.categories)
-    """Alias of ``client.videos.categories``: the slugs a video's ``channel`` takes."""
+    """Alias of [`client.videos.categories`][vidapi_async.Videos.categories]."""
     upload_subtitle = alias("subtitles", Subtitles.upload)
-    """Alias of ``client.subtitles.upload``: a local ``.srt`` checked and attached."""
+    """Alias of [`client.subtitles.upload`][vidapi_async.Subtitles.upload]."""
     list_subtitles = alias("subtitles", Subtitles.list)
-    """Alias of ``client.subtitles.list``: a video's subtitles."""
+    """Alias of [`client.subtitles.list`][vidapi_async.Subtitles.list]."""
     delete_subtitle = alias("subtitles", Subtitles.delete)
-    """Alias of ``client.subtitles.delete``: remove one subtitle track."""
+    """Alias of [`client.subtitles.delete`][vidapi_async.Subtitles.delete]."""
     make_live = alias("live", LiveStreams.convert)
-    """Alias of ``client.live.convert``: turn a video into a live stream."""
+    """Alias of [`client.live.convert`][vidapi_async.LiveStreams.convert]."""
     get_live_stream = alias("live", LiveStreams.get)
-    """Alias of ``client.live.get``: a live stream's live fields."""
+    """Alias of [`client.live.get`][vidapi_async.LiveStreams.get]."""
     me = alias("account", Account.me)
-    """Alias of ``client.account.me``: the account the token belongs to."""
+    """Alias of [`client.account.me`][vidapi_async.Account.me]."""
     get_auth_info = alias("account", Account.auth_info)
-    """Alias of ``client.account.auth_info``: ``GET /auth`` as the platform says it."""
+    """Alias of [`client.account.auth_info`][vidapi_async.Account.auth_info]."""
     set_webhook = alias("account", Account.set_webhook)
-    """Alias of ``client.account.set_webhook``: send the account's events to a url."""
+    """Alias of [`client.account.set_webhook`][vidapi_async.Account.set_webhook]."""
     get_webhook = alias("account", Account.get_webhook)
-    """Alias of ``client.account.get_webhook``: the account's webhook, or ``None``."""
+    """Alias of [`client.account.get_webhook`][vidapi_async.Account.get_webhook]."""
     remove_webhook = alias("account", Account.remove_webhook)
-    """Alias of ``client.account.remove_webhook``: stop the account's events."""
+    """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
 
 
 def _proxies(
