@@ -246,12 +246,11 @@ async def test_set_thumbnail_takes_a_video_as_playlists_do(emulator: Emulator) -
 
 
 def test_the_scope_error_says_before_sending_once() -> None:
-    from vidapi_async._client import Client
     from vidapi_async._models import AccessToken
     from vidapi_async._protocol import Request
+    from vidapi_async._requester import Requester
 
-    client = Client(access_token="t")
     request = Request("GET", "https://api.example/x", scope="manage_playlists")
     with pytest.raises(va.InsufficientScopeError) as caught:
-        client._check_scope(request, AccessToken("t", scopes=frozenset({"manage_videos"})))
+        Requester.check_scope(request, AccessToken("t", scopes=frozenset({"manage_videos"})))
     assert str(caught.value).count("before sending") == 1, str(caught.value)

@@ -25,7 +25,7 @@ ROOT = Path(va.__file__).parent.parent
 
 GOOD = """
 from datetime import datetime, timezone
-from vidapi_async import NOT_GIVEN, Client, Video
+from vidapi_async import NOT_GIVEN, Client, Subtitle, Video
 
 async def good(client: Client) -> Video:
     Client("token", connection_limit=10, chunk_size=NOT_GIVEN)
@@ -45,6 +45,32 @@ async def good(client: Client) -> Video:
     )
     await client.playlists.create(name="n")
     await client.players.create(label="p", mute=True, color="#ff0000")
+    # the namespaces
+    await client.videos.upload("a.mp4", title="t", channel="news", tags=["a"])
+    await client.videos.create(url="https://u/x", title="t", channel="news")
+    one: Video = await client.videos.get("x1", ["id"])
+    await client.videos.update(one, title="t", publish_date=None)
+    await client.videos.set_password(one, None)
+    await client.videos.wait_until_ready(one, timeout=10.0)
+    slugs: list[str] = await client.videos.categories()
+    await client.uploads.file(b"bytes", filename="a.mp4", chunked=False)
+    await client.uploads.from_url("https://h/a.mp4", headers={"a": "b"})
+    await client.subtitles.create(one, language="en", url="https://u/en.srt")
+    subtitles: list[Subtitle] = await client.subtitles.list(one)
+    await client.live.create(title="t", channel="news", start_time=1)
+    await client.account.me()
+    await client.raw.get("/me", fields="id")
+    async for mine in client.videos.mine(["id"], page_size=10):
+        assert isinstance(mine, Video)
+    # the flat aliases, async generators too
+    await client.create_subtitle(one, language="en", url="https://u/en.srt")
+    await client.create_live_stream(title="t", channel="news")
+    await client.set_password("x1", "pw")
+    await client.make_live(one)
+    async for old in client.iter_videos(page_size=5):
+        assert isinstance(old, Video)
+    async for item in client.paginate("/me/videos", fields="id", max_items=3):
+        assert isinstance(item["id"], str)
     return video
 """
 
@@ -69,6 +95,20 @@ async def bad(client: Client) -> None:
     await client.update_video("x1", tags=[1, 2])  # BAD
     await client.upload_video("a.mp4", title="t", channel="c", publish_date="2030")  # BAD
     await client.create_video(url="u", title="t", channel="c", publish_date=None)  # BAD
+    await client.videos.upload(12345, bogus=1)  # BAD
+    await client.videos.get("x1", fieldz=3)  # BAD
+    await client.videos.update("x1", titel="t")  # BAD
+    await client.uploads.file("a.mp4", chunked="yes")  # BAD
+    await client.subtitles.create("x1", language=3, url="u")  # BAD
+    await client.live.create(title="t")  # BAD
+    await client.account.me(fields=1)  # BAD
+    await client.create_subtitle("x1", url="u")  # BAD
+    await client.create_live_stream(title="t", channel="c", start_time="now")  # BAD
+    client.iter_videos(page_sise=5)  # BAD
+    client.videos.mine(page_size="5")  # BAD
+    client.paginate("/me", limit="all")  # BAD
+    client.raw.get(path=3)  # BAD
+    x: int = await client.get_video("x1")  # BAD
 """
 
 REVEAL = """
@@ -77,6 +117,8 @@ from vidapi_async import Client
 def show(client: Client) -> None:
     reveal_type(client.get_video)
     reveal_type(client.upload_video)
+    reveal_type(client.videos.get)
+    reveal_type(client.iter_videos)
 """
 
 
@@ -129,18 +171,23 @@ def test_user_code_is_checked_against_the_real_signatures(tmp_path: Path) -> Non
     marked = {n for n, line in enumerate(BAD.splitlines(), 1) if line.endswith("# BAD")}
     assert _lines(bad, "error") == marked, "\n".join(bad)
     text = "\n".join(bad)
-    assert '"upload_video"' in text and '"bogus"' in text
-    assert '"fieldz"' in text
+    # The namespaced method is named in the message; an alias's is its parameters'.
+    assert 'for "upload"' in text and '"bogus"' in text
+    assert '"fieldz"' in text and '"page_sise"' in text
     assert '"connection_limit"' in text and '"object"' in text
 
     shown = _mypy(tmp_path, "reveal", REVEAL)
     notes = [line for line in shown if ": note: Revealed type is" in line]
-    assert len(notes) == 2, "\n".join(shown)
-    get_video, upload_video = notes
+    assert len(notes) == 4, "\n".join(shown)
+    get_video, upload_video, videos_get, iter_videos = notes
     assert "*Any" not in get_video and "**Any" not in get_video
     assert "(video_id: str | vidapi_async._models.Video, fields: " in get_video
     assert get_video.endswith('-> typing.Awaitable[vidapi_async._models.Video]"')
     assert "title: str" in upload_video and "channel: str" in upload_video
+    # the alias and the namespaced method show one signature
+    assert get_video.split("Revealed type is")[1] == videos_get.split("Revealed type is")[1]
+    assert "*, page_size: int =" in iter_videos
+    assert "AsyncIterator[vidapi_async._models.Video]" in iter_videos
 
 
 def test_not_given_is_the_default_and_can_be_passed_on() -> None:

@@ -7,6 +7,7 @@ receiving side of webhook events.
 
 from importlib import metadata as _metadata
 
+from ._account import Account
 from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
@@ -50,6 +51,7 @@ from ._errors import (
     WebhookError,
     WebhookSignatureError,
 )
+from ._live import LiveStreams
 from ._models import (
     AccessToken,
     Dimension,
@@ -66,9 +68,13 @@ from ._models import (
 )
 from ._players import Players
 from ._playlists import Playlists
+from ._raw import RawCalls
 from ._retry import NO_RETRY, RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import SourcePolicy
+from ._subtitles import Subtitles
+from ._upload_calls import Uploads
+from ._videos import Videos
 from .batch import (
     BatchProgress,
     BatchUploader,
@@ -96,6 +102,7 @@ __all__ = [
     "NO_RETRY",
     "APIError",
     "AccessToken",
+    "Account",
     "AuthenticationError",
     "BadRequestError",
     "BatchProgress",
@@ -121,6 +128,7 @@ __all__ = [
     "JobStatus",
     "Journal",
     "JournalError",
+    "LiveStreams",
     "MemoryJournal",
     "MissingParameterError",
     "NotFoundError",
@@ -136,6 +144,7 @@ __all__ = [
     "ProgressCallback",
     "QuotaExceededError",
     "RateLimitedError",
+    "RawCalls",
     "ReadyTimeoutError",
     "RequestTimeoutError",
     "RetryPolicy",
@@ -149,6 +158,7 @@ __all__ = [
     "Subtitle",
     "SubtitleFileError",
     "SubtitleSpec",
+    "Subtitles",
     "Timeouts",
     "TokenProvider",
     "TransportError",
@@ -161,10 +171,12 @@ __all__ = [
     "UploadSession",
     "UploadState",
     "UploadedFile",
+    "Uploads",
     "UsageError",
     "User",
     "VidapiError",
     "Video",
+    "Videos",
     "Webhook",
     "WebhookError",
     "WebhookSignatureError",

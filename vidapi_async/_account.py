@@ -1,27 +1,20 @@
-"""The account's own calls, mixed into ``Client``: ``me()``, ``set_thumbnail()``.
-
-Kept apart from the client's machinery (``_client``) so that the client file holds only
-how requests are made; these only say which requests.
-"""
+"""``client.account``: who the token belongs to (``me``, ``auth_info``) and the
+account's webhook (``set_webhook``, ``get_webhook``, ``remove_webhook``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._convert import structure
 from ._errors import UnexpectedResponseError
-from ._models import User, Video, Webhook
+from ._models import User, Webhook
 from ._observe import operation
-from ._upload_calls import UploadCalls
+from ._service import Service
 
-if TYPE_CHECKING:
-    from ._sources import UploadSource
-
-__all__ = ["USER_FIELDS", "AccountCalls", "webhook_of"]
+__all__ = ["USER_FIELDS", "Account", "webhook_of"]
 
 USER_FIELDS: Final = ("id", "username", "screenname", "fullname")
 
@@ -44,46 +37,21 @@ def webhook_of(data: Mapping[str, Any], what: str) -> Webhook | None:
     return Webhook(url=url, events=names)
 
 
-class AccountCalls(UploadCalls):
-    """``me``, ``set_thumbnail`` and the webhook; ``Client`` provides the machinery."""
+class Account(Service):
+    """The account the token belongs to, and its webhook."""
 
     @operation("get_auth_info")
-    async def get_auth_info(self) -> dict[str, Any]:
+    async def auth_info(self) -> dict[str, Any]:
         """``GET /auth``: who the token belongs to (``id``, ``username``,
         ``screenname``, ``scope``), as the platform says it."""
-        return dict(await self._call(self._api("GET", "/auth")))
+        return dict(await self._requester.call(self._requester.api("GET", "/auth")))
 
     @operation("me")
     async def me(self, fields: Iterable[str] = USER_FIELDS) -> User:
         """``GET /me``: the account the token belongs to."""
         names = check.fields_value(fields)
-        request = self._api("GET", "/me", query=[("fields", names)])
-        return structure(await self._call(request), User, what=request.what)
-
-    @operation("set_thumbnail")
-    async def set_thumbnail(
-        self, video_id: str | Video, source: str | os.PathLike[str] | UploadSource
-    ) -> Video:
-        """Give a video its thumbnail (``thumbnail_url`` written on the video).
-
-        ``source`` is either an ``http(s)://`` address the platform fetches itself, or
-        a local image in any form ``upload_file`` takes (a path, bytes, a file, chunks):
-        it is uploaded first and its uploaded address written. A path that happens to
-        start with ``http://`` is given as a ``pathlib.Path``.
-        """
-        vid = check.video_id(video_id)
-        if isinstance(source, str) and source.lower().startswith(("http://", "https://")):
-            url = check.http_url(source, "source")
-        else:
-            url = (await self.upload_file(source)).url
-        request = self._api(
-            "POST",
-            f"/video/{vid}",
-            query=[("fields", "id,thumbnail_url")],
-            form=[("thumbnail_url", url)],
-            scope="manage_videos",
-        )
-        return structure({"id": vid, **await self._call(request)}, Video, what=request.what)
+        request = self._requester.api("GET", "/me", query=[("fields", names)])
+        return structure(await self._requester.call(request), User, what=request.what)
 
     @operation("set_webhook")
     async def set_webhook(
@@ -112,8 +80,8 @@ class AccountCalls(UploadCalls):
     async def get_webhook(self) -> Webhook | None:
         """The account's webhook (``GET /me?fields=webhook_url,webhook_events``), or
         ``None`` when none is set."""
-        request = self._api("GET", "/me", query=[("fields", _WEBHOOK_FIELDS)])
-        return webhook_of(await self._call(request), request.what)
+        request = self._requester.api("GET", "/me", query=[("fields", _WEBHOOK_FIELDS)])
+        return webhook_of(await self._requester.call(request), request.what)
 
     @operation("remove_webhook")
     async def remove_webhook(self) -> None:
@@ -121,14 +89,14 @@ class AccountCalls(UploadCalls):
         await self._write_me([("webhook_url", wire.form_value(None))])
 
     async def _write_me(self, form: list[tuple[str, str]]) -> Mapping[str, Any]:
-        request = self._api(
+        request = self._requester.api(
             "POST",
             "/me",
             query=[("fields", _WEBHOOK_FIELDS)],
             form=form,
             scope="manage_videos",
         )
-        return await self._call(request)
+        return await self._requester.call(request)
 
 
 _WEBHOOK_FIELDS: Final = "webhook_url,webhook_events"

@@ -1,16 +1,17 @@
 """``Client``: every operation of the API, as coroutines returning typed models.
 
-This module holds the client's machinery (construction, the token, the request cycle
-with its scope check, retries and decoding); the operations live in one module per
-group, mixed in: ``_upload_calls``, ``_videos``, ``_subtitles``, ``_live``, ``_raw``
-(raw calls and paging) and ``_account``, with ``_calls.CallsBase`` declaring what they
-use of the machinery. Resource namespaces (``client.playlists``, ``client.players``)
-are small classes in their own modules holding the client.
+The client builds one requester (``_requester.Requester``: the token and its scopes,
+retries, limits, decoding, observation) and hands it to one namespace per group of
+operations, each a small class in its own module that never sees the client:
+``client.videos`` (``_videos``), ``client.uploads`` (``_upload_calls``),
+``client.subtitles`` (``_subtitles``), ``client.live`` (``_live``), ``client.account``
+(``_account``), ``client.playlists`` (``_playlists``), ``client.players``
+(``_players``) and ``client.raw`` (``_raw``). The flat names of earlier releases
+(``client.upload_video``, ...) are typed aliases of the namespaced ones (``_alias``).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import ssl as ssl_module
 import urllib.request
@@ -19,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
-from ._account import AccountCalls
+from ._account import Account
 from ._aio import Transport
+from ._alias import alias, deprecated
 from ._auth import StaticToken, TokenProvider
-from ._calls import _bool, _deprecated
-from ._categories import KeptCategories
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
@@ -35,7 +35,7 @@ from ._errors import (
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
-from ._live import LiveCalls
+from ._live import LiveStreams
 from ._models import AccessToken
 from ._observe import Observer
 from ._players import Players
@@ -45,7 +45,9 @@ from ._requester import Requester
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
-from ._subtitles import SubtitleCalls
+from ._subtitles import Subtitles
+from ._upload_calls import Uploads, UploadSettings
+from ._videos import Videos
 
 if TYPE_CHECKING:
     import aiohttp
@@ -59,8 +61,14 @@ LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
 
 
-class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
+class Client:
     """An asyncio client of the platform's API.
+
+    Operations are grouped in namespaces: ``client.videos``, ``client.uploads``,
+    ``client.subtitles``, ``client.live``, ``client.account``, ``client.playlists``,
+    ``client.players``; raw calls to any path are ``client.get``, ``post``, ``delete``
+    and ``paginate``. The flat names of earlier releases (``client.upload_video``,
+    ``client.get_video``, ...) stay, as aliases of the namespaced ones.
 
     Give it a token (``access_token="..."``) or a provider (``auth=OAuth....``), and
     optionally your own ``aiohttp.ClientSession``, which is then used and never closed.
@@ -130,8 +138,8 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             session,
             limit=check.positive_int(limit, "connection_limit"),
             ssl=ssl,
-            sendfile=_bool("sendfile", sendfile),
-            proxies=_proxies(proxy, _bool("trust_env", trust_env), session),
+            sendfile=check.boolean(sendfile, "sendfile"),
+            proxies=_proxies(proxy, check.boolean(trust_env, "trust_env"), session),
             rate=None
             if max_requests_per_second is None
             else RequestRate(
@@ -142,7 +150,7 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
             observer=Observer(tracer_provider, meter_provider),
         )
-        self._requester = Requester(
+        requester = self._requester = Requester(
             base_url=checked_base_url,
             auth=auth,
             transport=transport,
@@ -150,26 +158,41 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
             retry=RetryPolicy() if retry is None else retry,
         )
         if chunk_size is not NOT_GIVEN:
-            _deprecated("Client(chunk_size=)", "read_size=")
+            deprecated("Client(chunk_size=)", "read_size=")
             read_size = check.positive_int(chunk_size, "chunk_size")
-        self.read_size = check.positive_int(read_size, "read_size")
-        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
-        self.chunked_threshold = (
-            None
-            if chunked_threshold is None
-            else check.positive_int(chunked_threshold, "chunked_threshold")
-        )
-        """Files of at least this many bytes go through the chunked protocol (resumable)
-        unless ``upload_file(chunked=...)`` says otherwise; ``None``: never by size."""
-        self.range_size = check.positive_int(range_size, "range_size")
-        """Bytes per request of the chunked protocol."""
         if source_policy is not None and not isinstance(source_policy, SourcePolicy):
             raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
-        self.source_policy = source_policy or SourcePolicy()
-        """Where ``upload_from_url`` may fetch from (checked on every connected address)."""
-        self.max_source_size = check.positive_int(max_source_size, "max_source_size")
-        """The most bytes ``upload_from_url`` reads from a source (default 64 GiB)."""
-        self._categories = KeptCategories()
+        self._upload_settings = UploadSettings(
+            read_size=check.positive_int(read_size, "read_size"),
+            range_size=check.positive_int(range_size, "range_size"),
+            chunked_threshold=None
+            if chunked_threshold is None
+            else check.positive_int(chunked_threshold, "chunked_threshold"),
+            source_policy=source_policy or SourcePolicy(),
+            max_source_size=check.positive_int(max_source_size, "max_source_size"),
+        )
+        self.uploads = Uploads(requester, self._upload_settings)
+        """Uploads: ``get_session``, ``file``, ``from_url``, ``get_progress``."""
+        self.videos = Videos(requester, self.uploads)
+        """Videos: ``create``, ``upload``, ``get``, ``update``, ``delete``, ``mine``,
+        ``find_by_tag``, ``set_password``, ``set_thumbnail``, ``wait_until_ready``,
+        ``categories``."""
+        self.subtitles = Subtitles(requester, self.uploads)
+        """A video's subtitles: ``create``, ``upload``, ``list``, ``delete``."""
+        self.live = LiveStreams(requester)
+        """Live streams: ``create``, ``convert``, ``get`` (scope ``manage_videos``)."""
+        self.account = Account(requester)
+        """The account: ``me``, ``auth_info``, ``set_webhook``, ``get_webhook``,
+        ``remove_webhook``."""
+        self.playlists = Playlists(requester)
+        """Playlists: ``create``, ``get``, ``update``, ``delete``, ``mine``, ``videos``,
+        ``add_video``, ``remove_video`` (scope ``manage_playlists``)."""
+        self.players = Players(requester)
+        """Players (Player IDs of the embeds): ``create``, ``get``, ``update``,
+        ``delete``, ``mine`` (scope ``manage_players``)."""
+        self.raw = RawCalls(requester)
+        """Raw calls to any path: ``get``, ``post``, ``delete``, ``paginate`` (also
+        flat on the client: ``client.get(...)``)."""
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -191,22 +214,83 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
         """Whether ``close()`` was called (a closed client cannot be reopened)."""
         return self._requester.closed
 
-    @functools.cached_property
-    def playlists(self) -> Playlists:
-        """Playlists: ``create``, ``get``, ``update``, ``delete``, ``mine``, ``videos``,
-        ``add_video``, ``remove_video`` (scope ``manage_playlists``)."""
-        return Playlists(self)
+    @property
+    def base_url(self) -> str:
+        """The API's address (``https://api.dailymotion.com``, a partner host, the
+        emulator's); the token goes to its origin only."""
+        return self._requester.base_url
 
-    @functools.cached_property
-    def players(self) -> Players:
-        """Players (Player IDs of the embeds): ``create``, ``get``, ``update``,
-        ``delete``, ``mine`` (scope ``manage_players``)."""
-        return Players(self)
+    @property
+    def timeouts(self) -> Timeouts:
+        """How long connecting, reading and uploading may take (``Timeouts``)."""
+        return self._requester.timeouts
+
+    @timeouts.setter
+    def timeouts(self, value: Timeouts) -> None:
+        self._requester.timeouts = value
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How failed requests are retried (``NO_RETRY`` to never retry)."""
+        return self._requester.retry
+
+    @retry.setter
+    def retry(self, value: RetryPolicy) -> None:
+        self._requester.retry = value
+
+    @property
+    def read_size(self) -> int:
+        """Bytes read from disk (or sendfile'd) at a time while a file is sent."""
+        return self._upload_settings.read_size
+
+    @read_size.setter
+    def read_size(self, value: int) -> None:
+        self._upload_settings.read_size = check.positive_int(value, "read_size")
+
+    @property
+    def range_size(self) -> int:
+        """Bytes per request of the chunked protocol."""
+        return self._upload_settings.range_size
+
+    @range_size.setter
+    def range_size(self, value: int) -> None:
+        self._upload_settings.range_size = check.positive_int(value, "range_size")
+
+    @property
+    def chunked_threshold(self) -> int | None:
+        """Files of at least this many bytes go through the chunked protocol (resumable)
+        unless ``uploads.file(chunked=...)`` says otherwise; ``None``: never by size."""
+        return self._upload_settings.chunked_threshold
+
+    @chunked_threshold.setter
+    def chunked_threshold(self, value: int | None) -> None:
+        checked = None if value is None else check.positive_int(value, "chunked_threshold")
+        self._upload_settings.chunked_threshold = checked
+
+    @property
+    def source_policy(self) -> SourcePolicy:
+        """Where ``uploads.from_url`` may fetch from (checked on every connected address)."""
+        return self._upload_settings.source_policy
+
+    @source_policy.setter
+    def source_policy(self, value: SourcePolicy) -> None:
+        if not isinstance(value, SourcePolicy):
+            raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
+        self._upload_settings.source_policy = value
+
+    @property
+    def max_source_size(self) -> int:
+        """The most bytes ``uploads.from_url`` reads from a source (default 64 GiB)."""
+        return self._upload_settings.max_source_size
+
+    @max_source_size.setter
+    def max_source_size(self, value: int) -> None:
+        self._upload_settings.max_source_size = check.positive_int(value, "max_source_size")
 
     @property
     def chunk_size(self) -> int:
         """Deprecated: ``read_size``."""
-        _deprecated("Client.chunk_size", "Client.read_size")
+        deprecated("Client.chunk_size", "Client.read_size")
         return self.read_size
 
     @property
@@ -222,6 +306,92 @@ class Client(LiveCalls, SubtitleCalls, AccountCalls, RawCalls):
     async def access_token(self) -> AccessToken:
         """The token in use (fetched or refreshed if needed). Its repr hides the token."""
         return await self._requester.access_token()
+
+    @property
+    def _transport(self) -> Transport:
+        return self._requester.transport
+
+    def _check_open(self) -> None:
+        self._requester.check_open()
+
+    # --- the flat names: aliases of the namespaced operations ----------------------------
+    # The seed's operations (the README's quickstart), kept for good:
+
+    upload_video = alias("videos", Videos.upload)
+    """Alias of [`client.videos.upload`][vidapi_async.Videos.upload], kept for good."""
+    upload_file = alias("uploads", Uploads.file)
+    """Alias of [`client.uploads.file`][vidapi_async.Uploads.file], kept for good."""
+    create_video = alias("videos", Videos.create)
+    """Alias of [`client.videos.create`][vidapi_async.Videos.create], kept for good."""
+    get_video = alias("videos", Videos.get)
+    """Alias of [`client.videos.get`][vidapi_async.Videos.get], kept for good."""
+    set_password = alias("videos", Videos.set_password)
+    """Alias of [`client.videos.set_password`][vidapi_async.Videos.set_password], kept for good."""
+    create_subtitle = alias("subtitles", Subtitles.create)
+    """Alias of [`client.subtitles.create`][vidapi_async.Subtitles.create], kept for good."""
+    create_live_stream = alias("live", LiveStreams.create)
+    """Alias of [`client.live.create`][vidapi_async.LiveStreams.create], kept for good."""
+
+    # The raw calls: the escape hatch, flat for good (defined on ``client.raw``):
+
+    get = alias("raw", RawCalls.get)
+    """``GET path`` on the API: the decoded JSON answer
+    ([`client.raw.get`][vidapi_async.RawCalls.get])."""
+    post = alias("raw", RawCalls.post)
+    """``POST path`` with form data: the decoded JSON answer
+    ([`client.raw.post`][vidapi_async.RawCalls.post])."""
+    delete = alias("raw", RawCalls.delete)
+    """``DELETE path``: the decoded JSON answer
+    ([`client.raw.delete`][vidapi_async.RawCalls.delete])."""
+    paginate = alias("raw", RawCalls.paginate)
+    """The items of a list endpoint, page by page
+    ([`client.raw.paginate`][vidapi_async.RawCalls.paginate])."""
+
+    # Every other flat name of 0.x: working, without a warning, to be deprecated in a
+    # later release (docs/guides/decisions.md):
+
+    get_upload_session = alias("uploads", Uploads.get_session)
+    """Alias of [`client.uploads.get_session`][vidapi_async.Uploads.get_session]."""
+    get_upload_progress = alias("uploads", Uploads.get_progress)
+    """Alias of [`client.uploads.get_progress`][vidapi_async.Uploads.get_progress]."""
+    upload_from_url = alias("uploads", Uploads.from_url)
+    """Alias of [`client.uploads.from_url`][vidapi_async.Uploads.from_url]."""
+    chunks = alias("uploads", Uploads.chunks)
+    """Alias of [`client.uploads.chunks`][vidapi_async.Uploads.chunks]."""
+    delete_video = alias("videos", Videos.delete)
+    """Alias of [`client.videos.delete`][vidapi_async.Videos.delete]."""
+    update_video = alias("videos", Videos.update)
+    """Alias of [`client.videos.update`][vidapi_async.Videos.update]."""
+    iter_videos = alias("videos", Videos.mine)
+    """Alias of [`client.videos.mine`][vidapi_async.Videos.mine]."""
+    find_videos_by_tag = alias("videos", Videos.find_by_tag)
+    """Alias of [`client.videos.find_by_tag`][vidapi_async.Videos.find_by_tag]."""
+    wait_until_ready = alias("videos", Videos.wait_until_ready)
+    """Alias of [`client.videos.wait_until_ready`][vidapi_async.Videos.wait_until_ready]."""
+    set_thumbnail = alias("videos", Videos.set_thumbnail)
+    """Alias of [`client.videos.set_thumbnail`][vidapi_async.Videos.set_thumbnail]."""
+    categories = alias("videos", Videos.categories)
+    """Alias of [`client.videos.categories`][vidapi_async.Videos.categories]."""
+    upload_subtitle = alias("subtitles", Subtitles.upload)
+    """Alias of [`client.subtitles.upload`][vidapi_async.Subtitles.upload]."""
+    list_subtitles = alias("subtitles", Subtitles.list)
+    """Alias of [`client.subtitles.list`][vidapi_async.Subtitles.list]."""
+    delete_subtitle = alias("subtitles", Subtitles.delete)
+    """Alias of [`client.subtitles.delete`][vidapi_async.Subtitles.delete]."""
+    make_live = alias("live", LiveStreams.convert)
+    """Alias of [`client.live.convert`][vidapi_async.LiveStreams.convert]."""
+    get_live_stream = alias("live", LiveStreams.get)
+    """Alias of [`client.live.get`][vidapi_async.LiveStreams.get]."""
+    me = alias("account", Account.me)
+    """Alias of [`client.account.me`][vidapi_async.Account.me]."""
+    get_auth_info = alias("account", Account.auth_info)
+    """Alias of [`client.account.auth_info`][vidapi_async.Account.auth_info]."""
+    set_webhook = alias("account", Account.set_webhook)
+    """Alias of [`client.account.set_webhook`][vidapi_async.Account.set_webhook]."""
+    get_webhook = alias("account", Account.get_webhook)
+    """Alias of [`client.account.get_webhook`][vidapi_async.Account.get_webhook]."""
+    remove_webhook = alias("account", Account.remove_webhook)
+    """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
 
 
 def _proxies(

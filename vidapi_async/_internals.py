@@ -26,15 +26,15 @@ class ClientInternals:
 
     def __init__(self, client: Client) -> None:
         self._client = client
-        self.check_category = client._check_category
-        """``upload_video``'s check of a channel against the platform's categories
+        self.check_category = client.videos._check_category
+        """``videos.upload``'s check of a channel against the platform's categories
         (``InvalidArgumentError`` naming every valid one; where the list cannot be had,
         nothing is refused: the server judges)."""
-        self.send_file = client._send_file
-        """``upload_file`` for a file already checked (``inspect_file``): the batch
+        self.send_file = client.uploads._send_file
+        """``uploads.file`` for a file already checked (``inspect_file``): the batch
         checks each file once, before its job starts."""
-        self.attach_subtitle = client._attach_subtitle
-        """``upload_subtitle`` for an SRT file already checked (``check_srt_file``)."""
+        self.attach_subtitle = client.subtitles._attach_subtitle
+        """``subtitles.upload`` for an SRT file already checked (``check_srt_file``)."""
 
     @property
     def observer(self) -> Observer:

@@ -1,4 +1,4 @@
-"""The live-stream operations of ``Client``: a video with ``mode=live``."""
+"""``client.live``: live streams, videos with ``mode=live`` (scope ``manage_videos``)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,21 @@ from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
 from ._observe import VIDEO_ID, describe, operation
+from ._service import Service
 from ._video_metadata import video_form
-from ._videos import VideoCalls
+from ._videos import create_request, post_video, read_video
 
-__all__ = ["LiveCalls"]
+__all__ = ["LiveStreams"]
 
 log = logging.getLogger("vidapi_async")
 
 
-class LiveCalls(VideoCalls):
-    """Live operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+class LiveStreams(Service):
+    """Live streams: a new one (``create``), a video turned live (``convert``), a live
+    stream's live fields (``get``). Everything here needs scope ``manage_videos``."""
 
     @operation("create_live_stream")
-    async def create_live_stream(
+    async def create(
         self,
         *,
         title: str,
@@ -43,17 +45,19 @@ class LiveCalls(VideoCalls):
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
                 form.append((name, str(value)))
-        request = self._create_request(form, fields=LIVE_FIELDS, scope="manage_videos")
-        video = structure(await self._call(request), Video, what=request.what)
-        describe(self, VIDEO_ID, video.id)
+        request = create_request(self._requester, form, fields=LIVE_FIELDS, scope="manage_videos")
+        video = structure(await self._requester.call(request), Video, what=request.what)
+        describe(self._requester, VIDEO_ID, video.id)
         return video
 
     @operation("make_live")
-    async def make_live(self, video_id: str | Video) -> Video:
+    async def convert(self, video_id: str | Video) -> Video:
         """Turn an existing video into a live stream (``mode=live``)."""
-        return await self._post_video(video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos")
+        return await post_video(
+            self._requester, video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos"
+        )
 
     @operation("get_live_stream")
-    async def get_live_stream(self, video_id: str | Video) -> Video:
+    async def get(self, video_id: str | Video) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
-        return await self._get_video(video_id, LIVE_FIELDS, "manage_videos")
+        return await read_video(self._requester, video_id, LIVE_FIELDS, "manage_videos")

@@ -330,14 +330,15 @@ SOURCE_SIZE: Final = "vidapi.source.size"
 """The bytes of the file (or source of known size) an upload sends."""
 
 
-def describe(owner: Any, name: str, value: str | int | None) -> None:
-    """``name = value`` on the span of ``owner``'s operation running (a client or one of
-    its namespaces): what identifies the work (``VIDEO_ID``, ``SOURCE_SIZE``), never a
-    title or a secret. In a batch job, whose calls open no span of their own, it is the
-    job's span. Nothing when the client records no traces, or ``value`` is ``None``."""
+def describe(requester: Any, name: str, value: str | int | None) -> None:
+    """``name = value`` on the span of the operation running, sent through ``requester``
+    (a client's ``_requester.Requester``): what identifies the work (``VIDEO_ID``,
+    ``SOURCE_SIZE``), never a title or a secret. In a batch job, whose calls open no span
+    of their own, it is the job's span. Nothing when the client records no traces, or
+    ``value`` is ``None``."""
     if value is None:
         return
-    observer: Observer = getattr(owner, "_client", owner)._transport.observer
+    observer: Observer = requester.transport.observer
     if observer.tracer is not None:
         otel_trace.get_current_span().set_attribute(name, value)
 
@@ -419,7 +420,7 @@ def operation(
 ) -> Callable[
     [Callable[Concatenate[S, P], Awaitable[T]]], Callable[Concatenate[S, P], Awaitable[T]]
 ]:
-    """A method of the client (or of a resource: each holds the ``_requester``) traced as
+    """A method of a client's namespace (each holds the client's ``_requester``) traced as
     ``vidapi <name>`` when its client records. The method keeps its signature for type
     checkers and editors (``ParamSpec``): a wrong keyword or type is caught statically."""
     span_name = f"vidapi {name}"
@@ -429,7 +430,7 @@ def operation(
     ) -> Callable[Concatenate[S, P], Awaitable[T]]:
         @functools.wraps(method)
         async def traced(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
-            # The client, and each resource namespace, hold the client's requester.
+            # Each namespace of the client holds the client's requester.
             observer: Observer = self._requester.transport.observer  # type: ignore[attr-defined]
             if observer.tracer is None or _in_own_job(observer):
                 if observer.meter is None and not _metrics.REGISTRY.on:

@@ -11,7 +11,7 @@ from . import _validate as check
 from ._errors import InvalidArgumentError
 from ._models import Player
 from ._observe import operation
-from ._resource import Resource, form_of
+from ._service import Service, form_of
 
 __all__ = ["PLAYER_FIELDS", "Players"]
 
@@ -41,7 +41,7 @@ def _settings(settings: Mapping[str, object]) -> list[tuple[str, str]]:
     return form_of(settings, "settings")
 
 
-class Players(Resource):
+class Players(Service):
     """The caller's players. Settings travel as given, in the platform's form
     conventions (``autostart="off"``, ``mute=True``, ``color="#ff0000"``); the server
     judges which settings exist. Ids may be text or the ``Player`` itself."""

@@ -11,8 +11,8 @@ from ._errors import InvalidArgumentError
 from ._fields import VIDEO_FIELDS
 from ._models import Playlist, Video
 from ._observe import operation
-from ._resource import Resource, form_of
 from ._sentinel import NOT_GIVEN, NotGiven
+from ._service import Service, form_of
 
 __all__ = ["PLAYLIST_FIELDS", "Playlists"]
 
@@ -24,7 +24,7 @@ def _id(value: object) -> str:
     return check.video_id(value.id if isinstance(value, Playlist) else value, "playlist_id")
 
 
-class Playlists(Resource):
+class Playlists(Service):
     """The caller's playlists. Ids may be given as text or as the ``Playlist`` itself."""
 
     @operation("playlists.create")

@@ -1,31 +1,27 @@
-"""Raw calls: ``client.get/post/delete(path, ...)`` and ``client.paginate(path, ...)``.
+"""Raw calls: ``client.get/post/delete(path, ...)`` and ``client.paginate(path, ...)``
+(also ``client.raw.*``, where they are defined).
 
 The escape hatch for any endpoint the typed operations do not cover. A raw call is built
-into the same ``wire.Request`` as a typed call and sent by the client's own ``_call``:
-the same token (refreshed), scope check, retry rules, rate and bandwidth limits,
-proxies, typed errors and secret masking. Nothing here does I/O of its own.
-
-``iter_pages`` is the one page loop: ``paginate``, ``iter_videos`` and the typed
-resources' listings all page through it, so the same guards hold for every listing
-(an empty page ends it; a page holding only items already seen is an
-``UnexpectedResponseError``, since paging on would never end).
+into the same ``wire.Request`` as a typed call and sent by the client's requester: the
+same token (refreshed), scope check, retry rules, rate and bandwidth limits, proxies,
+typed errors and secret masking. Nothing here does I/O of its own. ``paginate`` pages
+through ``_pages.iter_pages``, as every typed listing does.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
-from ._calls import CallsBase
-from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
+from ._errors import InvalidArgumentError, UsageError
 from ._observe import operation
+from ._pages import iter_pages
+from ._service import Service
 
-__all__ = ["MAX_PAGE", "RawCalls", "iter_pages", "raw_request", "scope_for"]
+__all__ = ["RawCalls", "raw_request", "scope_for"]
 
 _SCOPES: Final = (
     # (methods, path pattern, scope): the scope each known write needs, so that a raw
@@ -86,77 +82,10 @@ def raw_request(
     )
 
 
-def _key(item: object) -> str:
-    """What identifies an item of a listing: its id, else a digest of its JSON."""
-    if isinstance(item, Mapping) and isinstance(item.get("id"), str):
-        return f"id:{item['id']}"
-    text = json.dumps(item, sort_keys=True, default=str)
-    return "sha1:" + hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
-
-
-MAX_PAGE = 100
-"""The platform's last page of any listing."""
-
-
-async def iter_pages(
-    call: Callable[[wire.Request], Awaitable[Mapping[str, Any]]],
-    page_request: Callable[[int], wire.Request],
-    *,
-    max_items: int | None = None,
-) -> AsyncIterator[tuple[wire.Request, Mapping[str, Any]]]:
-    """Every item of a listing, with the request that fetched it, paging on
-    ``has_more`` (the platform's ``total`` is approximate).
-
-    An empty page ends the listing whatever ``has_more`` claims; an item already seen
-    (a listing that shifted while paging) is skipped; a page holding nothing but items
-    already seen while claiming more is an ``UnexpectedResponseError`` (a server
-    repeating a page would otherwise be paged for ever). The platform pages at most
-    up to page ``MAX_PAGE`` (100): a page 100 that still claims more ends the listing
-    with an ``UnexpectedResponseError`` (after its items), not silently.
-    """
-    seen: set[str] = set()
-    given = 0
-    page = 1
-    while True:
-        request = page_request(page)
-        data = await call(request)
-        items = data.get("list")
-        if not isinstance(items, list):
-            raise UnexpectedResponseError(f"{request.what}: the answer has no list", status=200)
-        fresh = 0
-        for item in items:
-            if not isinstance(item, Mapping):
-                raise UnexpectedResponseError(
-                    f"{request.what}: a list item is not an object", status=200
-                )
-            key = _key(item)
-            if key in seen:
-                continue
-            seen.add(key)
-            fresh += 1
-            yield request, item
-            given += 1
-            if max_items is not None and given >= max_items:
-                return
-        if data.get("has_more") is not True or not items:
-            return
-        if page >= MAX_PAGE:
-            raise UnexpectedResponseError(
-                f"{request.what}: page {page} still claims more, but the platform pages no "
-                f"further than page {MAX_PAGE}; narrow the listing to see the rest",
-                status=200,
-            )
-        if not fresh:
-            raise UnexpectedResponseError(
-                f"{request.what}: page {page} repeats items already listed while claiming "
-                "more; stopped rather than paging for ever",
-                status=200,
-            )
-        page += 1
-
-
-class RawCalls(CallsBase):
-    """The raw calls, mixed into ``Client`` (which provides ``_call``)."""
+class RawCalls(Service):
+    """Raw calls to any path of the API, with everything a typed call has (token,
+    scopes, retries, limits, typed errors). The client's flat ``get``, ``post``,
+    ``delete`` and ``paginate`` are these."""
 
     @operation("get")
     async def get(
@@ -174,8 +103,8 @@ class RawCalls(CallsBase):
         ``true``/``false``, lists comma-joined, ``None`` empty). ``fields`` names the
         fields to return (a list, or ``"id,title"``). Retried as every read is.
         """
-        request = raw_request(self.base_url, "GET", path, params=params, fields=fields)
-        return dict(await self._call(request))
+        request = raw_request(self._requester.base_url, "GET", path, params=params, fields=fields)
+        return dict(await self._requester.call(request))
 
     @operation("post")
     async def post(
@@ -196,14 +125,21 @@ class RawCalls(CallsBase):
         if not isinstance(idempotent, bool):
             raise InvalidArgumentError("idempotent", "expected True or False")
         request = raw_request(
-            self.base_url, "POST", path, data=data or {}, fields=fields, idempotent=idempotent
+            self._requester.base_url,
+            "POST",
+            path,
+            data=data or {},
+            fields=fields,
+            idempotent=idempotent,
         )
-        return dict(await self._call(request))
+        return dict(await self._requester.call(request))
 
     @operation("delete")
     async def delete(self, path: str) -> dict[str, Any]:
         """``DELETE path``; retried as reads are (deleting twice deletes once)."""
-        return dict(await self._call(raw_request(self.base_url, "DELETE", path)))
+        return dict(
+            await self._requester.call(raw_request(self._requester.base_url, "DELETE", path))
+        )
 
     async def paginate(
         self,
@@ -229,11 +165,13 @@ class RawCalls(CallsBase):
         given = dict(params or {})
         if "page" in given or "limit" in given:
             raise UsageError("paginate() sets page and limit itself: use limit= and max_items=")
-        raw_request(self.base_url, "GET", path, params=given, fields=fields)  # checked now
+        raw_request(
+            self._requester.base_url, "GET", path, params=given, fields=fields
+        )  # checked now
 
         def page_request(page: int) -> wire.Request:
             query = {**given, "page": page, "limit": limit}
-            return raw_request(self.base_url, "GET", path, params=query, fields=fields)
+            return raw_request(self._requester.base_url, "GET", path, params=query, fields=fields)
 
-        async for _, item in iter_pages(self._call, page_request, max_items=max_items):
+        async for _, item in iter_pages(self._requester.call, page_request, max_items=max_items):
             yield dict(item)

@@ -1,8 +1,10 @@
-"""The subtitle operations of ``Client``: create (from a URL or a local .srt), list."""
+"""``client.subtitles``: create (from a URL or a local .srt), list and delete a video's
+subtitles."""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import os
 
@@ -12,19 +14,26 @@ from ._fields import SUBTITLE_FIELDS
 from ._files import LocalFile, check_srt_file
 from ._models import Subtitle, Video
 from ._observe import VIDEO_ID, describe, operation
+from ._requester import Requester
 from ._retry import create_checked
-from ._upload_calls import UploadCalls
+from ._service import Service
+from ._upload_calls import Uploads
 
-__all__ = ["SubtitleCalls"]
+__all__ = ["Subtitles"]
 
 log = logging.getLogger("vidapi_async")
 
 
-class SubtitleCalls(UploadCalls):
-    """Subtitle operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+class Subtitles(Service):
+    """A video's subtitles (scope ``manage_subtitles`` for writes, when the token's
+    scopes are known)."""
+
+    def __init__(self, requester: Requester, uploads: Uploads) -> None:
+        super().__init__(requester)
+        self._uploads = uploads
 
     @operation("create_subtitle")
-    async def create_subtitle(
+    async def create(
         self,
         video_id: str | Video,
         *,
@@ -41,8 +50,8 @@ class SubtitleCalls(UploadCalls):
         """
         lang = check.language(language)
         video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
-        request = self._api(
+        describe(self._requester, VIDEO_ID, video_id)
+        request = self._requester.api(
             "POST",
             f"/video/{video_id}/subtitles",
             query=[("fields", ",".join(SUBTITLE_FIELDS))],
@@ -54,20 +63,18 @@ class SubtitleCalls(UploadCalls):
             idempotent=False,
         )
         if not dedupe:
-            return structure(await self._call(request), Subtitle, what=request.what)
+            return structure(await self._requester.call(request), Subtitle, what=request.what)
 
         async def create() -> Subtitle:
-            return structure(await self._call_once(request), Subtitle, what=request.what)
+            return structure(await self._requester.call_once(request), Subtitle, what=request.what)
 
         async def find() -> Subtitle | None:
-            return next(
-                (s for s in await self.list_subtitles(video_id) if s.language == lang), None
-            )
+            return next((s for s in await self.list(video_id) if s.language == lang), None)
 
-        return await create_checked(self.retry, create, find, what=request.what)
+        return await create_checked(self._requester.retry, create, find, what=request.what)
 
     @operation("upload_subtitle")
-    async def upload_subtitle(
+    async def upload(
         self,
         video_id: str | Video,
         path: str | os.PathLike[str],
@@ -78,10 +85,10 @@ class SubtitleCalls(UploadCalls):
         """Check a local ``.srt`` file, upload it, and attach it to the video.
 
         The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
-        ``dedupe`` as for ``create_subtitle``.
+        ``dedupe`` as for ``create``.
         """
         video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
+        describe(self._requester, VIDEO_ID, video_id)
         lang = check.language(language)
         local = await asyncio.to_thread(check_srt_file, path)
         return await self._attach_subtitle(video_id, local, language=lang, dedupe=dedupe)
@@ -90,32 +97,30 @@ class SubtitleCalls(UploadCalls):
         self, video_id: str | Video, local: LocalFile, *, language: str, dedupe: bool
     ) -> Subtitle:
         """Upload a subtitle file already checked (``check_srt_file``) and attach it."""
-        uploaded = await self._send_file(local)
-        return await self.create_subtitle(
-            video_id, language=language, url=uploaded.url, dedupe=dedupe
-        )
+        uploaded = await self._uploads._send_file(local)
+        return await self.create(video_id, language=language, url=uploaded.url, dedupe=dedupe)
 
     @operation("delete_subtitle")
-    async def delete_subtitle(self, subtitle_id: str) -> None:
+    async def delete(self, subtitle_id: str) -> None:
         """``DELETE /subtitle/<id>``: remove one subtitle track."""
-        request = self._api(
+        request = self._requester.api(
             "DELETE",
             f"/subtitle/{check.video_id(subtitle_id, 'subtitle_id')}",
             scope="manage_subtitles",
         )
-        await self._call(request)
+        await self._requester.call(request)
 
     @operation("list_subtitles")
-    async def list_subtitles(self, video_id: str | Video) -> list[Subtitle]:
+    async def list(self, video_id: str | Video) -> builtins.list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
         video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
-        request = self._api(
+        describe(self._requester, VIDEO_ID, video_id)
+        request = self._requester.api(
             "GET",
             f"/video/{video_id}/subtitles",
             query=[("fields", ",".join(SUBTITLE_FIELDS)), ("limit", "100")],
         )
-        data = await self._call(request)
+        data = await self._requester.call(request)
         items = data.get("list")
         if not isinstance(items, list):
             items = []

@@ -1,5 +1,7 @@
-"""The upload operations of ``Client``: an upload address, a file or any source sent
-single-shot or chunked, a remote URL streamed through, an upload's progress."""
+"""``client.uploads``: an upload address, a file or any source sent single-shot or
+chunked, a remote URL streamed through, an upload's progress. The settings these read
+(``read_size``, ``range_size``, ...) are the client's, held in one ``UploadSettings``
+that the client and this namespace share."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 from . import _protocol as wire
 from . import _validate as check
-from ._calls import CallsBase, _deprecated
+from ._alias import deprecated
 from ._config import ProgressCallback
 from ._convert import structure
 from ._digest import HashSink, compare_hash
@@ -24,10 +26,13 @@ from ._errors import (
 from ._files import LocalFile, inspect_file
 from ._models import UploadedFile, UploadProgress, UploadSession
 from ._observe import SOURCE_SIZE, describe, operation, upload_log
+from ._requester import Requester
 from ._retry import retrying
+from ._service import Service
 from ._sources import (
     DEFAULT_NAME,
     AsyncIterStream,
+    SourcePolicy,
     Stream,
     UploadSource,
     open_source,
@@ -35,28 +40,58 @@ from ._sources import (
 )
 from ._uploads import UploadPlan, send_chunked, send_single_shot
 
-__all__ = ["UploadCalls"]
+__all__ = ["UploadSettings", "Uploads"]
 
 
-class UploadCalls(CallsBase):
-    """Upload operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+class UploadSettings:
+    """The client's upload settings (``Client.read_size`` and the others read and write
+    these): one object the client and ``client.uploads`` share."""
+
+    __slots__ = ("chunked_threshold", "max_source_size", "range_size", "read_size", "source_policy")
+
+    def __init__(
+        self,
+        *,
+        read_size: int,
+        range_size: int,
+        chunked_threshold: int | None,
+        source_policy: SourcePolicy,
+        max_source_size: int,
+    ) -> None:
+        self.read_size = read_size
+        self.range_size = range_size
+        self.chunked_threshold = chunked_threshold
+        self.source_policy = source_policy
+        self.max_source_size = max_source_size
+
+
+class Uploads(Service):
+    """Uploads: an address (``get_session``), a file or any source (``file``), a remote
+    file streamed through (``from_url``), an upload's progress (``get_progress``).
+    Sizes and limits default to the client's (``Client.read_size``, ...)."""
+
+    def __init__(self, requester: Requester, settings: UploadSettings) -> None:
+        super().__init__(requester)
+        self._settings = settings
 
     @operation("get_upload_session")
-    async def get_upload_session(self) -> UploadSession:
+    async def get_session(self) -> UploadSession:
         """``GET /file/upload``: a one-time address to upload one file to."""
-        request = self._api("GET", "/file/upload", scope="manage_videos")
-        return structure(await self._call(request), UploadSession, what=request.what)
+        request = self._requester.api("GET", "/file/upload", scope="manage_videos")
+        return structure(await self._requester.call(request), UploadSession, what=request.what)
 
     @operation("get_upload_progress")
-    async def get_upload_progress(self, upload: UploadSession | str) -> UploadProgress:
+    async def get_progress(self, upload: UploadSession | str) -> UploadProgress:
         """``GET progress_url``: the state of an upload (no token is sent there)."""
         url = upload.progress_url if isinstance(upload, UploadSession) else upload
-        url = self._server_url(url, "progress_url")
+        url = self._requester.server_url(url, "progress_url")
         request = wire.Request("GET", url, authenticated=False, exact_url=True)
-        return structure(await self._call(request), UploadProgress, what="GET progress_url")
+        return structure(
+            await self._requester.call(request), UploadProgress, what="GET progress_url"
+        )
 
     @operation("upload_file")
-    async def upload_file(
+    async def file(
         self,
         source: UploadSource | None = None,
         *,
@@ -97,7 +132,7 @@ class UploadCalls(CallsBase):
 
         Single-shot: one multipart POST (part ``file``) with an exact
         Content-Length. ``progress(sent, total)`` counts bytes handed to the connection.
-        A failed attempt is retried per ``self.retry`` with the body re-read from the
+        A failed attempt is retried per ``Client.retry`` with the body re-read from the
         file and a fresh upload address, as the platform documents.
 
         ``chunked=True``: the platform's chunked protocol, ``workers`` ranges in flight
@@ -116,11 +151,11 @@ class UploadCalls(CallsBase):
         ``chunk_size`` is deprecated: it meant ``read_size`` in single-shot mode and
         ``range_size`` in chunked mode, and still does.
         """
-        self._check_open()
+        self._requester.check_open()
         if upload_session is not None and not isinstance(upload_session, UploadSession):
             raise InvalidArgumentError("upload_session", "expected an UploadSession")
         if chunk_size is not None:
-            _deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
+            deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
             if chunked:
                 range_size = range_size or chunk_size
             else:
@@ -162,11 +197,11 @@ class UploadCalls(CallsBase):
             if size is not None:
                 raise InvalidArgumentError("size", "a file's size is read from the file")
             local = await asyncio.to_thread(inspect_file, source)
-            describe(self, SOURCE_SIZE, local.size)
+            describe(self._requester, SOURCE_SIZE, local.size)
             return await self._send_file(local, **options)
         opened = await open_source(source, size, asyncio.get_running_loop())
         options["filename"] = filename or opened.name
-        describe(self, SOURCE_SIZE, opened.size)  # counted, when spooled
+        describe(self._requester, SOURCE_SIZE, opened.size)  # counted, when spooled
         if opened.spooled is not None:  # its size was not known: a temporary file
             try:
                 return await self._send_file(opened.spooled, **options)
@@ -187,7 +222,7 @@ class UploadCalls(CallsBase):
         )
 
     @operation("upload_from_url")
-    async def upload_from_url(
+    async def from_url(
         self,
         url: str,
         *,
@@ -214,7 +249,7 @@ class UploadCalls(CallsBase):
         limit reached is a ``SourceError``; nothing is sent to the platform then (or,
         streaming, the upload is abandoned unfinished).
         """
-        self._check_open()
+        self._requester.check_open()
         source = check.http_url(url, "url")
         if headers is not None and not isinstance(headers, Mapping):
             raise InvalidArgumentError("headers", "expected a mapping of strings")
@@ -223,15 +258,24 @@ class UploadCalls(CallsBase):
             if not isinstance(key, str) or not isinstance(value, str):
                 raise InvalidArgumentError("headers", "keys and values must be strings")
         name = filename or wire.url_file_name(source) or DEFAULT_NAME
-        piece = self.read_size if read_size is None else check.positive_int(read_size, "read_size")
-        cap = self.max_source_size
+        piece = (
+            self._settings.read_size
+            if read_size is None
+            else check.positive_int(read_size, "read_size")
+        )
+        cap = self._settings.max_source_size
         if max_source_size is not None:
             cap = check.positive_int(max_source_size, "max_source_size")
         loop = asyncio.get_running_loop()
 
         async def attempt(n: int) -> UploadedFile:
-            async with self._transport.download(
-                source, given, self.timeouts, piece, policy=self.source_policy, max_size=cap
+            async with self._requester.transport.download(
+                source,
+                given,
+                self._requester.timeouts,
+                piece,
+                policy=self._settings.source_policy,
+                max_size=cap,
             ) as (
                 length,
                 chunks,
@@ -250,25 +294,30 @@ class UploadCalls(CallsBase):
                     finally:
                         await asyncio.to_thread(_unlink, spooled)
                 session = upload_session if n == 1 and upload_session else None
-                session = session or await self.get_upload_session()
+                session = session or await self.get_session()
                 plan = UploadPlan(
                     local=LocalFile(name, length),
                     filename=name,
                     read_size=piece,
-                    range_size=self.range_size,
+                    range_size=self._settings.range_size,
                     workers=1,
                     progress=progress,
                     stream=stream,
                 )
-                target = self._server_url(session.upload_url, "upload_url")
-                data = await send_single_shot(self._transport, self.timeouts, target, plan)
+                target = self._requester.server_url(session.upload_url, "upload_url")
+                data = await send_single_shot(
+                    self._requester.transport, self._requester.timeouts, target, plan
+                )
                 return structure(data, UploadedFile, what="upload response", status=200)
 
-        return await retrying(self.retry, attempt, idempotent=True, what=f"upload of {name}")
+        return await retrying(
+            self._requester.retry, attempt, idempotent=True, what=f"upload of {name}"
+        )
 
     def chunks(self, size: int) -> bool:
         """Whether a file of ``size`` bytes goes chunked when no mode is asked for."""
-        return self.chunked_threshold is not None and size >= self.chunked_threshold
+        threshold = self._settings.chunked_threshold
+        return threshold is not None and size >= threshold
 
     async def _send_file(
         self,
@@ -288,11 +337,11 @@ class UploadCalls(CallsBase):
         """``upload_file`` for a file already checked (the batch checks it once), or
         for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the
         bytes sent are hashed and compared with the descriptor's ``hash``."""
-        self._check_open()
+        self._requester.check_open()
         if chunked is None:
             chunked = self.chunks(local.size)
-        reads = self.read_size if read_size is None else read_size
-        ranges = self.range_size if range_size is None else range_size
+        reads = self._settings.read_size if read_size is None else read_size
+        ranges = self._settings.range_size if range_size is None else range_size
         check.positive_int(reads, "read_size")
         check.positive_int(ranges, "range_size")
         check.positive_int(workers, "workers")
@@ -314,23 +363,30 @@ class UploadCalls(CallsBase):
             local.size,
         )
         if chunked:
-            session = upload_session or await self.get_upload_session()
-            url = self._server_url(session.upload_url, "upload_url")
+            session = upload_session or await self.get_session()
+            url = self._requester.server_url(session.upload_url, "upload_url")
             data = await send_chunked(
-                self._transport, self.timeouts, url, plan, policy=self.retry, resume=resume
+                self._requester.transport,
+                self._requester.timeouts,
+                url,
+                plan,
+                policy=self._requester.retry,
+                resume=resume,
             )
             _log_end(plan.filename, local.size, started)
             return structure(data, UploadedFile, what="upload response", status=200)
 
         async def attempt(n: int) -> UploadedFile:
             session = upload_session if n == 1 and upload_session else None
-            session = session or await self.get_upload_session()
-            url = self._server_url(session.upload_url, "upload_url")
-            data = await send_single_shot(self._transport, self.timeouts, url, plan)
+            session = session or await self.get_session()
+            url = self._requester.server_url(session.upload_url, "upload_url")
+            data = await send_single_shot(
+                self._requester.transport, self._requester.timeouts, url, plan
+            )
             return structure(data, UploadedFile, what="upload response", status=200)
 
         uploaded = await retrying(
-            self.retry, attempt, idempotent=True, what=f"upload of {plan.filename}"
+            self._requester.retry, attempt, idempotent=True, what=f"upload of {plan.filename}"
         )
         if digest is not None:
             compare_hash(uploaded, digest, plan.filename)

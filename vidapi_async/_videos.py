@@ -1,5 +1,8 @@
-"""The video operations of ``Client``: create, read, list, change, protect, delete and
-wait for a video."""
+"""``client.videos``: create, upload, read, list, change, protect, delete and wait for
+a video, give it a thumbnail, and the categories its ``channel`` takes.
+
+``create_request``, ``post_video`` and ``read_video`` are the requests these share with
+``client.live`` (a live stream is a video with ``mode=live``)."""
 
 from __future__ import annotations
 
@@ -13,38 +16,48 @@ from datetime import datetime
 
 from . import _protocol as wire
 from . import _validate as check
-from ._calls import _deprecated
-from ._categories import CategoryCalls
+from ._alias import deprecated
+from ._categories import KeptCategories
 from ._config import ProgressCallback
-from ._convert import structure
+from ._convert import category_page, structure
 from ._errors import (
+    APIError,
     EncodingError,
     InvalidArgumentError,
     ReadyTimeoutError,
+    TransportError,
     UsageError,
 )
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._raw import iter_pages
+from ._pages import iter_pages
+from ._requester import Requester
 from ._retry import create_checked
 from ._sentinel import NOT_GIVEN, NotGiven
+from ._service import Service
 from ._sources import UploadSource
-from ._upload_calls import UploadCalls
+from ._upload_calls import Uploads
 from ._video_metadata import extra_form, video_form
 from ._webhooks import WebhookEvents
 
-__all__ = ["VideoCalls"]
+__all__ = ["Videos", "create_request", "post_video", "read_video"]
 
 log = logging.getLogger("vidapi_async")
 
 
-class VideoCalls(UploadCalls, CategoryCalls):
-    """Video operations of ``Client`` (mixed in; the machinery is ``Client``'s)."""
+class Videos(Service):
+    """The caller's videos. Wherever a video id is taken, the ``Video`` itself (any
+    object with a string ``id``) is too."""
+
+    def __init__(self, requester: Requester, uploads: Uploads) -> None:
+        super().__init__(requester)
+        self._uploads = uploads
+        self._categories = KeptCategories()
 
     @operation("create_video")
-    async def create_video(
+    async def create(
         self,
         *,
         url: str,
@@ -98,8 +111,8 @@ class VideoCalls(UploadCalls, CategoryCalls):
         dedupe_tag: str | None = None,
         password: str | None = None,
     ) -> Video:
-        """``create_video`` once its metadata is checked and encoded (``upload_video``
-        checks it before its upload)."""
+        """``create`` once its metadata is checked and encoded (``upload`` checks it
+        before its upload)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
         form = [("url", url), *metadata, *extra_form(extra, metadata)]
@@ -107,57 +120,59 @@ class VideoCalls(UploadCalls, CategoryCalls):
             form.append(("password", check.password(password) or ""))
         if dedupe_tag is not None:
             form = _with_tag(form, dedupe_tag)
-        request = self._create_request(form)
+        request = create_request(self._requester, form)
         if dedupe_tag is None:
-            video = structure(await self._call(request), Video, what=request.what)
+            video = structure(await self._requester.call(request), Video, what=request.what)
         else:
 
             async def create() -> Video:
-                return structure(await self._call_once(request), Video, what=request.what)
+                return structure(await self._requester.call_once(request), Video, what=request.what)
 
             async def find() -> Video | None:
-                found = await self.find_videos_by_tag(dedupe_tag)
+                found = await self.find_by_tag(dedupe_tag)
                 return found[0] if found else None
 
-            video = await create_checked(self.retry, create, find, what=request.what)
-        describe(self, VIDEO_ID, video.id)
+            video = await create_checked(self._requester.retry, create, find, what=request.what)
+        describe(self._requester, VIDEO_ID, video.id)
         return video
 
     @operation("delete_video")
-    async def delete_video(self, video_id: str | Video) -> None:
+    async def delete(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
         video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
-        request = self._api("DELETE", f"/video/{video_id}", scope="manage_videos")
-        await self._call(request)
+        describe(self._requester, VIDEO_ID, video_id)
+        request = self._requester.api("DELETE", f"/video/{video_id}", scope="manage_videos")
+        await self._requester.call(request)
 
-    async def iter_videos(
+    async def mine(
         self, fields: Iterable[str] | str = VIDEO_FIELDS, *, page_size: int = 100
     ) -> AsyncIterator[Video]:
         """The caller's videos (``GET /me/videos``), oldest first, fetched a page at a
         time as the iteration goes (the platform's ``total`` is approximate: this pages
         on ``has_more``)."""
         asked = check.field_names(fields)
-        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get_video has it
+        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get has it
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
 
         def page_request(page: int) -> wire.Request:
             query = [("fields", names), ("sort", "old"), ("page", str(page))]
-            return self._api("GET", "/me/videos", query=[*query, ("limit", str(page_size))])
+            return self._requester.api(
+                "GET", "/me/videos", query=[*query, ("limit", str(page_size))]
+            )
 
         # The shared page loop: an empty page ends it; a repeated page is an error.
-        async for request, item in iter_pages(self._call, page_request):
+        async for request, item in iter_pages(self._requester.call, page_request):
             yield structure(item, Video, what=request.what)
 
     @operation("find_videos_by_tag")
-    async def find_videos_by_tag(self, tag: str) -> list[Video]:
+    async def find_by_tag(self, tag: str) -> list[Video]:
         """``GET /me/videos?tags=<tag>``: the caller's videos carrying ``tag``, oldest
         first (at most 100)."""
         if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
             raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
-        request = self._api(
+        request = self._requester.api(
             "GET",
             "/me/videos",
             query=[
@@ -167,32 +182,15 @@ class VideoCalls(UploadCalls, CategoryCalls):
                 ("limit", "100"),
             ],
         )
-        data = await self._call(request)
+        data = await self._requester.call(request)
         items = data.get("list")
         return [
             structure(item, Video, what=request.what)
             for item in (items if isinstance(items, list) else [])
         ]
 
-    def _create_request(
-        self,
-        form: list[tuple[str, str]],
-        *,
-        fields: Sequence[str] = VIDEO_FIELDS,
-        scope: str | None = None,
-    ) -> wire.Request:
-        """``POST /me/videos`` with ``form`` (checked and encoded already)."""
-        return self._api(
-            "POST",
-            "/me/videos",
-            query=[("fields", ",".join(fields))],
-            form=form,
-            scope=scope,
-            idempotent=False,
-        )
-
     @operation("upload_video")
-    async def upload_video(
+    async def upload(
         self,
         source: UploadSource | None = None,
         *,
@@ -219,18 +217,18 @@ class VideoCalls(UploadCalls, CategoryCalls):
         """The three steps: get an upload address, stream the source, create the video.
 
         ``source`` (or ``path=``), ``filename``, ``size``, ``chunked`` and ``workers`` as
-        for ``upload_file``; the metadata (``title`` to ``thumbnail_url``) as for
-        ``create_video``. The arguments (and a path's file) are checked before
-        anything is sent; then, before the first byte, ``channel`` against the
-        platform's categories (``categories()``): a miss raises ``InvalidArgumentError``
-        naming every valid one. Where the list cannot be had, the server judges.
+        for ``client.uploads.file``; the metadata (``title`` to ``thumbnail_url``) as for
+        ``create``. The arguments (and a path's file) are checked before anything is
+        sent; then, before the first byte, ``channel`` against the platform's categories
+        (``categories()``): a miss raises ``InvalidArgumentError`` naming every valid
+        one. Where the list cannot be had, the server judges.
         """
         form = video_form(locals())
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
         await self._check_category(channel)
-        uploaded = await self.upload_file(
+        uploaded = await self._uploads.file(
             source,
             path=path,
             size=size,
@@ -239,35 +237,15 @@ class VideoCalls(UploadCalls, CategoryCalls):
             chunked=chunked,
             workers=workers,
         )
-        describe(self, SOURCE_SIZE, uploaded.size)
+        describe(self._requester, SOURCE_SIZE, uploaded.size)
         return await self._create_from_form(uploaded.url, form)
 
     @operation("get_video")
-    async def get_video(
-        self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS
-    ) -> Video:
+    async def get(self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
-        video_id, request = self._video_request(video_id, fields, None)
-        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
-
-    async def _get_video(
-        self, video_id: str | Video, fields: Iterable[str] | str, scope: str | None = None
-    ) -> Video:
-        """``get_video`` with a scope to check (``get_video`` has it inline: one coroutine
-        fewer per call)."""
-        video_id, request = self._video_request(video_id, fields, scope)
-        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
-
-    def _video_request(
-        self, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
-    ) -> tuple[str, wire.Request]:
-        names = check.fields_value(fields)
-        video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
-        path = f"/video/{video_id}"
-        return video_id, wire.api_request(
-            self.base_url, "GET", path, query=[("fields", names)], scope=scope
-        )
+        video_id, request = _video_request(self._requester, video_id, fields, None)
+        data = await self._requester.call(request)
+        return structure({"id": video_id, **data}, Video, what=request.what)
 
     @operation("wait_until_ready")
     async def wait_until_ready(
@@ -293,7 +271,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         next poll; polling goes on as the fallback (a lost event costs one interval).
         """
         video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
+        describe(self._requester, VIDEO_ID, video_id)
         for name, value in (("timeout", timeout), ("poll", poll), ("max_poll", max_poll)):
             check.positive_number(value, name)
         loop = asyncio.get_running_loop()
@@ -303,7 +281,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             wake = None if events is None else stack.enter_context(events.watch(video_id))
             while (left := deadline - loop.time()) > 0:
                 await _pause(wake, min(delay, left))
-                last = await self.get_video(video_id)
+                last = await self.get(video_id)
                 if progress is not None:
                     progress(last)
                 if last.is_ready:
@@ -319,7 +297,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         )
 
     @operation("update_video")
-    async def update_video(
+    async def update(
         self,
         video_id: str | Video,
         fields: Mapping[str, str] | None = None,
@@ -342,7 +320,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
     ) -> Video:
         """``POST /video/<id>``: change the metadata named, and only that.
 
-        The arguments are ``create_video``'s, checked the same way before anything is
+        The arguments are ``create``'s, checked the same way before anything is
         sent; ``publish_date``, ``expiry_date`` or ``geoblocking`` given as ``None``
         clear the field (an empty form value), ``description=""`` and ``tags=[]``
         empty it. ``extra`` adds form text as given, for what has no argument.
@@ -352,7 +330,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
         older spelling of ``extra``: deprecated.
         """
         if fields is not None:
-            _deprecated("update_video(video_id, fields)", "update_video(video_id, extra=fields)")
+            deprecated("update_video(video_id, fields)", "update_video(video_id, extra=fields)")
             if extra is not None:
                 raise UsageError("give the form text once: extra= (fields is its old name)")
             extra = fields
@@ -362,25 +340,7 @@ class VideoCalls(UploadCalls, CategoryCalls):
             raise InvalidArgumentError("extra", "use set_password() for the password")
         if not form:
             raise InvalidArgumentError("update_video", "give at least one field to write")
-        return await self._post_video(video_id, form, returning)
-
-    async def _post_video(
-        self,
-        video_id: str | Video,
-        form: list[tuple[str, str]],
-        returning: Iterable[str],
-        scope: str | None = None,
-    ) -> Video:
-        video_id = check.video_id(video_id)
-        describe(self, VIDEO_ID, video_id)
-        request = self._api(
-            "POST",
-            f"/video/{video_id}",
-            query=[("fields", check.fields_value(returning))],
-            form=form,
-            scope=scope,
-        )
-        return structure({"id": video_id, **await self._call(request)}, Video, what=request.what)
+        return await post_video(self._requester, video_id, form, returning)
 
     @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
@@ -391,9 +351,127 @@ class VideoCalls(UploadCalls, CategoryCalls):
         log line, repr or error message. Returns the video with ``password_protected``.
         """
         value = check.password(password)
-        return await self._post_video(
-            video_id, [("password", value or "")], ("id", "password_protected")
+        return await post_video(
+            self._requester, video_id, [("password", value or "")], ("id", "password_protected")
         )
+
+    @operation("set_thumbnail")
+    async def set_thumbnail(
+        self, video_id: str | Video, source: str | os.PathLike[str] | UploadSource
+    ) -> Video:
+        """Give a video its thumbnail (``thumbnail_url`` written on the video).
+
+        ``source`` is either an ``http(s)://`` address the platform fetches itself, or
+        a local image in any form ``client.uploads.file`` takes (a path, bytes, a file,
+        chunks): it is uploaded first and its uploaded address written. A path that
+        happens to start with ``http://`` is given as a ``pathlib.Path``.
+        """
+        vid = check.video_id(video_id)
+        if isinstance(source, str) and source.lower().startswith(("http://", "https://")):
+            url = check.http_url(source, "source")
+        else:
+            url = (await self._uploads.file(source)).url
+        return await post_video(
+            self._requester,
+            vid,
+            [("thumbnail_url", url)],
+            ("id", "thumbnail_url"),
+            "manage_videos",
+        )
+
+    @operation("categories")
+    async def categories(self) -> list[str]:
+        """``GET /channels``: the category slugs a video's ``channel`` takes, in the
+        platform's order. Asked once, then kept by the client for an hour."""
+        kept_list = self._categories
+        async with kept_list.lock:
+            kept = kept_list.fresh(asyncio.get_running_loop().time())
+            if kept is not None:
+                return list(kept)
+            slugs: list[str] = []
+            for page in range(1, 101):  # the platform pages up to 100
+                request = self._requester.api(
+                    "GET", "/channels", query=[("page", str(page)), ("limit", "100")]
+                )
+                data = await self._requester.call(request)
+                items, more = category_page(data, what=request.what)
+                slugs += items
+                if not more or not items:
+                    break
+            kept_list.keep(slugs, asyncio.get_running_loop().time())
+            return list(slugs)
+
+    async def _check_category(self, channel: str) -> None:
+        """Refuse a channel that is not one of the platform's categories; where the
+        list cannot be had, say so in the debug log and let the server judge."""
+        try:
+            slugs = await self.categories()
+        except (APIError, TransportError) as exc:
+            log.debug("GET /channels failed (%s): the server will judge the channel", exc)
+            return
+        if slugs and channel not in slugs:
+            raise InvalidArgumentError(
+                "channel", f"{channel!r} is not a category; the platform's: {', '.join(slugs)}"
+            )
+
+
+def create_request(
+    requester: Requester,
+    form: list[tuple[str, str]],
+    *,
+    fields: Sequence[str] = VIDEO_FIELDS,
+    scope: str | None = None,
+) -> wire.Request:
+    """``POST /me/videos`` with ``form`` (checked and encoded already)."""
+    return requester.api(
+        "POST",
+        "/me/videos",
+        query=[("fields", ",".join(fields))],
+        form=form,
+        scope=scope,
+        idempotent=False,
+    )
+
+
+async def post_video(
+    requester: Requester,
+    video_id: str | Video,
+    form: list[tuple[str, str]],
+    returning: Iterable[str],
+    scope: str | None = None,
+) -> Video:
+    """``POST /video/<id>`` with ``form``; the video with the ``returning`` fields."""
+    video_id = check.video_id(video_id)
+    describe(requester, VIDEO_ID, video_id)
+    request = requester.api(
+        "POST",
+        f"/video/{video_id}",
+        query=[("fields", check.fields_value(returning))],
+        form=form,
+        scope=scope,
+    )
+    return structure({"id": video_id, **await requester.call(request)}, Video, what=request.what)
+
+
+async def read_video(
+    requester: Requester, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
+) -> Video:
+    """``GET /video/<id>`` with a scope to check (``Videos.get`` has it inline: one
+    coroutine fewer per call)."""
+    video_id, request = _video_request(requester, video_id, fields, scope)
+    return structure({"id": video_id, **await requester.call(request)}, Video, what=request.what)
+
+
+def _video_request(
+    requester: Requester, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
+) -> tuple[str, wire.Request]:
+    names = check.fields_value(fields)
+    video_id = check.video_id(video_id)
+    describe(requester, VIDEO_ID, video_id)
+    path = f"/video/{video_id}"
+    return video_id, wire.api_request(
+        requester.base_url, "GET", path, query=[("fields", names)], scope=scope
+    )
 
 
 def _with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:

@@ -1,14 +1,14 @@
 """Incoming webhook events from the platform: ``parse_event`` (pure), an
 ``aiohttp.web`` handler factory, an ASGI app factory, and ``WebhookEvents``, a source for
-``client.wait_until_ready(video_id, events=source)``.
+``client.videos.wait_until_ready(video_id, events=source)``.
 
 ::
 
     events = WebhookEvents()
     app.router.add_post("/hooks/<unguessable>", aiohttp_handler(events, secret=SECRET))
-    await client.set_webhook(f"{PUBLIC}/hooks/<unguessable>", events=["video.format.ready"],
+    await client.account.set_webhook(f"{PUBLIC}/hooks/<unguessable>", events=["video.format.ready"],
                              secret=SECRET)
-    video = await client.wait_until_ready(video_id, events=events)  # polls as a fallback
+    video = await client.videos.wait_until_ready(video_id, events=events)  # polls as a fallback
 
 The payload and the ``X-Vidapi-Signature`` scheme are this library's decision (the
 platform documents neither); the bundled emulator sends exactly them. See

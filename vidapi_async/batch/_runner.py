@@ -481,7 +481,7 @@ class BatchUploader:
                 # The create may have been sent before the last run stopped (or by a
                 # worker that held the job before): look first.
                 await self._advance(record, Stage.CREATING)  # fenced: still ours?
-                found = await client.find_videos_by_tag(_tag(record.key))
+                found = await client.videos.find_by_tag(_tag(record.key))
                 video = found[0] if found else None
             if video is None:
                 self._check_quota()
@@ -501,7 +501,7 @@ class BatchUploader:
                 # An earlier run may have sent a subtitle and died before recording it.
                 present = {
                     sub.language
-                    for sub in await client.list_subtitles(record.video_id)
+                    for sub in await client.subtitles.list(record.video_id)
                     if sub.language is not None
                 }
                 record.subtitles_done = sorted(set(record.subtitles_done) | present)
@@ -535,11 +535,11 @@ class BatchUploader:
             await self._advance(record, Stage.PASSWORD)
         if record.stage.rank < Stage.LIVE.rank:
             if job.live:
-                await client.make_live(record.video_id)
+                await client.live.convert(record.video_id)
             await self._advance(record, Stage.LIVE)
         if record.stage.rank < Stage.READY.rank:
             if self.wait_ready and not job.live:
-                await client.wait_until_ready(record.video_id, timeout=self.ready_timeout)
+                await client.videos.wait_until_ready(record.video_id, timeout=self.ready_timeout)
             await self._advance(record, Stage.READY)
         await self._advance(record, Stage.DONE)
 
@@ -578,7 +578,7 @@ class BatchUploader:
             )
         elif record.video_id != video_id:
             try:
-                await self.client.delete_video(video_id)
+                await self.client.videos.delete(video_id)
             except VidapiError as exc:
                 log.warning(
                     "possible duplicate video %s for job %s: cannot delete it (%s)",
@@ -613,7 +613,7 @@ class BatchUploader:
         if record is not None:
             others = [
                 sub.id
-                for sub in await self.client.list_subtitles(mine.video_id)
+                for sub in await self.client.subtitles.list(mine.video_id)
                 if sub.language == track.language and sub.id != track.id
             ]
         if record is None or not others or track.id is None:
@@ -627,7 +627,7 @@ class BatchUploader:
                 )
             return
         try:
-            await self.client.delete_subtitle(track.id)
+            await self.client.subtitles.delete(track.id)
         except VidapiError as exc:
             log.warning(
                 "possible duplicate subtitle %s for job %s: cannot delete it (%s)",
@@ -726,7 +726,7 @@ class BatchUploader:
 
         if local is None:
             assert job.url is not None
-            uploaded = await self.client.upload_from_url(
+            uploaded = await self.client.uploads.from_url(
                 job.url,
                 headers=job.headers,
                 upload_session=await self._spares.take(),
@@ -749,7 +749,7 @@ class BatchUploader:
             "chunked": False,
             "workers": self.workers,
         }
-        if self.chunked if self.chunked is not None else self.client.chunks(local.size):
+        if self.chunked if self.chunked is not None else self.client.uploads.chunks(local.size):
             kwargs["chunked"] = True
             if (
                 not again

@@ -102,7 +102,7 @@ async def _demo(console: Console, *, serve: bool, ports: tuple[int, int]) -> Non
             async with client_for(emu) as client:
                 video_path = await asyncio.to_thread(_make_video, folder)
                 say(f"made a small real video file: {video_path}")
-                session = await client.get_upload_session()
+                session = await client.uploads.get_session()
                 say("got an upload address (GET /file/upload)")
                 uploaded = await upload_with_bar(
                     client, video_path, console, upload_session=session
@@ -114,7 +114,7 @@ async def _demo(console: Console, *, serve: bool, ports: tuple[int, int]) -> Non
                 say(f"created video {video.id} ({video.title!r} in {video.channel})")
                 srt = os.path.join(folder, "en.srt")
                 await asyncio.to_thread(_write, srt, SRT)
-                subtitle = await client.upload_subtitle(video.id, srt, language="en")
+                subtitle = await client.subtitles.upload(video.id, srt, language="en")
                 say(f"attached subtitle {subtitle.id} ({subtitle.language}, {subtitle.format})")
                 await client.set_password(video.id, "demo-only-password")
                 read = await client.get_video(video.id, ["password_protected"])

@@ -190,7 +190,7 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
     )
     async with Client(auth=provider, base_url=args.base_url, proxy=args.proxy) as client:
         token = await client.access_token()
-        account = str((await client.get_auth_info()).get("username") or "?")
+        account = str((await client.account.auth_info()).get("username") or "?")
     await _confirm(account, args.expect_user)
     store = TokenStore()
     login = StoredLogin(

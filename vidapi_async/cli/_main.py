@@ -527,7 +527,7 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     result: dict[str, Any] = {"id": video.id, "title": video.title, "subtitles": []}
     said = [f"created video {video.id}"]
     for lang, path in subtitles:
-        sub = await client.upload_subtitle(video.id, path, language=lang)
+        sub = await client.subtitles.upload(video.id, path, language=lang)
         result["subtitles"].append({"id": sub.id, "language": sub.language})
         said.append(f"subtitle {sub.language} attached ({sub.id})")
     if password is not None:

@@ -130,4 +130,6 @@ async def wait_with_bar(client: Client, video_id: str, console: Console) -> Any:
             if isinstance(done, int) and done >= 0:
                 bar.update(task, completed=done)
 
-        return await client.wait_until_ready(video_id, poll=1.0, max_poll=10.0, progress=seen)
+        return await client.videos.wait_until_ready(
+            video_id, poll=1.0, max_poll=10.0, progress=seen
+        )

@@ -1,24 +1,24 @@
-"""What every resource namespace (``client.playlists``, ``client.players``) shares: a
-small class holding the client's requester and sending through it (openai-python's
-``resources`` and stripe-python's services). A new resource is a new module, never a
-longer client.
+"""What every namespace of the client (``client.videos``, ``client.uploads``,
+``client.playlists``, ...) shares: a small class holding the client's one requester
+(``_requester.Requester``: token, scopes, retries, limits, decoding, observation) and
+sending through it, as openai-python's ``resources`` and stripe-python's services do.
+A namespace is given what it needs when the client builds it and never sees the client
+itself. A new group of operations is a new module, never a longer client.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from . import _protocol as wire
 from . import _validate as check
 from ._convert import structure
 from ._errors import InvalidArgumentError
-from ._raw import iter_pages
+from ._pages import iter_pages
+from ._requester import Requester
 
-if TYPE_CHECKING:
-    from ._client import Client
-
-__all__ = ["Resource", "form_of"]
+__all__ = ["Service", "form_of"]
 
 T = TypeVar("T")
 
@@ -31,17 +31,16 @@ def form_of(values: Mapping[str, object], argument: str) -> list[tuple[str, str]
         raise InvalidArgumentError(argument, str(exc).split(": ", 1)[-1]) from None
 
 
-class Resource:
-    """A namespace of typed operations on one kind of object, sharing the client's
-    token, retries, limits and errors."""
+class Service:
+    """A namespace of typed operations, sharing the client's token, retries, limits and
+    errors through its requester."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
-        self._requester = client._requester
+    def __init__(self, requester: Requester) -> None:
+        self._requester = requester
         """The client's requester: token, retries, limits, decoding, observation."""
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} of {self._client!r}>"
+        return f"<{type(self).__name__} of {self._requester.base_url}>"
 
     async def _send(
         self,
