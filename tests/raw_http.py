@@ -32,7 +32,10 @@ async def serving(handler: Any, path: str = "/hooks") -> AsyncIterator[int]:
     """``handler`` taking POSTs at ``path`` on 127.0.0.1; yields the port."""
     app = web.Application()
     app.router.add_post(path, handler)
-    runner = web.AppRunner(app)
+    # After an early answer (a 408 to a body that stopped short), aiohttp keeps reading
+    # what the peer may still send for lingering_time (10 s) before it closes; the
+    # exchanges here read up to the close, so that wait would be the test's length.
+    runner = web.AppRunner(app, lingering_time=0.2)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
