@@ -5,6 +5,8 @@ shares no code with the client (it records the request target byte for byte)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -148,3 +150,24 @@ async def test_vidapi_api_with_a_path_that_is_not_utf8_is_a_usage_error(path: by
     assert code_f == EXIT_USAGE, err_f
     assert "UTF-8" in err_f, err_f
     assert srv.seen == []
+
+
+def test_checking_a_long_path_with_a_bad_character_takes_no_backtracking() -> None:
+    """A run of unreserved characters before a refused one: the path's pattern nested
+    its repeats, so refusing ``/aaa...a!`` took time doubling with each ``a`` (22: 0.4 s,
+    a hypothesis-made path held a CI worker for minutes). Checked in a child process,
+    so that a regression fails at the safety limit instead of hanging the run."""
+    code = (
+        "from vidapi_async._protocol import api_path\n"
+        "for n in (60, 5000):\n"
+        "    try:\n"
+        "        api_path('/' + 'a' * n + '!')\n"
+        "    except ValueError as exc:\n"
+        "        assert 'percent-encode' in str(exc), exc\n"
+        "    else:\n"
+        "        raise AssertionError('accepted')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr

@@ -164,8 +164,10 @@ def _sendable(text: str, name: str) -> str:
     return text
 
 
-_PATH_TEXT = re.compile(r"(?:[A-Za-z0-9._~/-]+|%[0-9A-Fa-f]{2})*")
-"""A path as it goes out: unreserved characters, ``/`` and percent-escapes, nothing else."""
+_PATH_TEXT = re.compile(r"(?:[A-Za-z0-9._~/-]|%[0-9A-Fa-f]{2})*")
+"""A path as it goes out: unreserved characters, ``/`` and percent-escapes, nothing else
+(one character or escape per repeat: a ``+`` inside the ``*`` backtracked exponentially
+before a refused character)."""
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _LOOKALIKE_NAMES = ("SOLIDUS", "SLASH", "FULL STOP", "DOT LEADER")
 
