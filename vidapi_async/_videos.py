@@ -284,11 +284,9 @@ class Videos(Service):
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
-        if self._requester.v2:
-            # v2 documents no list of categories; the profile is known before any byte
+        await self._check_category(channel)
+        if self._requester.v2:  # the profile is known before any byte is sent
             await self._requester.profile_id()
-        else:
-            await self._check_category(channel)
         given = _given(locals())
         uploaded = await self._uploads.file(
             source,
@@ -487,6 +485,8 @@ class Videos(Service):
     async def _check_category(self, channel: str) -> None:
         """Refuse a channel that is not one of the platform's categories; where the
         list cannot be had, say so in the debug log and let the server judge."""
+        if self._requester.v2:  # v2 documents no list of categories: the server judges
+            return
         try:
             slugs = await self.categories()
         except (APIError, TransportError) as exc:
