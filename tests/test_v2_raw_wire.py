@@ -99,3 +99,22 @@ async def test_library_reads_updates_and_deletes_in_v2() -> None:
     ]
     query = urllib.parse.parse_qs(srv.seen[-1].raw_query)
     assert query["tags"] == ["job-1"] and query["sort"] == ["created_at"]
+
+
+async def test_a_next_on_another_host_or_repeated_stops_the_listing() -> None:
+    def handle(seen: Seen) -> Reply:
+        cursor = urllib.parse.parse_qs(seen.raw_query).get("cursor", ["1"])[0]
+        if cursor == "1":
+            nxt = "http://127.0.0.2:9/v2/profiles/p1/videos?cursor=2"
+            if "loop" in seen.raw_query:
+                nxt = f"{srv.url}{seen.target}"
+            return Reply.json({"data": [{"video_id": "x1"}], "next": nxt})
+        return Reply.json({"data": [], "next": None})
+
+    async with WireServer(handle) as srv:
+        async with va.Client(access_token="t0", api="v2", base_url=f"{srv.url}/v2") as client:
+            with pytest.raises(va.UnexpectedResponseError, match="another host"):
+                [v async for v in client.paginate("/profiles/p1/videos")]
+            with pytest.raises(va.UnexpectedResponseError, match="already read"):
+                [v async for v in client.paginate("/profiles/p1/videos", {"loop": 1})]
+    assert len(srv.seen) == 2  # nothing more was sent, to the other host or again

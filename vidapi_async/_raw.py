@@ -21,8 +21,7 @@ from . import _protocol as wire
 from . import _validate as check
 from ._errors import InvalidArgumentError, UnsupportedOperationError, UsageError
 from ._observe import operation
-from ._pages import iter_pages
-from ._protocol import _v2 as v2
+from ._pages import iter_next_pages, iter_pages
 from ._service import Service
 
 __all__ = ["RawCalls", "raw_request", "scope_for"]
@@ -238,16 +237,5 @@ class RawCalls(Service):
         request = raw_request(
             self._requester.base_url, "GET", path, params=query, fields=fields, dialect="v2"
         )
-        seen: list[str] = []
-        count = 0
-        while True:
-            items, nxt = v2.page_items(await self._requester.call(request), request.what)
-            for item in items:
-                yield dict(item)
-                count += 1
-                if max_items is not None and count >= max_items:
-                    return
-            if nxt is None or not items:
-                return
-            seen.append(request.url)
-            request = v2.next_page(request, nxt, seen)
+        async for _, item in iter_next_pages(self._requester.call, request, max_items=max_items):
+            yield dict(item)

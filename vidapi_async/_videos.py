@@ -34,7 +34,7 @@ from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._pages import iter_pages
+from ._pages import iter_next_pages, iter_pages
 from ._protocol import _v2 as v2
 from ._requester import Requester
 from ._retry import create_checked
@@ -236,15 +236,8 @@ class Videos(Service):
         request = v2.list_videos(
             self._requester.base_url, profile_id, fields, page_size=page_size, tag=tag
         )
-        seen: list[str] = []
-        while True:
-            items, nxt = v2.page_items(await self._requester.call(request), request.what)
-            for item in items:
-                yield structure(v2.video_from(item), Video, what=request.what)
-            if nxt is None or not items:
-                return
-            seen.append(request.url)
-            request = v2.next_page(request, nxt, seen)
+        async for page, item in iter_next_pages(self._requester.call, request):
+            yield structure(v2.video_from(item), Video, what=page.what)
 
     @operation("upload_video")
     async def upload(
