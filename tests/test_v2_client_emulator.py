@@ -121,3 +121,18 @@ async def test_what_v2_does_not_offer_is_refused_before_sending(call, name) -> N
             await call(client)
         assert info.value.operation == name and info.value.dialect == "v2"
         assert name in str(info.value)
+
+
+async def test_a_chunked_upload_and_its_progress_in_v2(emulator: Emulator) -> None:
+    data = VIDEO * 40  # several ranges of range_size
+    async with client_for(emulator, api="v2", range_size=64 * 1024) as client:
+        session = await client.get_upload_session()
+        uploaded = await client.upload_file(data, upload_session=session, chunked=True)
+        assert uploaded.size == len(data)
+        progress = await client.get_upload_progress(session)
+        assert progress is not None
+        video = await client.create_video(url=uploaded.url, title="chunked", channel="news")
+    stored = emulator.state.get("file", next(iter(emulator.videos()))["url"])
+    assert stored is not None and video.id
+    with open(stored["path"], "rb") as f:
+        assert f.read() == data
