@@ -59,3 +59,18 @@ async def test_legacy_scopes_of_a_static_token_are_read_in_v2() -> None:
         assert info.value.scope == "player.manage"
         with pytest.raises(va.TransportError):
             await client.get_video("x1")  # sent: the closed port answers
+
+
+def test_grants_v2_does_not_take_are_refused() -> None:
+    for provider, grant in (
+        (va.OAuth.password("id", "secret", username="u", password="pw-9"), "password"),
+        (
+            va.OAuth.authorization_code("id", "secret", code="c", redirect_uri="http://l/cb"),
+            "authorization_code",
+        ),
+    ):
+        with pytest.raises(va.UnsupportedOperationError) as info:
+            va.Client(auth=provider, api="v2")
+        assert info.value.operation == f"OAuth.{grant}" and "ApiKey" in str(info.value)
+        assert "secret" not in str(info.value).replace("ApiKey(key, secret)", "")
+    va.Client(auth=va.OAuth.client_credentials("id", "secret"), api="v2")  # taken

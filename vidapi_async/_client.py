@@ -24,7 +24,7 @@ from . import _validate as check
 from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import StaticToken, TokenProvider
+from ._auth import OAuth, StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
@@ -33,6 +33,7 @@ from ._config import (
 )
 from ._errors import (
     InvalidArgumentError,
+    UnsupportedOperationError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
@@ -132,6 +133,8 @@ class Client:
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
+        if dialect == "v2":
+            _check_v2_grant(auth)
         if profile_id is not None and dialect != "v2":
             raise UsageError("profile_id= goes with api='v2' (the legacy API has no profiles)")
         if base_url is None:
@@ -417,6 +420,16 @@ class Client:
     """Alias of [`client.account.get_webhook`][vidapi_async.Account.get_webhook]."""
     remove_webhook = alias("account", Account.remove_webhook)
     """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
+
+
+def _check_v2_grant(auth: TokenProvider) -> None:
+    """API v2 has no password grant, and no authorization-code grant yet (spec
+    api-v2 §2): a provider of either is refused before any request."""
+    grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
+    if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
+        raise UnsupportedOperationError(
+            f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
+        )
 
 
 def _dialect(api: str | None) -> str:
