@@ -95,9 +95,9 @@ class Playlists(Service):
                 self._requester.base_url,
                 "PATCH",
                 pid,
-                name=values.get("name"),  # type: ignore[arg-type]
-                description=values.get("description"),  # type: ignore[arg-type]
-                private=values.get("private"),  # type: ignore[arg-type]
+                name=None if isinstance(name, NotGiven) else name,
+                description=None if isinstance(description, NotGiven) else description,
+                private=None if isinstance(private, NotGiven) else private,
             )
             await self._requester.call(request)
             return await self.get(pid)
