@@ -52,6 +52,7 @@ FLAT = {
 }
 NOT_OPERATIONS = {
     "access_token",
+    "api",
     "base_url",
     "chunk_size",
     "close",

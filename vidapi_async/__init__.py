@@ -9,6 +9,7 @@ from importlib import metadata as _metadata
 
 from ._account import Account
 from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
+from ._auth_v2 import ApiKey
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
 from ._digest import HashMismatchWarning
@@ -103,6 +104,7 @@ __all__ = [
     "APIError",
     "AccessToken",
     "Account",
+    "ApiKey",
     "AuthenticationError",
     "BadRequestError",
     "BatchProgress",

@@ -13,6 +13,7 @@ operations, each a small class in its own module that never sees the client:
 from __future__ import annotations
 
 import logging
+import os
 import ssl as ssl_module
 import urllib.request
 from collections.abc import Iterable
@@ -23,7 +24,7 @@ from . import _validate as check
 from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import StaticToken, TokenProvider
+from ._auth import OAuth, StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
@@ -32,6 +33,7 @@ from ._config import (
 )
 from ._errors import (
     InvalidArgumentError,
+    UnsupportedOperationError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
@@ -40,8 +42,9 @@ from ._models import AccessToken
 from ._observe import Observer
 from ._players import Players
 from ._playlists import Playlists
+from ._protocol import _v2 as v2
 from ._raw import RawCalls
-from ._requester import Requester
+from ._requester import DIALECTS, Requester
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
@@ -75,6 +78,11 @@ class Client:
     ``ssl`` (an ``ssl.SSLContext``) is the trust for every connection the client's own
     session makes, API and uploads alike; with ``session=``, that session's connector
     decides (``aiohttp.TCPConnector(ssl=context)``).
+    ``api="v2"`` (or ``$VIDAPI_API``) speaks the platform's API v2 with the same
+    operations, models and errors (its root ``https://api.dailymotion.com/v2`` unless
+    ``base_url`` names another; tokens from ``vidapi_async.ApiKey``); it creates under
+    ``profile_id``, else under the one profile ``GET /me`` lists. An operation v2 does
+    not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2").
     Use it as ``async with Client(...) as client:`` or call ``await client.close()``.
     A closed client cannot be reopened.
 
@@ -92,7 +100,9 @@ class Client:
         *,
         auth: TokenProvider | None = None,
         scopes: Iterable[str] | None = None,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
+        api: str | None = None,
+        profile_id: str | None = None,
         session: aiohttp.ClientSession | None = None,
         timeouts: Timeouts | None = None,
         read_size: int = DEFAULT_READ_SIZE,
@@ -114,12 +124,21 @@ class Client:
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
+        dialect = _dialect(api)
         if auth is None:
+            if dialect == "v2" and scopes is not None:
+                scopes = v2.expand_scopes(v2.v2_scopes(scopes))
             auth = StaticToken(access_token or "", scopes)
         elif scopes is not None:
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
+        if dialect == "v2":
+            _check_v2_grant(auth)
+        if profile_id is not None and dialect != "v2":
+            raise UsageError("profile_id= goes with api='v2' (the legacy API has no profiles)")
+        if base_url is None:
+            base_url = v2.DEFAULT_BASE_URL if dialect == "v2" else DEFAULT_BASE_URL
         checked_base_url = check.base_url(base_url)
         if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
             raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
@@ -156,6 +175,10 @@ class Client:
             transport=transport,
             timeouts=timeouts or Timeouts(),
             retry=RetryPolicy() if retry is None else retry,
+            api=dialect,
+            profile_id=None
+            if profile_id is None
+            else check.text(profile_id, "profile_id", blank=False),
         )
         if chunk_size is not NOT_GIVEN:
             deprecated("Client(chunk_size=)", "read_size=")
@@ -219,6 +242,11 @@ class Client:
         """The API's address (``https://api.dailymotion.com``, a partner host, the
         emulator's); the token goes to its origin only."""
         return self._requester.base_url
+
+    @property
+    def api(self) -> str:
+        """The API dialect spoken: ``"legacy"`` or ``"v2"`` (``Client(api=...)``)."""
+        return self._requester.dialect
 
     @property
     def timeouts(self) -> Timeouts:
@@ -392,6 +420,31 @@ class Client:
     """Alias of [`client.account.get_webhook`][vidapi_async.Account.get_webhook]."""
     remove_webhook = alias("account", Account.remove_webhook)
     """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
+
+
+def _check_v2_grant(auth: TokenProvider) -> None:
+    """API v2 has no password grant, and no authorization-code grant yet (spec
+    api-v2 §2): a provider of either is refused before any request."""
+    grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
+    if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
+        raise UnsupportedOperationError(
+            f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
+        )
+
+
+def _dialect(api: str | None) -> str:
+    """``api=``, else ``$VIDAPI_API``, else ``"legacy"``; anything else is an
+    ``InvalidArgumentError`` naming the dialects."""
+    if api is None:
+        api = os.environ.get("VIDAPI_API") or "legacy"
+        argument = "VIDAPI_API"
+    else:
+        argument = "api"
+    if api not in DIALECTS:
+        raise InvalidArgumentError(
+            argument, f"{str(api)[:20]!r} is not a dialect; one of: {', '.join(DIALECTS)}"
+        )
+    return api
 
 
 def _proxies(

@@ -38,6 +38,7 @@ class LiveStreams(Service):
         ``start_time``/``end_time`` (UNIX timestamps) schedule it. The result carries
         the live fields, ``live_publish_url`` (the ingest address) among them.
         """
+        self._requester.refuse("create_live_stream")
         form = video_form(locals())
         form.append(("mode", "live"))
         for name, value in (("start_time", start_time), ("end_time", end_time)):
@@ -53,6 +54,7 @@ class LiveStreams(Service):
     @operation("make_live")
     async def convert(self, video_id: str | Video) -> Video:
         """Turn an existing video into a live stream (``mode=live``)."""
+        self._requester.refuse("make_live")
         return await post_video(
             self._requester, video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos"
         )
@@ -60,4 +62,5 @@ class LiveStreams(Service):
     @operation("get_live_stream")
     async def get(self, video_id: str | Video) -> Video:
         """A live stream's live fields (on air, ingest address, recording state, ...)."""
+        self._requester.refuse("get_live_stream")
         return await read_video(self._requester, video_id, LIVE_FIELDS, "manage_videos")

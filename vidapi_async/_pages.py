@@ -12,8 +12,9 @@ from typing import Any
 
 from . import _protocol as wire
 from ._errors import UnexpectedResponseError
+from ._protocol import _v2 as v2
 
-__all__ = ["MAX_PAGE", "iter_pages"]
+__all__ = ["MAX_PAGE", "iter_next_pages", "iter_pages"]
 
 
 def _key(item: object) -> str:
@@ -83,3 +84,27 @@ async def iter_pages(
                 status=200,
             )
         page += 1
+
+
+async def iter_next_pages(
+    call: Callable[[wire.Request], Awaitable[Mapping[str, Any]]],
+    first: wire.Request,
+    *,
+    max_items: int | None = None,
+) -> AsyncIterator[tuple[wire.Request, Mapping[str, Any]]]:
+    """API v2's listings: every item of ``data``, page after page, following ``next``
+    until it is null (or a page is empty); at most ``max_items``. A ``next`` on another
+    host, or naming a page already read, is an ``UnexpectedResponseError``
+    (``_v2.next_page``)."""
+    request, seen, given = first, [first.url], 0
+    while True:
+        items, nxt = v2.page_items(await call(request), request.what)
+        for item in items:
+            yield request, item
+            given += 1
+            if max_items is not None and given >= max_items:
+                return
+        if nxt is None or not items:
+            return
+        request = v2.next_page(request, nxt, seen)
+        seen.append(request.url)

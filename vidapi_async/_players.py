@@ -5,12 +5,14 @@ about players needs scope ``manage_players``."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Final
+from typing import Any, Final
 
 from . import _validate as check
+from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._models import Player
 from ._observe import operation
+from ._protocol import _v2 as v2
 from ._service import Service, form_of
 
 __all__ = ["PLAYER_FIELDS", "Players"]
@@ -50,6 +52,11 @@ class Players(Service):
     async def create(self, /, *, label: str, **settings: str | bool | int) -> Player:
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         form = _settings({"label": check.text(label, "label", blank=False), **settings})
+        if self._requester.v2:  # v2 creates with a name; other settings by a PATCH
+            profile_id = await self._requester.profile_id()
+            request = v2.create_player(self._requester.base_url, profile_id, label)
+            made = self._player(await self._requester.call(request), request.what)
+            return await self.update(made, **settings) if settings else made
         return await self._send(
             "POST",
             "/me/players",
@@ -62,7 +69,10 @@ class Players(Service):
 
     @operation("players.get")
     async def get(self, player_id: str | Player, fields: Iterable[str] = PLAYER_FIELDS) -> Player:
-        """``GET /player/<id>``: a player's settings."""
+        """``GET /player/<id>``: a player's settings (v2: ``GET /players/{id}``, whole)."""
+        if self._requester.v2:
+            request = v2.player_request(self._requester.base_url, "GET", _id(player_id))
+            return self._player(await self._requester.call(request), request.what)
         return await self._send(
             "GET", f"/player/{_id(player_id)}", Player, fields=fields, scope=_SCOPE
         )
@@ -74,6 +84,12 @@ class Players(Service):
             raise InvalidArgumentError("settings", "give at least one setting to write")
         if "label" in settings:
             check.text(settings["label"], "label", blank=False)
+        if self._requester.v2:  # PATCH answers 204 (settings in v2's names; label: name)
+            _settings(settings)
+            pid = _id(player_id)
+            request = v2.player_request(self._requester.base_url, "PATCH", pid, settings)
+            await self._requester.call(request)
+            return await self.get(pid)
         return await self._send(
             "POST",
             f"/player/{_id(player_id)}",
@@ -86,9 +102,17 @@ class Players(Service):
     @operation("players.delete")
     async def delete(self, player_id: str | Player) -> None:
         """``DELETE /player/<id>``: embeds using its id stop working."""
-        request = self._requester.api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
+        if self._requester.v2:
+            request = v2.player_request(self._requester.base_url, "DELETE", _id(player_id))
+        else:
+            request = self._requester.api("DELETE", f"/player/{_id(player_id)}", scope=_SCOPE)
         await self._requester.call(request)
 
     def mine(self, fields: Iterable[str] = PLAYER_FIELDS) -> AsyncIterator[Player]:
         """``GET /me/players``, page by page: the caller's players, oldest first."""
+        self._requester.refuse("players.mine")
         return self._list("/me/players", Player, fields, scope=_SCOPE)
+
+    @staticmethod
+    def _player(data: Mapping[str, Any], what: str) -> Player:
+        return structure(v2.player_from(data), Player, what=what)

@@ -10,15 +10,18 @@ through ``_pages.iter_pages``, as every typed listing does.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Final
 
+import attrs
+
 from . import _protocol as wire
 from . import _validate as check
-from ._errors import InvalidArgumentError, UsageError
+from ._errors import InvalidArgumentError, UnsupportedOperationError, UsageError
 from ._observe import operation
-from ._pages import iter_pages
+from ._pages import iter_next_pages, iter_pages
 from ._service import Service
 
 __all__ = ["RawCalls", "raw_request", "scope_for"]
@@ -54,15 +57,18 @@ def raw_request(
     data: Mapping[str, object] | None = None,
     fields: Iterable[str] | str | None = None,
     idempotent: bool = True,
+    dialect: str = "legacy",
 ) -> wire.Request:
-    """The request of a raw call, every argument checked before anything is sent."""
+    """The request of a raw call, every argument checked before anything is sent. In
+    API v2 (``dialect="v2"``) ``data`` is a JSON body, and no legacy scope is checked."""
     try:
         checked = wire.api_path(path)
     except ValueError as exc:
         raise InvalidArgumentError("path", str(exc)) from None
     try:
         query = wire.form_fields(params, "params")
-        form = None if method != "POST" else wire.form_fields(data, "data")
+        legacy_form = method == "POST" and dialect != "v2"
+        form = wire.form_fields(data, "data") if legacy_form else None
     except TypeError as exc:
         raise InvalidArgumentError(str(exc).split(":", 1)[0], str(exc).split(": ", 1)[1]) from None
     if fields is not None:
@@ -71,15 +77,29 @@ def raw_request(
         if any(k == "fields" for k, _ in query):
             raise UsageError("give the fields once: fields= or params['fields'], not both")
         query.append(("fields", check.fields_value(fields)))
-    return wire.api_request(
+    request = wire.api_request(
         base_url,
         method,
         checked,
         query=query,
         form=form,
-        scope=scope_for(method, checked.rstrip("/") or "/"),
+        scope=None if dialect == "v2" else scope_for(method, checked.rstrip("/") or "/"),
         idempotent=idempotent,
     )
+    if dialect == "v2" and method in ("POST", "PATCH"):
+        return attrs.evolve(request, json_body=_json_body(data))
+    return request
+
+
+def _json_body(data: Mapping[str, object] | None) -> bytes:
+    """API v2's JSON body for a raw write: the mapping as JSON, or a typed error."""
+    if data is not None and not isinstance(data, Mapping):
+        raise InvalidArgumentError("data", "expected a mapping")
+    try:
+        text = json.dumps(dict(data or {}), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError("data", f"not JSON: {exc}") from None
+    return text.encode("utf-8")
 
 
 class RawCalls(Service):
@@ -95,7 +115,8 @@ class RawCalls(Service):
         *,
         fields: Iterable[str] | str | None = None,
     ) -> dict[str, Any]:
-        """``GET path`` on the API and its decoded JSON answer.
+        """``GET path`` on the API and its decoded JSON answer (v2: paths under the v2
+        root).
 
         ``path`` is a path on ``base_url`` (``"/me/videos"``); a url, a ``//host``, a
         ``..`` segment or a query in it is an ``InvalidArgumentError`` before anything is
@@ -103,7 +124,14 @@ class RawCalls(Service):
         ``true``/``false``, lists comma-joined, ``None`` empty). ``fields`` names the
         fields to return (a list, or ``"id,title"``). Retried as every read is.
         """
-        request = raw_request(self._requester.base_url, "GET", path, params=params, fields=fields)
+        request = raw_request(
+            self._requester.base_url,
+            "GET",
+            path,
+            params=params,
+            fields=fields,
+            dialect=self._requester.dialect,
+        )
         return dict(await self._requester.call(request))
 
     @operation("post")
@@ -116,7 +144,8 @@ class RawCalls(Service):
         idempotent: bool = False,
     ) -> dict[str, Any]:
         """``POST path`` with ``data`` form-encoded (the conventions of ``get``'s
-        ``params``; ``None`` is the empty value that means NULL).
+        ``params``; ``None`` is the empty value that means NULL); in API v2, ``data``
+        as a JSON body (``None`` is ``null``).
 
         A POST is retried only when it surely did not take effect (no connection was
         made, or a 429), unless ``idempotent=True`` says sending it twice is harmless
@@ -131,15 +160,29 @@ class RawCalls(Service):
             data=data or {},
             fields=fields,
             idempotent=idempotent,
+            dialect=self._requester.dialect,
         )
+        return dict(await self._requester.call(request))
+
+    @operation("patch")
+    async def patch(self, path: str, data: Mapping[str, object]) -> dict[str, Any]:
+        """API v2 only: ``PATCH path`` with ``data`` as a JSON body (only the fields
+        sent change; the platform answers 204, returned as ``{}``). Retried as reads
+        are (sending the same values twice changes nothing more)."""
+        if not self._requester.v2:
+            raise UnsupportedOperationError(
+                "raw.patch", "legacy", "the legacy API updates with POST: use post()"
+            )
+        request = raw_request(self._requester.base_url, "PATCH", path, data=data, dialect="v2")
         return dict(await self._requester.call(request))
 
     @operation("delete")
     async def delete(self, path: str) -> dict[str, Any]:
         """``DELETE path``; retried as reads are (deleting twice deletes once)."""
-        return dict(
-            await self._requester.call(raw_request(self._requester.base_url, "DELETE", path))
+        request = raw_request(
+            self._requester.base_url, "DELETE", path, dialect=self._requester.dialect
         )
+        return dict(await self._requester.call(request))
 
     async def paginate(
         self,
@@ -152,6 +195,8 @@ class RawCalls(Service):
     ) -> AsyncIterator[dict[str, Any]]:
         """The items of a list endpoint (``"/me/playlists"``), fetched ``limit`` at a
         time as the iteration goes, paging on ``has_more``; at most ``max_items``.
+        In API v2: ``limit`` is sent as ``page_size``, the items are ``data``, and
+        ``next`` is followed until it is null.
 
         An empty page ends it; a page that repeats items already listed, or a page 100
         (the platform's last) that still claims more, ends it with an
@@ -163,8 +208,12 @@ class RawCalls(Service):
         if max_items is not None:
             check.positive_int(max_items, "max_items")
         given = dict(params or {})
-        if "page" in given or "limit" in given:
+        if "page" in given or "limit" in given or "page_size" in given:
             raise UsageError("paginate() sets page and limit itself: use limit= and max_items=")
+        if self._requester.v2:
+            async for row in self._paginate_v2(path, given, fields, limit, max_items):
+                yield row
+            return
         raw_request(
             self._requester.base_url, "GET", path, params=given, fields=fields
         )  # checked now
@@ -174,4 +223,19 @@ class RawCalls(Service):
             return raw_request(self._requester.base_url, "GET", path, params=query, fields=fields)
 
         async for _, item in iter_pages(self._requester.call, page_request, max_items=max_items):
+            yield dict(item)
+
+    async def _paginate_v2(
+        self,
+        path: str,
+        given: dict[str, object],
+        fields: Iterable[str] | str | None,
+        limit: int,
+        max_items: int | None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        query = {**given, "page": 1, "page_size": limit}
+        request = raw_request(
+            self._requester.base_url, "GET", path, params=query, fields=fields, dialect="v2"
+        )
+        async for _, item in iter_next_pages(self._requester.call, request, max_items=max_items):
             yield dict(item)

@@ -19,14 +19,18 @@ from ._auth import StaticToken, TokenProvider
 from ._config import Timeouts
 from ._errors import ClientClosedError, InsufficientScopeError, InvalidTokenError
 from ._models import AccessToken
+from ._protocol import _v2 as v2
 from ._retry import RetryPolicy, retrying
 
-__all__ = ["LARGE_ANSWER_BYTES", "Requester"]
+__all__ = ["DIALECTS", "LARGE_ANSWER_BYTES", "Requester"]
 
 log = logging.getLogger("vidapi_async")
 
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
+
+DIALECTS: Final = ("legacy", "v2")
+"""The API dialects a client speaks (``Client(api=...)``)."""
 
 
 class Requester:
@@ -43,6 +47,8 @@ class Requester:
         transport: Transport,
         timeouts: Timeouts,
         retry: RetryPolicy,
+        api: str = "legacy",
+        profile_id: str | None = None,
     ) -> None:
         self.base_url = base_url
         """The API's address (checked by the client)."""
@@ -62,13 +68,40 @@ class Requester:
         """The API's origin: the only one the token is sent to."""
         self.https = self.origin[0] == "https"
         """Whether the API is reached over https (server-given addresses must be too)."""
-        self._default_token_url = f"{base_url}/oauth/token"
+        self.dialect = api
+        """The dialect spoken: ``"legacy"`` or ``"v2"`` (``_protocol._v2``)."""
+        self.v2 = api == "v2"
+        """Whether the dialect is API v2 (read by the namespaces to build requests)."""
+        self._decode = v2.decode_api_response if self.v2 else wire.decode_api_response
+        self._default_token_url = (
+            v2.token_url_for(base_url) if self.v2 else f"{base_url}/oauth/token"
+        )
+        self._profile_id = profile_id
+        self._profile_lock = asyncio.Lock()
 
     @property
     def token_url(self) -> str:
-        """The provider's token endpoint, else ``<base_url>/oauth/token``."""
+        """The provider's token endpoint, else the dialect's: ``<base_url>/oauth/token``
+        (legacy), ``v2.token_url_for(base_url)`` (v2)."""
         url = getattr(self.auth, "token_url", None)
         return url if isinstance(url, str) else self._default_token_url
+
+    def refuse(self, operation: str) -> None:
+        """``UnsupportedOperationError`` when the dialect does not offer ``operation``
+        (called first: nothing is sent)."""
+        if self.v2:
+            v2.unsupported(operation)
+
+    async def profile_id(self) -> str:
+        """The v2 profile to create under: the one given to the client, else the one
+        ``GET /me`` lists (asked once, then kept); several without a choice is an
+        ``InvalidArgumentError`` naming them."""
+        if self._profile_id is not None:
+            return self._profile_id
+        async with self._profile_lock:
+            if self._profile_id is None:
+                self._profile_id = v2.choose_profile(await self.call(v2.me(self.base_url)), None)
+            return self._profile_id
 
     def check_open(self) -> None:
         """Refuse to work for a closed client."""
@@ -149,19 +182,24 @@ class Requester:
                 request.method,
                 request.url,
                 headers=request.headers(token.token, self.origin),
-                data=None if request.form is None else request.encoded_form(),
+                data=request.payload(),
                 timeout=api_timeout(self.timeouts),
                 exact_url=request.exact_url,
                 api_origin=self.origin,
             )
             # The secrets that an error's message masks (read only on an error).
-            secrets = (token.token,) if request.form is None else _secrets(request, token)
+            secrets = (
+                (token.token,)
+                if request.form is None and not request.body_secrets
+                else (token.token, *request.secret_values())
+            )
+            decode = self._decode
             try:
                 if len(resp.body) > LARGE_ANSWER_BYTES:
                     # Decoding megabytes of JSON takes a loop-blocking while: not here.
                     return await asyncio.to_thread(
                         functools.partial(
-                            wire.decode_api_response,
+                            decode,
                             request,
                             resp.status,
                             resp.headers,
@@ -169,16 +207,9 @@ class Requester:
                             secrets=secrets,
                         )
                     )
-                return wire.decode_api_response(
-                    request, resp.status, resp.headers, resp.body, secrets=secrets
-                )
+                return decode(request, resp.status, resp.headers, resp.body, secrets=secrets)
             except InvalidTokenError:
                 if attempt == 2 or not self.auth.invalidate(token):
                     raise
                 log.info("%s: token refused as invalid; fetching a new one", request.what)
         raise AssertionError("unreachable")
-
-
-def _secrets(request: wire.Request, token: AccessToken) -> tuple[str, ...]:
-    form = request.form or ()
-    return (token.token, *(v for k, v in form if k in wire.SECRET_FORM_FIELDS))

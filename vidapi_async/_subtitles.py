@@ -48,6 +48,7 @@ class Subtitles(Service):
         after a failure whose outcome is unknown the video's subtitles are listed first
         and one in the same language is adopted instead of creating a second.
         """
+        self._requester.refuse("create_subtitle")
         lang = check.language(language)
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
@@ -87,6 +88,7 @@ class Subtitles(Service):
         The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
         ``dedupe`` as for ``create``.
         """
+        self._requester.refuse("upload_subtitle")
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
         lang = check.language(language)
@@ -103,6 +105,7 @@ class Subtitles(Service):
     @operation("delete_subtitle")
     async def delete(self, subtitle_id: str) -> None:
         """``DELETE /subtitle/<id>``: remove one subtitle track."""
+        self._requester.refuse("delete_subtitle")
         request = self._requester.api(
             "DELETE",
             f"/subtitle/{check.video_id(subtitle_id, 'subtitle_id')}",
@@ -113,6 +116,7 @@ class Subtitles(Service):
     @operation("list_subtitles")
     async def list(self, video_id: str | Video) -> builtins.list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
+        self._requester.refuse("list_subtitles")
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
         request = self._requester.api(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import attrs
 
 from ._auth import OAuth
+from ._auth_v2 import ApiKey
 from ._errors import UsageError
 from ._models import AccessToken
 
@@ -40,6 +41,8 @@ class StoredLogin:
     expires_at: float | None = None
     scopes: tuple[str, ...] = ()
     uid: str | None = None
+    api: str = "legacy"
+    """The API dialect the login is for: ``"legacy"`` or ``"v2"`` (an API key)."""
 
     def token(self) -> AccessToken:
         return AccessToken(
@@ -50,7 +53,16 @@ class StoredLogin:
         )
 
     def provider(self, on_token: Callable[[AccessToken], None] | None = None) -> OAuth:
-        """An OAuth provider that uses the kept token until it expires, then refreshes."""
+        """An OAuth provider that uses the kept token until it expires, then refreshes
+        (v2: ``ApiKey``, which asks for a new one with the key)."""
+        if self.api == "v2":
+            return ApiKey(
+                self.client_id,
+                self.client_secret,
+                scopes=self.scopes,
+                token=self.token(),
+                on_token=on_token,
+            )
         return OAuth(
             (),
             client_id=self.client_id,

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from . import _protocol as wire
 from . import _validate as check
@@ -26,20 +27,22 @@ from ._errors import (
     InvalidArgumentError,
     ReadyTimeoutError,
     TransportError,
+    UnsupportedOperationError,
     UsageError,
 )
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._pages import iter_pages
+from ._pages import iter_next_pages, iter_pages
+from ._protocol import _v2 as v2
 from ._requester import Requester
 from ._retry import create_checked
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._service import Service
 from ._sources import UploadSource
 from ._upload_calls import Uploads
-from ._video_metadata import extra_form, video_form
+from ._video_metadata import METADATA_NAMES, extra_form, video_form
 from ._webhooks import WebhookEvents
 
 __all__ = ["Videos", "create_request", "post_video", "read_video"]
@@ -100,7 +103,7 @@ class Videos(Service):
         """
         form = video_form(locals())
         return await self._create_from_form(
-            check.http_url(url, "url"), form, extra, dedupe_tag, password
+            check.http_url(url, "url"), form, extra, dedupe_tag, password, _given(locals())
         )
 
     async def _create_from_form(
@@ -110,23 +113,30 @@ class Videos(Service):
         extra: Mapping[str, str] | None = None,
         dedupe_tag: str | None = None,
         password: str | None = None,
+        given: Mapping[str, object] | None = None,
     ) -> Video:
         """``create`` once its metadata is checked and encoded (``upload`` checks it
-        before its upload)."""
+        before its upload); ``given``: the same metadata as values (API v2's JSON)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
-        form = [("url", url), *metadata, *extra_form(extra, metadata)]
-        if password is not None:
-            form.append(("password", check.password(password) or ""))
-        if dedupe_tag is not None:
-            form = _with_tag(form, dedupe_tag)
-        request = create_request(self._requester, form)
+        if self._requester.v2:
+            request = await self._create_v2(url, dict(given or {}), extra, dedupe_tag, password)
+            decode: Callable[[Mapping[str, Any]], Mapping[str, Any]] = v2.video_from
+        else:
+            form = [("url", url), *metadata, *extra_form(extra, metadata)]
+            if password is not None:
+                form.append(("password", check.password(password) or ""))
+            if dedupe_tag is not None:
+                form = _with_tag(form, dedupe_tag)
+            request = create_request(self._requester, form)
+            decode = _as_is
         if dedupe_tag is None:
-            video = structure(await self._requester.call(request), Video, what=request.what)
+            video = structure(decode(await self._requester.call(request)), Video, what=request.what)
         else:
 
             async def create() -> Video:
-                return structure(await self._requester.call_once(request), Video, what=request.what)
+                data = decode(await self._requester.call_once(request))
+                return structure(data, Video, what=request.what)
 
             async def find() -> Video | None:
                 found = await self.find_by_tag(dedupe_tag)
@@ -136,13 +146,35 @@ class Videos(Service):
         describe(self._requester, VIDEO_ID, video.id)
         return video
 
+    async def _create_v2(
+        self,
+        url: str,
+        given: dict[str, object],
+        extra: Mapping[str, str] | None,
+        dedupe_tag: str | None,
+        password: str | None,
+    ) -> wire.Request:
+        """API v2's create request (``POST /profiles/{profile_id}/videos``, JSON)."""
+        _no_extra("create_video", extra)
+        if password is not None:
+            given["password"] = check.password(password)
+        if dedupe_tag is not None:
+            tags = given.get("tags")
+            tags = [t for t in tags.split(",") if t] if isinstance(tags, str) else tags
+            given["tags"] = [*(tags if isinstance(tags, list | tuple) else ()), dedupe_tag]
+        profile_id = await self._requester.profile_id()
+        return v2.create_video(self._requester.base_url, profile_id, url, given)
+
     @operation("delete_video")
     async def delete(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
-        request = self._requester.api("DELETE", f"/video/{video_id}", scope="manage_videos")
+        if self._requester.v2:
+            request = v2.delete_video(self._requester.base_url, video_id)
+        else:
+            request = self._requester.api("DELETE", f"/video/{video_id}", scope="manage_videos")
         await self._requester.call(request)
 
     async def mine(
@@ -155,6 +187,10 @@ class Videos(Service):
         names = ",".join(asked if "id" in asked else ["id", *asked])  # as get has it
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
+        if self._requester.v2:
+            async for video in self._list_v2(asked, page_size=page_size):
+                yield video
+            return
 
         def page_request(page: int) -> wire.Request:
             query = [("fields", names), ("sort", "old"), ("page", str(page))]
@@ -172,6 +208,8 @@ class Videos(Service):
         first (at most 100)."""
         if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
             raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
+        if self._requester.v2:
+            return [video async for video in self._list_v2(VIDEO_FIELDS, tag=tag)]
         request = self._requester.api(
             "GET",
             "/me/videos",
@@ -188,6 +226,18 @@ class Videos(Service):
             structure(item, Video, what=request.what)
             for item in (items if isinstance(items, list) else [])
         ]
+
+    async def _list_v2(
+        self, fields: Iterable[str], *, page_size: int = v2.PAGE_SIZE_MAX, tag: str | None = None
+    ) -> AsyncIterator[Video]:
+        """API v2's listing of the profile's videos, oldest first, following ``next``
+        until it is null."""
+        profile_id = await self._requester.profile_id()
+        request = v2.list_videos(
+            self._requester.base_url, profile_id, fields, page_size=page_size, tag=tag
+        )
+        async for page, item in iter_next_pages(self._requester.call, request):
+            yield structure(v2.video_from(item), Video, what=page.what)
 
     @operation("upload_video")
     async def upload(
@@ -228,6 +278,9 @@ class Videos(Service):
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
         await self._check_category(channel)
+        if self._requester.v2:  # the profile is known before any byte is sent
+            await self._requester.profile_id()
+        given = _given(locals())
         uploaded = await self._uploads.file(
             source,
             path=path,
@@ -238,13 +291,15 @@ class Videos(Service):
             workers=workers,
         )
         describe(self._requester, SOURCE_SIZE, uploaded.size)
-        return await self._create_from_form(uploaded.url, form)
+        return await self._create_from_form(uploaded.url, form, given=given)
 
     @operation("get_video")
     async def get(self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
         video_id, request = _video_request(self._requester, video_id, fields, None)
         data = await self._requester.call(request)
+        if self._requester.v2:
+            data = v2.video_from(data)
         return structure({"id": video_id, **data}, Video, what=request.what)
 
     @operation("wait_until_ready")
@@ -335,12 +390,27 @@ class Videos(Service):
                 raise UsageError("give the form text once: extra= (fields is its old name)")
             extra = fields
         form = video_form(locals())
+        if self._requester.v2:
+            _no_extra("update_video", extra)
+            if not form:
+                raise InvalidArgumentError("update_video", "give at least one field to write")
+            return await self._patch_v2(video_id, _given(locals()), returning)
         form += extra_form(extra, form)
         if any(key == "password" for key, _ in form):
             raise InvalidArgumentError("extra", "use set_password() for the password")
         if not form:
             raise InvalidArgumentError("update_video", "give at least one field to write")
         return await post_video(self._requester, video_id, form, returning)
+
+    async def _patch_v2(
+        self, video_id: str | Video, given: Mapping[str, object], returning: Iterable[str]
+    ) -> Video:
+        """API v2's ``PATCH /videos/{id}`` (answered 204, no body), then the video read
+        with the ``returning`` fields."""
+        vid = check.video_id(video_id)
+        describe(self._requester, VIDEO_ID, vid)
+        await self._requester.call(v2.update_video(self._requester.base_url, vid, given))
+        return await self.get(vid, returning)
 
     @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
@@ -351,6 +421,8 @@ class Videos(Service):
         log line, repr or error message. Returns the video with ``password_protected``.
         """
         value = check.password(password)
+        if self._requester.v2:
+            return await self._patch_v2(video_id, {"password": value}, ("id", "password_protected"))
         return await post_video(
             self._requester, video_id, [("password", value or "")], ("id", "password_protected")
         )
@@ -366,6 +438,7 @@ class Videos(Service):
         chunks): it is uploaded first and its uploaded address written. A path that
         happens to start with ``http://`` is given as a ``pathlib.Path``.
         """
+        self._requester.refuse("set_thumbnail")
         vid = check.video_id(video_id)
         if isinstance(source, str) and source.lower().startswith(("http://", "https://")):
             url = check.http_url(source, "source")
@@ -383,6 +456,7 @@ class Videos(Service):
     async def categories(self) -> list[str]:
         """``GET /channels``: the category slugs a video's ``channel`` takes, in the
         platform's order. Asked once, then kept by the client for an hour."""
+        self._requester.refuse("categories")
         kept_list = self._categories
         async with kept_list.lock:
             kept = kept_list.fresh(asyncio.get_running_loop().time())
@@ -404,6 +478,8 @@ class Videos(Service):
     async def _check_category(self, channel: str) -> None:
         """Refuse a channel that is not one of the platform's categories; where the
         list cannot be had, say so in the debug log and let the server judge."""
+        if self._requester.v2:  # v2 documents no list of categories: the server judges
+            return
         try:
             slugs = await self.categories()
         except (APIError, TransportError) as exc:
@@ -468,10 +544,34 @@ def _video_request(
     names = check.fields_value(fields)
     video_id = check.video_id(video_id)
     describe(requester, VIDEO_ID, video_id)
+    if requester.v2:
+        return video_id, v2.get_video(requester.base_url, video_id, names.split(","))
     path = f"/video/{video_id}"
     return video_id, wire.api_request(
         requester.base_url, "GET", path, query=[("fields", names)], scope=scope
     )
+
+
+def _as_is(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    return data
+
+
+def _given(arguments: Mapping[str, object]) -> dict[str, object]:
+    """The metadata among an operation's ``arguments`` as values (API v2's JSON is
+    written from these; ``video_form`` has checked them)."""
+    return {
+        name: arguments[name]
+        for name in METADATA_NAMES
+        if name in arguments and not isinstance(arguments[name], NotGiven)
+    }
+
+
+def _no_extra(operation: str, extra: Mapping[str, str] | None) -> None:
+    """API v2 takes typed JSON fields: ``extra=`` (form text) is refused there."""
+    if extra:
+        raise UnsupportedOperationError(
+            f"{operation}(extra=...)", "v2", "extra= is form text; API v2 takes typed JSON fields"
+        )
 
 
 def _with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:

@@ -159,6 +159,9 @@ UNSUPPORTED: Final[Mapping[str, str]] = {
     "get_auth_info": "v2 has no /auth; the token's scopes come with it",
     "categories": "v2 documents no list of categories",
     "playlists.remove_video": "no v2 path to remove a video from a playlist was found",
+    "playlists.mine": "no v2 path listing a profile's playlists was found",
+    "playlists.videos": "no v2 path listing a playlist's videos was found",
+    "players.mine": "listing a profile's players is UNCONFIRMED in v2 (spec §4 Players)",
 }
 """Operations v2 does not offer: ``unsupported(operation)`` raises before sending."""
 

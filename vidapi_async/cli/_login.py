@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 from .. import _errors as e
 from .._auth import OAuth, authorize_url, pkce_pair
-from .._client import Client
+from .._auth_v2 import ApiKey
+from .._client import DEFAULT_BASE_URL, Client
 from .._models import AccessToken
+from .._protocol import _v2 as v2
 from .._tokens import StoredLogin, TokenStore
 from ._args import port, positive_number
 from ._exit import EXIT_OK
@@ -35,7 +37,9 @@ PAGE = (
 
 def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "login", help="log in on the platform's page; keep a token for the other commands"
+        "login",
+        help="log in on the platform's page (--api v2: with the API key itself); keep a "
+        "token for the other commands",
     )
     p.add_argument(
         "--client-id",
@@ -44,7 +48,10 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "$VIDAPI_CLIENT_SECRET or asked for, never taken from the command line",
     )
     p.add_argument(
-        "--scope", default="manage_videos", help="space-separated scopes (default: %(default)s)"
+        "--scope",
+        default=None,
+        help="space-separated scopes (default: manage_videos; --api v2: "
+        f"{' '.join(v2.DEFAULT_SCOPES)})",
     )
     p.add_argument(
         "--port",
@@ -150,13 +157,23 @@ async def _wait_for_code(port: int, timeout: float, ready: asyncio.Future[str], 
         await server.wait_closed()
 
 
+def _dialect(args: argparse.Namespace) -> str:
+    api = args.api or os.environ.get("VIDAPI_API") or "legacy"
+    if api not in ("legacy", "v2"):
+        raise e.InvalidArgumentError("VIDAPI_API", f"{api[:20]!r} is not legacy or v2")
+    return str(api)
+
+
 async def run_login(args: argparse.Namespace, console: Console) -> int:
     if not args.client_id:
         raise e.UsageError("no client id: pass --client-id or set VIDAPI_CLIENT_ID")
     secret = await asyncio.to_thread(_secret)
     if not secret:
         raise e.UsageError("no API secret: set VIDAPI_CLIENT_SECRET or type it when asked")
-    scopes = tuple(args.scope.split())
+    if _dialect(args) == "v2":
+        return await _login_v2(args, secret)
+    args.base_url = args.base_url or DEFAULT_BASE_URL
+    scopes = tuple((args.scope or "manage_videos").split())
     state = secrets.token_urlsafe(16)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     verifier, challenge = pkce_pair()
@@ -203,7 +220,39 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
         scopes=tuple(sorted(token.scopes)) if token.scopes is not None else scopes,
     )
     await asyncio.to_thread(store.save, login)
-    print(f"logged in as {account}; the token is kept in {store.path} (readable only by you)")
+    print(
+        f"logged in as {account} for the legacy API; the token is kept in {store.path} "
+        "(readable only by you)"
+    )
+    return EXIT_OK
+
+
+async def _login_v2(args: argparse.Namespace, secret: str) -> int:
+    """API v2's login: the API key's client-credentials grant (v2 has no login page
+    yet), the account named from ``GET /me``, the key and its token kept."""
+    base_url = args.base_url or v2.DEFAULT_BASE_URL
+    scopes = v2.v2_scopes(args.scope.split() if args.scope else v2.DEFAULT_SCOPES)
+    provider = ApiKey(args.client_id, secret, scopes=scopes)
+    async with Client(auth=provider, api="v2", base_url=base_url, proxy=args.proxy) as client:
+        token = await client.access_token()
+        me = await client.account.me()
+        account = str(me.username or me.id or "?")
+    await _confirm(account, args.expect_user)
+    store = TokenStore()
+    login = StoredLogin(
+        base_url=base_url,
+        client_id=args.client_id,
+        client_secret=secret,
+        access_token=token.token,
+        expires_at=token.expires_at,
+        scopes=scopes,
+        api="v2",
+    )
+    await asyncio.to_thread(store.save, login)
+    print(
+        f"logged in as {account} for API v2 (with the API key); the key and its token are "
+        f"kept in {store.path} (readable only by you)"
+    )
     return EXIT_OK
 
 
@@ -237,6 +286,11 @@ async def stored_client(args: argparse.Namespace) -> Client | None:
     login = await asyncio.to_thread(store.load)
     if login is None:
         return None
+    if args.api is not None and args.api != login.api:
+        raise e.UsageError(
+            f"the kept login is for the {login.api} API, not {args.api}: run "
+            f"'vidapi login --api {args.api}' or pass --token"
+        )
     kept = [login]
 
     loop = asyncio.get_running_loop()
@@ -248,5 +302,6 @@ async def stored_client(args: argparse.Namespace) -> Client | None:
     return Client(
         auth=login.provider(on_token=keep),
         base_url=login.base_url,
+        api=login.api,
         proxy=args.proxy,
     )

@@ -24,6 +24,8 @@ from .._client import DEFAULT_BASE_URL, Client
 from .._files import check_srt_file, inspect_file
 from .._internals import internals
 from .._observe import configure_logging
+from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
+from .._requester import DIALECTS
 from .._retry import RetryPolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url
@@ -43,7 +45,7 @@ cli_log = logging.getLogger("vidapi_async.cli")
 """The command's own lines in JSON mode (``--log-format json``): its error, a stop."""
 
 
-CLIENT_OPTIONS = ("token", "base_url", "retries", "proxy")
+CLIENT_OPTIONS = ("token", "base_url", "api", "retries", "proxy")
 """The options of a command that calls the API (a client is made from them)."""
 USES: dict[str, tuple[str, ...]] = {
     "upload": (*CLIENT_OPTIONS, "json"),
@@ -52,7 +54,7 @@ USES: dict[str, tuple[str, ...]] = {
     "api": CLIENT_OPTIONS,
     "batch": (*CLIENT_OPTIONS, "json"),
     "worker": CLIENT_OPTIONS,
-    "login": ("base_url", "proxy"),
+    "login": ("base_url", "api", "proxy"),
     "status": ("json",),
 }
 """The shared options each command uses (besides ``-v``); a command not named (serve,
@@ -78,8 +80,17 @@ def _shared_options(p: argparse.ArgumentParser, names: Sequence[str], *, default
     if "base_url" in names:
         p.add_argument(
             "--base-url",
-            default=default(os.environ.get("VIDAPI_BASE_URL", DEFAULT_BASE_URL)),
-            help="API base URL (default: $VIDAPI_BASE_URL or the platform's)",
+            default=default(os.environ.get("VIDAPI_BASE_URL")),
+            help="API base URL (default: $VIDAPI_BASE_URL or the platform's root for --api: "
+            f"{DEFAULT_BASE_URL}, or {V2_BASE_URL} for v2)",
+        )
+    if "api" in names:
+        p.add_argument(
+            "--api",
+            choices=DIALECTS,
+            default=default(None),
+            help="the platform's API dialect to speak: legacy, or v2 (the platform's "
+            "recommended API; tokens from an API key) (default: $VIDAPI_API, else legacy)",
         )
     if "json" in names:
         p.add_argument(
@@ -119,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--version", action="version", version=f"vidapi-async {_version()}", help="print it"
     )
-    _shared_options(p, ("token", "base_url", "json", "retries", "proxy"), defaults=True)
+    _shared_options(p, ("token", "base_url", "api", "json", "retries", "proxy"), defaults=True)
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
     add_shared_parsers(sub)
@@ -414,6 +425,7 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(
         access_token=args.token,
         base_url=args.base_url,
+        api=args.api,
         retry=RetryPolicy(max_attempts=args.retries),
         proxy=args.proxy,
     )

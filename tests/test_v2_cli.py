@@ -1,0 +1,80 @@
+"""``vidapi --api v2``: the login with an API key (which says its dialect), the kept
+login used by ``upload``, ``--api`` with a token, and a dialect mismatch refused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import DEMO_API_KEY
+
+KEY, SECRET = DEMO_API_KEY
+
+
+async def cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    p = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(p.communicate(), 120)
+    assert p.returncode is not None
+    return p.returncode, out.decode(), err.decode()
+
+
+def _env(emu: Emulator, login_file: Path) -> dict[str, str]:
+    drop = ("VIDAPI_TOKEN", "VIDAPI_API", "VIDAPI_BASE_URL")
+    return {
+        **{k: v for k, v in os.environ.items() if k not in drop},
+        "VIDAPI_CLIENT_SECRET": SECRET,
+        "VIDAPI_LOGIN_FILE": str(login_file),
+    }
+
+
+async def test_login_with_an_api_key_then_upload_in_v2(tmp_path: Path) -> None:
+    login_file = tmp_path / "login.json"
+    src = tmp_path / "c.mp4"
+    src.write_bytes(b"\x00\x00\x00\x18ftypmp42" + os.urandom(3000))
+    async with Emulator(probe=False) as emu:
+        env = _env(emu, login_file)
+        base = ("--api", "v2", "--base-url", emu.v2_base_url)
+        code, out, err = await cli(env, "login", *base, "--client-id", KEY, "--expect-user", "demo")
+        assert code == 0, err
+        assert "logged in as demo for API v2" in out
+        assert SECRET not in out + err
+        assert stat.S_IMODE(login_file.stat().st_mode) == 0o600
+        assert json.loads(login_file.read_text())["api"] == "v2"
+        code, out, err = await cli(
+            env, "--json", "upload", str(src), "--title", "t", "--channel", "news"
+        )
+        assert code == 0, err  # no --api: the kept login's dialect
+        video_id = json.loads(out)["id"]
+        assert any(v["id"] == video_id for v in emu.state.all("video"))
+        code, _, err = await cli(
+            env, "--api", "legacy", "upload", str(src), "--title", "t", "--channel", "news"
+        )
+        assert code == 2 and "kept login is for the v2 API" in err
+
+
+async def test_api_v2_with_a_token_on_a_command(tmp_path: Path) -> None:
+    async with Emulator(probe=False) as emu:
+        from vidapi_async.testing import client_for
+
+        async with client_for(emu, api="v2") as client:
+            token = (await client.access_token()).token
+        env = {**_env(emu, tmp_path / "none.json"), "VIDAPI_TOKEN": token}
+        code, out, err = await cli(env, "api", "--api", "v2", "--base-url", emu.v2_base_url, "/me")
+        assert code == 0, err
+        assert json.loads(out)["profiles"]
+        code, _, err = await cli(env, "--api", "v3", "api", "/me")
+        assert code == 2 and "--api" in err
