@@ -70,6 +70,7 @@ from ._retry import NO_RETRY, RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import SourcePolicy
 from .batch import (
+    BatchPlan,
     BatchProgress,
     BatchUploader,
     JobRecord,
@@ -98,6 +99,7 @@ __all__ = [
     "AccessToken",
     "AuthenticationError",
     "BadRequestError",
+    "BatchPlan",
     "BatchProgress",
     "BatchUploader",
     "Client",

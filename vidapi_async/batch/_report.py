@@ -1,0 +1,86 @@
+"""The mapping report of a batch: one row per job (key, source, status, video id, page
+and embed addresses, error), written as each job ends and flushed at once, so that a
+run killed at any instant leaves a valid report of what it finished."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO
+
+from .._errors import InvalidArgumentError
+
+__all__ = ["REPORT_COLUMNS", "ReportWriter"]
+
+REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
+"""A report's columns (CSV) or keys (JSON Lines), in order."""
+
+
+class ReportWriter:
+    """A ``.csv`` or ``.jsonl`` report, written on its own thread (the event loop never
+    waits on the disk). The file is started anew by each run; a re-run reports every
+    job again (a skipped one with its video id), so its report is complete."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        kind = os.path.splitext(self.path)[1].lower()
+        if kind not in (".csv", ".jsonl"):
+            raise InvalidArgumentError(
+                "report", f"{self.path}: a report is a .csv or a .jsonl file"
+            )
+        self._csv = kind == ".csv"
+        self._file: IO[str] | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-report")
+        self._closed = False
+
+    def _open(self) -> None:
+        try:
+            self._file = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        except OSError as exc:
+            raise InvalidArgumentError(
+                "report", f"{self.path}: cannot write it ({exc.strerror})"
+            ) from None
+        if self._csv:
+            self._line(REPORT_COLUMNS)
+
+    def _line(self, values: tuple[str, ...]) -> None:
+        assert self._file is not None
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(values)
+        self._file.write(buffer.getvalue())
+        self._file.flush()
+
+    def _write(self, row: dict[str, str | None]) -> None:
+        assert self._file is not None
+        if self._csv:
+            self._line(tuple(row[c] or "" for c in REPORT_COLUMNS))
+        else:
+            self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._file.flush()
+
+    def _close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    async def open(self) -> None:
+        """Create (or truncate) the file; ``InvalidArgumentError`` if it cannot be."""
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._open)
+
+    async def write(self, row: dict[str, str | None]) -> None:
+        """Append one row (``REPORT_COLUMNS``' keys) and flush it."""
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._write, row)
+
+    async def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        finally:
+            self._thread.shutdown(wait=True)
