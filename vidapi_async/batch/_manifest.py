@@ -34,7 +34,7 @@ import hashlib
 import json
 import os
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, BinaryIO
 
@@ -346,10 +346,17 @@ def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple
             yield line, job_from_row(row, base=base, channel=channel, where=where)
 
 
-def check_source(source: str, *, channel: str | None, encoding: str = "utf-8") -> int:
+def check_source(
+    source: str,
+    *,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
+) -> int:
     """Read a whole folder or manifest once, checking every row (blocking): the number
     of jobs, or the first bad row's ``InvalidArgumentError``, before anything is run."""
-    return sum(1 for _ in jobs_from_source(source, channel=channel, encoding=encoding))
+    jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
+    return sum(1 for _ in jobs)
 
 
 def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -384,10 +391,15 @@ def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]
 
 
 def jobs_from_source(
-    source: str, *, channel: str | None, encoding: str = "utf-8"
+    source: str,
+    *,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
 ) -> Iterator[UploadJob]:
     """A folder, a ``.csv`` or ``.jsonl`` manifest (read as ``encoding``), or a Media
-    RSS feed (``.xml``/``.rss``)."""
+    RSS feed (``.xml``/``.rss``; ``categories``: the platform's, for its
+    ``media:category``)."""
     if os.path.isdir(source):
         return jobs_from_folder(source, channel=channel)
     lower = source.lower()
@@ -396,5 +408,5 @@ def jobs_from_source(
     if os.path.isfile(source) and lower.endswith((".xml", ".rss")):
         from ._feed import jobs_from_feed
 
-        return jobs_from_feed(source, channel=channel)
+        return jobs_from_feed(source, channel=channel, categories=categories)
     raise UsageError(f"{source}: not a folder, a .csv or .jsonl manifest or a .xml/.rss feed")

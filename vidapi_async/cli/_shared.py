@@ -270,8 +270,10 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
 
 
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import _read_in_thread, report_skipped
+    from ._batch import _read_in_thread, report_skipped, run_plan
 
+    if args.dry_run:
+        return await run_plan(args, client, _postgres(args.journal, "batch"))
     # every row checked before anything is enqueued (a bad byte, a job twice)
     await asyncio.to_thread(check_source, args.source, channel=args.channel, encoding=args.encoding)
     await report_skipped(args.source, console)
