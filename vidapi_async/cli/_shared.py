@@ -285,12 +285,19 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
             "running already",
             highlight=False,
         )
+        if enqueued.updating:
+            console.print(
+                f"{len(enqueued.updating)} job(s) done already have new metadata: their "
+                "update is queued (no file sent again)",
+                highlight=False,
+            )
         if enqueued.changed:
             console.print(
-                f"[yellow]warning[/yellow]: {len(enqueued.changed)} job(s) done, queued or "
-                "running already were given a different spec now: not applied (each keeps "
-                "the spec it was enqueued with). Change a created video with 'vidapi video' "
-                "or 'vidapi password', or enqueue it under a new key",
+                f"[yellow]warning[/yellow]: {len(enqueued.changed)} job(s) queued or running "
+                "already, or done with a new file, password, live or subtitles, were given a "
+                "different spec now: not applied (each keeps the spec it was enqueued with). "
+                "Change a created video with 'vidapi video' or 'vidapi password', or enqueue "
+                "it under a new key",
                 highlight=False,
             )
         for path in enqueued.unreadable:
