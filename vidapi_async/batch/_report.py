@@ -8,13 +8,19 @@ import asyncio
 import csv
 import io
 import json
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from .._errors import InvalidArgumentError
+from .._errors import InvalidArgumentError, VidapiError
 
-__all__ = ["REPORT_COLUMNS", "ReportWriter"]
+if TYPE_CHECKING:
+    from .._client import Client
+
+log = logging.getLogger("vidapi_async.batch")
+
+__all__ = ["REPORT_COLUMNS", "ReportWriter", "links"]
 
 REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
 """A report's columns (CSV) or keys (JSON Lines), in order."""
@@ -84,3 +90,18 @@ class ReportWriter:
             await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
         finally:
             self._thread.shutdown(wait=True)
+
+
+async def links(
+    client: Client | None, video_id: str | None, key: str
+) -> tuple[str | None, str | None]:
+    """A video's page and embed addresses for a report row (``None`` without a client
+    or a video, or when the API does not give them: said at WARNING)."""
+    if client is None or video_id is None:
+        return None, None
+    try:
+        video = await client.get_video(video_id, ("id", "url", "embed_url"))
+    except VidapiError as exc:
+        log.warning("job %s: no addresses for the report (%s)", key, type(exc).__name__)
+        return None, None
+    return video.url, video.embed_url

@@ -74,7 +74,7 @@ from ._jobs import (
 )
 from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._postgres import PostgresJournal
-from ._report import ReportWriter
+from ._report import ReportWriter, links
 from ._spares import Spares
 
 __all__ = ["BatchUploader"]
@@ -405,13 +405,8 @@ class BatchUploader:
 
     async def _report_row(self, result: JobResult) -> None:
         assert self._report_to is not None
-        page = embed = None
-        if result.video_id is not None and result.status is not JobStatus.LOST:
-            try:
-                video = await self.client.get_video(result.video_id, ("id", "url", "embed_url"))
-                page, embed = video.url, video.embed_url
-            except VidapiError as exc:
-                log.warning("job %s: no addresses for the report (%s)", result.key, exc)
+        lost = result.status is JobStatus.LOST
+        page, embed = await links(None if lost else self.client, result.video_id, result.key)
         await self._report_to.write(
             {
                 "key": result.key,

@@ -61,6 +61,7 @@ from .._errors import (
 from .._files import inspect_file
 from .._internals import internals
 from .._observe import worker_log
+from .._protocol import url_for_humans
 from ._jobs import (
     METADATA_FIELDS,
     BatchProgress,
@@ -73,6 +74,7 @@ from ._jobs import (
     url_key,
 )
 from ._postgres import Outage, PostgresJournal
+from ._report import ReportWriter, links
 from ._runner import BatchUploader, _each
 
 if TYPE_CHECKING:
@@ -824,6 +826,47 @@ class SharedBatch:
         return SharedRate(self, per_second)
 
     # --- status --------------------------------------------------------------------------
+
+    async def write_report(self, path: str | os.PathLike[str], client: Client | None = None) -> int:
+        """Write the queue's mapping report to ``path`` (``.csv`` or ``.jsonl``): one row
+        per job enqueued (key, source, status, video id, page and embed addresses when
+        a ``client`` is given, error), in key order; how many rows."""
+        writer = ReportWriter(path)
+        await writer.open()
+        rows = 0
+        try:
+            for key, spec, stage, video_id, error, queued in await self.journal.fetchall(
+                self.journal._q(
+                    "select s.key, s.spec, j.stage, j.video_id, j.error, "
+                    "(select status::text from procrastinate_jobs p where p.lock = s.key "
+                    "order by p.id desc limit 1) "
+                    "from {s}.specs s left join {s}.jobs j on j.key = s.key order by s.key"
+                )
+            ):
+                job = json.loads(spec)
+                source = job.get("path") or url_for_humans(job.get("url") or "")
+                if stage == "done":
+                    status = "done"
+                elif queued in ("todo", "doing"):
+                    status = "queued" if queued == "todo" else "running"
+                else:
+                    status = "failed" if error else (stage or "pending")
+                page, embed = await links(client, video_id, key)
+                await writer.write(
+                    {
+                        "key": key,
+                        "source": source,
+                        "status": status,
+                        "video_id": video_id,
+                        "url": page,
+                        "embed_url": embed,
+                        "error": error if status == "failed" else None,
+                    }
+                )
+                rows += 1
+        finally:
+            await writer.close()
+        return rows
 
     async def status(self) -> QueueStatus:
         """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):

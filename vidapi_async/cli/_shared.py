@@ -97,6 +97,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="a live view: until the queue is empty (PostgreSQL), or while a batch uses the "
         "SQLite journal",
     )
+    s.add_argument(
+        "--report",
+        metavar="FILE",
+        help="a shared queue (PostgreSQL): write one row per job (key, source, status, "
+        "video id, page and embed addresses, error) to FILE (.csv or .jsonl); the "
+        "addresses are asked of the API when a token is given",
+    )
 
 
 async def _until_signalled(work: asyncio.Task[Any], shared: SharedBatch | None = None) -> None:
@@ -392,7 +399,19 @@ def _counts_line(counts: dict[str, object]) -> str:
     return f"done {counts['done']}  failed {counts['failed']}  unfinished {counts['unfinished']}"
 
 
-async def run_status(args: argparse.Namespace, console: Console) -> int:
+async def run_status(
+    args: argparse.Namespace, console: Console, client: Client | None = None
+) -> int:
+    if getattr(args, "report", None):
+        if not is_shared(args.journal):
+            raise UsageError(
+                "status --report reads a shared queue (a PostgreSQL journal); a batch on a "
+                "SQLite journal writes its report itself: vidapi batch ... --report FILE"
+            )
+        async with SharedBatch(_postgres(args.journal, "status")) as shared:
+            rows = await shared.write_report(args.report, client)
+        console.print(f"{rows} job(s) reported in {args.report}", highlight=False)
+        return EXIT_OK
     if not is_shared(args.journal):
         path = args.journal.where
         counts = await asyncio.to_thread(sqlite_status, path)
