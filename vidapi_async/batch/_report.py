@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vidapi_async.batch")
 
-__all__ = ["REPORT_COLUMNS", "ReportWriter", "links"]
+__all__ = ["REPORT_COLUMNS", "Links", "ReportWriter"]
 
 REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
 """A report's columns (CSV) or keys (JSON Lines), in order."""
@@ -92,16 +92,44 @@ class ReportWriter:
             self._thread.shutdown(wait=True)
 
 
-async def links(
-    client: Client | None, video_id: str | None, key: str
-) -> tuple[str | None, str | None]:
-    """A video's page and embed addresses for a report row (``None`` without a client
-    or a video, or when the API does not give them: said at WARNING)."""
-    if client is None or video_id is None:
-        return None, None
-    try:
-        video = await client.get_video(video_id, ("id", "url", "embed_url"))
-    except VidapiError as exc:
-        log.warning("job %s: no addresses for the report (%s)", key, type(exc).__name__)
-        return None, None
-    return video.url, video.embed_url
+class Links:
+    """Videos' page and embed addresses for report rows. The first public video's are
+    asked of the API (``GET /video/<id>``); where both hold its id once, as a path
+    segment, the others' are written from them with no request (a report then costs a
+    pipeline about nothing). A private video's page may be its private id's: always
+    asked. ``None`` without a client or a video, or when the API does not give them
+    (said at WARNING)."""
+
+    def __init__(self, client: Client | None) -> None:
+        self._client = client
+        self._forms: tuple[tuple[str, str], tuple[str, str]] | None = None
+
+    async def of(
+        self, video_id: str | None, key: str, *, private: bool = False
+    ) -> tuple[str | None, str | None]:
+        """The page and embed addresses of ``video_id`` (job ``key``)."""
+        if self._client is None or video_id is None:
+            return None, None
+        if self._forms is not None and not private:
+            (p1, p2), (e1, e2) = self._forms
+            return f"{p1}/{video_id}{p2}", f"{e1}/{video_id}{e2}"
+        try:
+            video = await self._client.get_video(video_id, ("id", "url", "embed_url"))
+        except VidapiError as exc:
+            log.warning("job %s: no addresses for the report (%s)", key, type(exc).__name__)
+            return None, None
+        if not private and video.url and video.embed_url:
+            forms = [_around(link, video_id) for link in (video.url, video.embed_url)]
+            if forms[0] is not None and forms[1] is not None:
+                self._forms = (forms[0], forms[1])
+        return video.url, video.embed_url
+
+
+def _around(link: str, video_id: str) -> tuple[str, str] | None:
+    """``link`` split around its one ``/<video_id>`` segment, or ``None``."""
+    if link.count(video_id) != 1:
+        return None
+    before, found, after = link.partition(f"/{video_id}")
+    if not found or (after and after[0] not in "/?#"):
+        return None
+    return before, after

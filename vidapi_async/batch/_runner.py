@@ -74,7 +74,7 @@ from ._jobs import (
 )
 from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._postgres import PostgresJournal
-from ._report import ReportWriter, links
+from ._report import Links, ReportWriter
 from ._spares import Spares
 
 __all__ = ["BatchUploader"]
@@ -120,6 +120,7 @@ class BatchUploader:
         self.client = client
         """The client the jobs use."""
         self._report_to = None if report is None else ReportWriter(report)
+        self._links = Links(client)
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
             or isinstance(metrics_port, bool)
@@ -405,8 +406,8 @@ class BatchUploader:
 
     async def _report_row(self, result: JobResult) -> None:
         assert self._report_to is not None
-        lost = result.status is JobStatus.LOST
-        page, embed = await links(None if lost else self.client, result.video_id, result.key)
+        video_id = None if result.status is JobStatus.LOST else result.video_id
+        page, embed = await self._links.of(video_id, result.key, private=bool(result.job.private))
         await self._report_to.write(
             {
                 "key": result.key,

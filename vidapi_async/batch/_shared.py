@@ -74,7 +74,7 @@ from ._jobs import (
     url_key,
 )
 from ._postgres import Outage, PostgresJournal
-from ._report import ReportWriter, links
+from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
 if TYPE_CHECKING:
@@ -833,6 +833,7 @@ class SharedBatch:
         a ``client`` is given, error), in key order; how many rows."""
         writer = ReportWriter(path)
         await writer.open()
+        addresses = Links(client)
         rows = 0
         try:
             for key, spec, stage, video_id, error, queued in await self.journal.fetchall(
@@ -851,7 +852,8 @@ class SharedBatch:
                     status = "queued" if queued == "todo" else "running"
                 else:
                     status = "failed" if error else (stage or "pending")
-                page, embed = await links(client, video_id, key)
+                private = bool(job.get("private"))
+                page, embed = await addresses.of(video_id, key, private=private)
                 await writer.write(
                     {
                         "key": key,
