@@ -23,6 +23,7 @@ from vidapi_async.testing import client_for
 
 SRT = b"1\n00:00:00,500 --> 00:00:02,000\nHello\n\n"
 CLIPS = {"a.mp4": os.urandom(7000), "b.mp4": os.urandom(9000)}
+FEEDS: dict[str, str] = {}  # what the media host serves as feeds, by name
 
 
 @pytest.fixture
@@ -35,6 +36,8 @@ async def media_host() -> AsyncIterator[str]:
             return web.Response(body=CLIPS[name], content_type="video/mp4")
         if name.endswith(".srt"):
             return web.Response(body=SRT, content_type="text/plain")
+        if name in FEEDS:
+            return web.Response(body=FEEDS[name], content_type="application/rss+xml")
         if name.endswith(".jpg"):
             return web.Response(body=b"\xff\xd8\xff" + b"\0" * 32, content_type="image/jpeg")
         raise web.HTTPNotFound()
@@ -210,3 +213,20 @@ async def test_the_command_line_reports_and_plans(
         statuses = {r["key"]: (r["status"], r["video_id"]) for r in csv.DictReader(f)}
     assert statuses == {"item-1": ("updated", ids["First"]), "item-2": ("skipped", ids["Second"])}
     assert sorted(v["title"] for v in emulator.videos()) == ["First, fixed", "Second"]
+
+
+async def test_a_feed_given_by_its_address_is_fetched_and_migrated(
+    emulator: Emulator, tmp_path: Path, media_host: str
+) -> None:
+    FEEDS["library"] = feed(media_host)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = str(tmp_path / "j.sqlite")
+    code, _, err = await vidapi(
+        "batch", f"{media_host}/library", "--channel", "news", "--journal", journal, env=env
+    )
+    assert code == 0, err
+    assert sorted(v["title"] for v in emulator.videos()) == ["First", "Second"]
+    code, _, err = await vidapi(
+        "batch", f"{media_host}/missing.xml", "--channel", "news", "--journal", journal, env=env
+    )
+    assert code != 0 and "404" in err, err

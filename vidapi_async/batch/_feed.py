@@ -15,16 +15,23 @@ item that carry nothing the platform takes (``link``, ``pubDate``...) are left o
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Collection, Iterator
-from typing import Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 from xml.parsers import expat
 
 from .. import _validate as check
 from .._errors import InvalidArgumentError
+from .._internals import internals
+from .._protocol import url_file_name
 from ._jobs import SubtitleSpec, UploadJob
 from ._manifest import once_each
 
-__all__ = ["MEDIA_RSS", "jobs_from_feed", "jobs_from_feed_stream"]
+if TYPE_CHECKING:
+    from .._client import Client
+
+__all__ = ["MEDIA_RSS", "download_feed", "jobs_from_feed", "jobs_from_feed_stream"]
 
 MEDIA_RSS = "http://search.yahoo.com/mrss/"
 _SEP = "\x1f"
@@ -183,3 +190,23 @@ def _job(item: _Item, where: str, channel: str | None, slugs: Collection[str]) -
         )
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
+
+
+async def download_feed(client: Client, url: str, folder: str) -> str:
+    """Save the feed at ``url`` (http or https) in ``folder`` under its own file name
+    (``.xml`` added where it has neither ``.xml`` nor ``.rss``), fetched as a url source
+    is: through the client's source policy, trust and proxy, with no token. The file's
+    path; a refusal is a ``SourceError``."""
+    check.http_url(url, "feed")
+    name = os.path.basename(url_file_name(url)) or "feed.xml"
+    if not name.lower().endswith((".xml", ".rss")):
+        name += ".xml"
+    path = os.path.join(folder, name)
+    out: IO[bytes] = await asyncio.to_thread(open, path, "wb")
+    try:
+        async with internals(client).fetch(url) as chunks:
+            async for chunk in chunks:
+                await asyncio.to_thread(out.write, chunk)
+    finally:
+        await asyncio.to_thread(out.close)
+    return path

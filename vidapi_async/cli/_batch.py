@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Collection
 from typing import TYPE_CHECKING
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
+from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
 from ._args import add_metrics_port
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
@@ -46,6 +50,11 @@ async def _feed_categories(source: str, client: Client) -> list[str] | None:
 
 async def run_plan(args: argparse.Namespace, client: Client, journal: str | None = None) -> int:
     """``vidapi batch --dry-run``: what a run would create, update and skip."""
+    async with feed_source(args, client):
+        return await _run_plan(args, client, journal)
+
+
+async def _run_plan(args: argparse.Namespace, client: Client, journal: str | None) -> int:
     categories = await _feed_categories(args.source, client)
     async with BatchUploader(client, journal=journal or args.journal.where) as batch:
         plan = await batch.plan(
@@ -66,7 +75,11 @@ async def run_plan(args: argparse.Namespace, client: Client, journal: str | None
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("batch", help="upload a folder or a CSV manifest, resumably")
-    p.add_argument("source", help="a folder (one video per file) or a .csv manifest")
+    p.add_argument(
+        "source",
+        help="a folder (one video per file), a .csv or .jsonl manifest, or a Media RSS feed "
+        "(.xml/.rss file, or its http(s) address)",
+    )
     p.add_argument(
         "--channel",
         help="category slug for every job (default: a manifest's own per row; a folder needs it)",
@@ -136,6 +149,26 @@ async def report_skipped(source: str, console: Console) -> None:
 
 
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    async with feed_source(args, client):
+        return await _run_batch(args, client, console)
+
+
+@contextlib.asynccontextmanager
+async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator[None]:
+    """A Media RSS feed given by its http(s) address: fetched once (through the
+    client's source policy, as a url source), read from a temporary folder."""
+    if not args.source.lower().startswith(("http://", "https://")):
+        yield
+        return
+    folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
+    try:
+        args.source = await download_feed(client, args.source, folder)
+        yield
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+async def _run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -272,8 +272,11 @@ def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ._batch import feed_source
+
     with claim_metrics_port(args, console.print):
-        return await _run_shared_batch(args, client, console)
+        async with feed_source(args, client):
+            return await _run_shared_batch(args, client, console)
 
 
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
