@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 import vidapi_async as va
@@ -148,6 +149,11 @@ async def test_a_manifest_with_every_field_lands_as_written_and_a_rerun_converge
             results = [r async for r in batch.run(read_jobs(manifest))]
         assert [r.status for r in results] == [va.JobStatus.DONE] * 2, [r.error for r in results]
         assert_landed(emu, rows)
+        # the uploaded thumbnail is served at its address, as uploaded
+        first = next(v for v in emu.videos() if v["title"] == "First")
+        async with aiohttp.ClientSession() as http, http.get(first["thumbnail_url"]) as got:
+            assert got.status == 200
+            assert await got.read() == (tmp_path / "lib" / "a.png").read_bytes()
         files_before = len(list(emu.state.all("file")))
         with report.open(newline="") as f:
             mapped = {r["key"]: r for r in csv.DictReader(f)}
