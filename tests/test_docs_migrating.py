@@ -14,6 +14,7 @@ from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
 from .test_docs import doc_block, run_fragment
+from .test_migrate_feed import serving
 
 SRT = "1\n00:00:00,500 --> 00:00:02,000\nHello\n\n"
 
@@ -56,20 +57,11 @@ async def test_the_guides_feed_lands_as_written(
     async def serve(request: web.Request) -> web.FileResponse:
         return web.FileResponse(folder / request.match_info["name"])
 
-    app = web.Application()
-    app.router.add_get("/{name}", serve)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        host = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    async with serving(serve) as host:
         feed = folder / "library.xml"
         feed.write_text(doc_block("migrate-rss").replace("MEDIA", host), encoding="utf-8")
         async with va.BatchUploader(client) as batch:
             [result] = [r async for r in batch.run(jobs_from_source(str(feed), channel="news"))]
-    finally:
-        await runner.cleanup()
     assert result.status is va.JobStatus.DONE, result.error
     [video] = emulator.videos()
     assert (video["title"], video["channel"], video["tags"][:2]) == (

@@ -4,12 +4,11 @@ command line's --report and --dry-run; XML bombs refused."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import csv
 import json
 import os
-import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -21,14 +20,34 @@ from vidapi_async.batch import jobs_from_source
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
+from .test_cli import vidapi
+
 SRT = b"1\n00:00:00,500 --> 00:00:02,000\nHello\n\n"
 CLIPS = {"a.mp4": os.urandom(7000), "b.mp4": os.urandom(9000)}
 FEEDS: dict[str, str] = {}  # what the media host serves as feeds, by name
 
 
+@contextlib.asynccontextmanager
+async def serving(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+) -> AsyncIterator[str]:
+    """``handler`` answering ``GET /{name}`` on http://127.0.0.1 (a server of the test's
+    own): its base address."""
+    app = web.Application()
+    app.router.add_get("/{name}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
 @pytest.fixture
 async def media_host() -> AsyncIterator[str]:
-    """Files, thumbnails and subtitles over http://127.0.0.1 (a server of the test's own)."""
+    """Files, thumbnails, subtitles and feeds over http://127.0.0.1."""
 
     async def serve(request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -42,17 +61,8 @@ async def media_host() -> AsyncIterator[str]:
             return web.Response(body=b"\xff\xd8\xff" + b"\0" * 32, content_type="image/jpeg")
         raise web.HTTPNotFound()
 
-    app = web.Application()
-    app.router.add_get("/{name}", serve)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving(serve) as host:
+        yield host
 
 
 def feed(host: str, *, first_title: str = "First") -> str:
@@ -159,21 +169,6 @@ def test_a_bad_feed_is_refused_naming_its_line(tmp_path: Path, xml: str, message
     path.write_text(xml, encoding="utf-8")
     with pytest.raises(va.InvalidArgumentError, match=message):
         list(jobs_from_source(str(path), channel="news"))
-
-
-async def vidapi(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        *args,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 async def test_the_command_line_reports_and_plans(
