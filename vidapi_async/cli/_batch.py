@@ -129,7 +129,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--report",
         metavar="FILE",
         help="write one row per job (key, source, status, video id, page and embed "
-        "addresses, error) to FILE (.csv or .jsonl) as each job ends",
+        "addresses, error) to FILE (.csv or .jsonl) as each job ends (default: no report)",
     )
     p.add_argument(
         "--dry-run",

@@ -102,7 +102,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="FILE",
         help="a shared queue (PostgreSQL): write one row per job (key, source, status, "
         "video id, page and embed addresses, error) to FILE (.csv or .jsonl); the "
-        "addresses are asked of the API when a token is given",
+        "addresses are asked of the API when a token is given (default: no report)",
     )
 
 
