@@ -495,6 +495,7 @@ async def test_a_job_with_nothing_after_its_create_is_recorded_done_with_its_vid
                 "published": "true",
                 "is_created_for_kids": "false",
                 "playlists": [],
+                "kept": {"protected": False, "live": False, "subtitles": []},
             }
             assert (await journal.load(r.key)) == va.JobRecord(
                 r.key, va.Stage.DONE, video_id=r.video_id, runs=1, metadata=metadata

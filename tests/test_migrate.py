@@ -250,3 +250,25 @@ def test_a_job_checks_its_metadata_with_the_clients_own_rules() -> None:
         va.UploadJob(path="a.mp4", title="t", channel="news", playlists=["ok", " "])
     job = va.UploadJob(path="a.mp4", title="t", channel="news", tags=["a", "b"])
     assert job.tags == ("a", "b") and hash(job)
+
+
+async def test_what_a_rerun_cannot_change_is_said_not_applied_silently(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clip = make_file(tmp_path / "a.mp4", 3000)
+    journal = tmp_path / "j.sqlite"
+    job = va.UploadJob(path=clip, key="k", title="T", channel="news")
+    async with Emulator() as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [done] = [r async for r in batch.run([job])]
+        protected = va.UploadJob(path=clip, key="k", title="T", channel="news", password="pw99")
+        async with va.BatchUploader(client, journal=journal) as batch:
+            assert (await batch.plan([protected])).skip == ("k",)
+            logged = len(emu.requests)
+            [again] = [r async for r in batch.run([protected])]
+        assert again.status is va.JobStatus.SKIPPED
+        assert not [r for r in emu.requests[logged:] if r.method != "GET"]
+        assert "a re-run does not change its password (not applied" in caplog.text
+        assert "pw99" not in caplog.text
+        [video] = emu.videos()
+        assert video["id"] == done.video_id and video.get("password") is None

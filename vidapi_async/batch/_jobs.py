@@ -197,7 +197,9 @@ class UploadJob:
     def metadata(self) -> dict[str, Any]:
         """What a journal keeps of a done job to see what changed on a re-run: each
         field as the platform's form writes it, the thumbnail (a url without
-        credentials or signature) and the playlists."""
+        credentials or signature), the playlists, and under ``kept`` what a re-run
+        does not change (whether a password was given, never the password; live; the
+        subtitles' languages)."""
         out: dict[str, Any] = dict(video_form(self.metadata_arguments()))
         if self.thumbnail is not None:
             out["thumbnail"] = (
@@ -206,6 +208,11 @@ class UploadJob:
                 else os.path.abspath(self.thumbnail)
             )
         out["playlists"] = list(self.playlists)
+        out["kept"] = {
+            "protected": self.password is not None,
+            "live": self.live,
+            "subtitles": sorted(spec.language for spec in self.subtitles),
+        }
         return out
 
 

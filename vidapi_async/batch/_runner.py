@@ -388,7 +388,7 @@ class BatchUploader:
             record = await self._journal.load(key)
             if record is None or record.stage is not Stage.DONE:
                 create.append(key)
-            elif _changed(record.metadata, job.metadata()):
+            elif _changed(record.metadata, _now(job, record, quiet=True)):
                 update.append(key)
             else:
                 skip.append(key)
@@ -525,7 +525,7 @@ class BatchUploader:
         """A job the journal says is done: skipped if its metadata is as recorded, else
         one update of what changed (the file is never sent again)."""
         assert self._journal is not None
-        new = job.metadata()
+        new = _now(job, record)
         if not _changed(record.metadata, new):
             self._count("skipped")
             return JobResult(
@@ -566,7 +566,7 @@ class BatchUploader:
         assert record.video_id is not None
         given = job.metadata_arguments()
         fields: dict[str, Any] = {}
-        for name in {*old, *new} - {"thumbnail", "playlists"}:
+        for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
             if old.get(name) == new.get(name):
                 continue
             if name in given:
@@ -1061,6 +1061,25 @@ def _tag(key: str) -> str:
     it is ASCII letters, digits, '-' and '_' (80 at most), else a hash of the key."""
     safe = key if _TAG_SAFE.fullmatch(key) else hashlib.sha256(key.encode()).hexdigest()[:32]
     return f"vidapi-{safe}"
+
+
+def _now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str, Any]:
+    """The metadata of a done job now, to compare with its record: what a re-run does
+    not change (a password given, live, the subtitles) is kept as recorded, and a
+    change there is said at WARNING (not applied, never silently)."""
+    new = job.metadata()
+    old = record.metadata
+    if old is not None and isinstance(old.get("kept"), Mapping) and old["kept"] != new["kept"]:
+        if not quiet:
+            names = sorted(n for n in new["kept"] if old["kept"].get(n) != new["kept"][n])
+            log.warning(
+                "job %s is done: a re-run does not change its %s (not applied; change the "
+                "video with the client, or give the job a new key for a new video)",
+                record.key,
+                ", ".join("password" if n == "protected" else n for n in names),
+            )
+        new["kept"] = old["kept"]
+    return new
 
 
 def _changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
