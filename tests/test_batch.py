@@ -287,8 +287,17 @@ async def test_a_job_with_nothing_after_its_create_is_recorded_done_with_its_vid
         assert all(r.ok and r.video_id for r in results)
         for r in results:
             assert journal.stages[r.key] == [va.Stage.UPLOADED, va.Stage.CREATING, va.Stage.DONE]
+            # the done job's metadata as sent, to compare with on a re-run
+            metadata = {
+                "title": f"job {r.key}",
+                "channel": "news",
+                "published": "true",
+                "is_created_for_kids": "false",
+                "playlists": [],
+                "kept": {"protected": False, "live": False, "subtitles": []},
+            }
             assert (await journal.load(r.key)) == va.JobRecord(
-                r.key, va.Stage.DONE, video_id=r.video_id, runs=1
+                r.key, va.Stage.DONE, video_id=r.video_id, runs=1, metadata=metadata
             )
         # a job with work after its create still records each stage it passes
         live = [make_file(tmp_path / "live.mp4", 5000)]

@@ -282,7 +282,7 @@ async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str)
         moved = ["batch", str(folder), "--channel", "sport", "--journal", dsn, "--enqueue-only"]
         code, out, err = await cli(*moved)  # another channel: not applied, said so
         assert code == 0, err
-        assert "warning: 5 job(s) done, queued or running already" in out + err
+        assert "warning: 5 job(s) queued or running already" in out + err
         assert "not applied" in out + err and "vidapi video" in out + err
         code, out, err = await cli("--json", "status", "--journal", dsn)
         assert code == 0, err

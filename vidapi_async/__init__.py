@@ -77,6 +77,7 @@ from ._subtitles import Subtitles
 from ._upload_calls import Uploads
 from ._videos import Videos
 from .batch import (
+    BatchPlan,
     BatchProgress,
     BatchUploader,
     JobRecord,
@@ -107,6 +108,7 @@ __all__ = [
     "ApiKey",
     "AuthenticationError",
     "BadRequestError",
+    "BatchPlan",
     "BatchProgress",
     "BatchUploader",
     "Client",

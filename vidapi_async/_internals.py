@@ -8,7 +8,7 @@ any ``x._name`` on a client, and finds none).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,6 +45,22 @@ class ClientInternals:
     async def ready_for_uploads(self) -> None:
         """Have the client's upload pump made now rather than by the first upload."""
         await self._client._requester.transport.ready_for_uploads()
+
+    @contextlib.asynccontextmanager
+    async def fetch(self, url: str, piece: int = 1 << 16) -> AsyncIterator[AsyncIterator[bytes]]:
+        """GET an http(s) source as ``upload_from_url`` does (the client's source
+        policy, trust, proxy, timeouts and ``max_source_size``; no token, no cookie):
+        its body in pieces of at most ``piece`` bytes. A refusal is a ``SourceError``."""
+        client = self._client
+        async with client._requester.transport.download(
+            url,
+            {},
+            client.timeouts,
+            piece,
+            policy=client.source_policy,
+            max_size=client.max_source_size,
+        ) as (_, chunks):
+            yield chunks
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

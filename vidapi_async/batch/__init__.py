@@ -2,7 +2,7 @@
 the journal that makes a batch resumable, and the manifests the command line reads.
 The public names are also in ``vidapi_async``."""
 
-from ._jobs import BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
+from ._jobs import BatchPlan, BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
 from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
@@ -11,6 +11,7 @@ from ._shared import Enqueued, QueueStatus, SharedBatch
 
 __all__ = [
     "MAX_KEY_LENGTH",
+    "BatchPlan",
     "BatchProgress",
     "BatchUploader",
     "Enqueued",

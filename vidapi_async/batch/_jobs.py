@@ -9,16 +9,20 @@ import os
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
 
 import attrs
 
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
+from .._video_metadata import video_form
 from ._journal import Stage, check_key
 
 __all__ = [
+    "BatchPlan",
     "BatchProgress",
     "JobResult",
     "JobStatus",
@@ -27,6 +31,42 @@ __all__ = [
     "file_key",
     "missing_key",
 ]
+
+METADATA_FIELDS = (
+    "description", "tags", "language", "private", "is_created_for_kids", "explicit",
+    "publish_date", "expiry_date", "geoblocking",
+)  # fmt: skip
+"""``upload_video``'s metadata keywords a job takes besides title, channel and published
+(same names, checked and encoded by the same ``video_form``)."""
+CLEARED: Mapping[str, object] = {
+    "description": "",
+    "tags": (),
+    "publish_date": None,
+    "expiry_date": None,
+    "geoblocking": None,
+}
+"""What an update sends for a field a manifest no longer gives (the others stay as set)."""
+
+
+def _opt_tuple(value: object) -> object:
+    """Lists (not strings: refused by the check) as tuples, so a job stays hashable."""
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(value)
+    return value
+
+
+def _playlists(value: object) -> tuple[str, ...]:
+    names = _opt_tuple(value)
+    if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+        raise InvalidArgumentError("playlists", "expected a sequence of playlist names")
+    out: list[str] = []
+    for name in names:
+        name = name.strip()
+        if not name or any(unicodedata.category(c) == "Cc" for c in name):
+            raise InvalidArgumentError("playlists", f"not a playlist name: {name!r:.60}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 @attrs.frozen
@@ -79,6 +119,32 @@ class UploadJob:
     """A password protecting the video from its creation (hidden from repr)."""
     live: bool = False
     """Turn the new video into a live stream (``mode=live``) once created."""
+    description: str | None = None
+    """The description (at most 3,000 characters); ``None``: not sent."""
+    tags: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
+    """The tags, in order (a list is taken too)."""
+    language: str | None = None
+    """The spoken language, an ISO 639-1 code."""
+    private: bool | None = None
+    """Whether the video is private."""
+    is_created_for_kids: bool = False
+    """Whether it is declared as made for children (always sent, as by ``upload_video``)."""
+    explicit: bool | None = None
+    """Whether it is explicit content."""
+    publish_date: datetime | None = None
+    """A scheduled publication (time-zone aware)."""
+    expiry_date: datetime | None = None
+    """When it stops being available (time-zone aware)."""
+    geoblocking: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
+    """``("deny", "fr", "de")``: where it may be watched."""
+    thumbnail: str | None = attrs.field(
+        default=None, converter=attrs.converters.optional(os.fspath), repr=False
+    )
+    """A local image or an http(s) url, set on the video once it exists
+    (``Client.set_thumbnail``). A url may hold a signature: hidden from repr."""
+    playlists: tuple[str, ...] = attrs.field(default=(), converter=_playlists)
+    """Playlist names: each is created once per batch if the account has none of that
+    name, and the video is added to it (in the order of the jobs)."""
     key: str | None = None
     """Identifies the job across runs. Default: derived from the file's absolute path,
     size and modification time (stable while the file is unchanged; no need to read it),
@@ -110,6 +176,44 @@ class UploadJob:
         for name in ("published", "live"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")
+        video_form(self.metadata_arguments())  # the client's own check of every field
+        if self.thumbnail is not None and self.thumbnail.lower().startswith(("http:", "https:")):
+            check.http_url(self.thumbnail, "thumbnail")
+
+    def metadata_arguments(self) -> dict[str, Any]:
+        """The metadata given, as ``create_video``'s keyword arguments (title, channel,
+        published, and each other field that is not ``None``)."""
+        given: dict[str, Any] = {
+            "title": self.title,
+            "channel": self.channel,
+            "published": self.published,
+        }
+        for name in METADATA_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                given[name] = list(value) if isinstance(value, tuple) else value
+        return given
+
+    def metadata(self) -> dict[str, Any]:
+        """What a journal keeps of a done job to see what changed on a re-run: each
+        field as the platform's form writes it, the thumbnail (a url without
+        credentials or signature), the playlists, and under ``kept`` what a re-run
+        does not change (whether a password was given, never the password; live; the
+        subtitles' languages)."""
+        out: dict[str, Any] = dict(video_form(self.metadata_arguments()))
+        if self.thumbnail is not None:
+            out["thumbnail"] = (
+                source_identity(self.thumbnail)
+                if self.thumbnail.lower().startswith(("http:", "https:"))
+                else os.path.abspath(self.thumbnail)
+            )
+        out["playlists"] = list(self.playlists)
+        out["kept"] = {
+            "protected": self.password is not None,
+            "live": self.live,
+            "subtitles": sorted(spec.language for spec in self.subtitles),
+        }
+        return out
 
 
 _CREDENTIAL_PREFIXES = ("x-amz-", "x-goog-")
@@ -201,7 +305,10 @@ class JobStatus(enum.StrEnum):
     DONE = "done"
     """Every stage done in this run."""
     SKIPPED = "skipped"
-    """Already done in an earlier run (per the journal)."""
+    """Already done in an earlier run (per the journal), with the same metadata."""
+    UPDATED = "updated"
+    """Done in an earlier run; its metadata changed since, and was updated on the video
+    (the file was not sent again)."""
     FAILED = "failed"
     """Stopped by an error (``JobResult.error``); a re-run resumes it."""
     LOST = "lost"
@@ -254,8 +361,23 @@ class BatchProgress:
     """Seconds since the batch started."""
     files: Mapping[str, tuple[str, int, int]]
     """Uploads in flight: key -> (path, bytes sent, size)."""
+    updated: int = 0
+    """Jobs done in an earlier run whose metadata this run updated."""
 
     @property
     def rate(self) -> float:
         """Bytes per second since the batch started."""
         return self.bytes_sent / self.elapsed if self.elapsed > 0 else 0.0
+
+
+@attrs.frozen
+class BatchPlan:
+    """What a batch would do (``BatchUploader.plan``): the keys of its jobs, by what
+    would become of them."""
+
+    create: tuple[str, ...]
+    """Jobs not done yet: uploaded and created (or resumed)."""
+    update: tuple[str, ...]
+    """Jobs done whose metadata changed: one update each, no upload."""
+    skip: tuple[str, ...]
+    """Jobs done with the same metadata: nothing sent."""

@@ -133,6 +133,18 @@ class JobRecord:
     """How many times the job was started, this run included."""
     error: str | None = None
     """The last failure's message, or ``None``."""
+    metadata: dict[str, Any] | None = attrs.field(default=None, repr=False)
+    """A done job's metadata as last sent (``UploadJob.metadata()``), so that a re-run
+    sends only what changed; ``None`` for a job done before journals kept it."""
+
+
+def row_values(record: JobRecord) -> tuple[object, ...]:
+    """``record`` as a journal row's values, in ``_COLUMNS``' order."""
+    values = attrs.asdict(record, recurse=False)
+    values["stage"] = str(record.stage)
+    values["subtitles_done"] = json.dumps(record.subtitles_done)
+    values["metadata"] = None if record.metadata is None else json.dumps(record.metadata)
+    return tuple(values[c] for c in _COLUMNS)
 
 
 @runtime_checkable
@@ -171,7 +183,7 @@ class MemoryJournal:
         if not isinstance(keep_done, int) or isinstance(keep_done, bool) or keep_done < 0:
             raise InvalidArgumentError("keep_done", "must be an int >= 0")
         self._records: dict[str, JobRecord] = {}
-        self._done: OrderedDict[str, tuple[str | None, int]] = OrderedDict()
+        self._done: OrderedDict[str, tuple[str | None, int, dict[str, Any] | None]] = OrderedDict()
         self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
@@ -182,7 +194,7 @@ class MemoryJournal:
         done = self._done.get(key)
         if done is None:
             return None
-        return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1])
+        return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1], metadata=done[2])
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
@@ -194,7 +206,7 @@ class MemoryJournal:
             )
             return
         self._records.pop(record.key, None)
-        self._done[record.key] = (record.video_id, record.runs)
+        self._done[record.key] = (record.video_id, record.runs, record.metadata)
         self._done.move_to_end(record.key)
         while len(self._done) > self._keep_done:
             self._done.popitem(last=False)
@@ -212,14 +224,15 @@ class MemoryJournal:
     def records(self) -> list[JobRecord]:
         """Jobs under way, then the finished ones still remembered (oldest first)."""
         done = [
-            JobRecord(key, Stage.DONE, video_id=video_id, runs=runs)
-            for key, (video_id, runs) in self._done.items()
+            JobRecord(key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata)
+            for key, (video_id, runs, metadata) in self._done.items()
         ]
         return [*self._records.values(), *done]
 
 
-SCHEMA_VERSION = 1
-"""Stored in SQLite's ``user_version``; a journal of a newer version is refused."""
+SCHEMA_VERSION = 2
+"""Stored in SQLite's ``user_version``; a journal of a newer version is refused. Version 2
+added ``metadata``: a journal of version 1 gains the column (empty) when a batch opens it."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -232,21 +245,21 @@ create table if not exists jobs (
     subtitles_done text not null,
     runs integer not null,
     error text,
-    updated real not null
+    updated real not null,
+    metadata text
 )
 """
 _COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
-    "subtitles_done", "runs", "error",
+    "subtitles_done", "runs", "error", "metadata",
 )  # fmt: skip
-_SELECT = (
-    "select key, stage, upload_url, progress_url, file_url, video_id, subtitles_done, runs, "
-    "error from jobs"
-)
-_UPSERT = (
-    "insert or replace into jobs (key, stage, upload_url, progress_url, file_url, video_id, "
-    "subtitles_done, runs, error, updated) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_ADDED = frozenset({"metadata"})
+"""Columns added since version 1 (a version 1 journal lacks them until migrated)."""
+_SELECT = f"select {', '.join(_COLUMNS)} from jobs"  # noqa: S608 - our own names
+_SELECT_V1 = _SELECT.replace("metadata", "null")
+_MARKS = ", ".join("?" * (len(_COLUMNS) + 1))
+_UPSERT = f"insert or replace into jobs ({', '.join(_COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
+_MIGRATE = "alter table jobs add column metadata text"
 
 
 class SQLiteJournal:
@@ -376,6 +389,8 @@ class SQLiteJournal:
             self._verify(db)
             db.execute("begin immediate")  # fails here, not after an upload, if read-only
             db.execute(_SCHEMA)
+            if "metadata" not in {r[1] for r in db.execute("pragma table_info(jobs)")}:
+                db.execute(_MIGRATE)  # a version 1 journal, migrated in place
             db.execute(f"pragma user_version = {SCHEMA_VERSION}")
             db.execute("commit")
         except JournalError:
@@ -397,7 +412,7 @@ class SQLiteJournal:
             raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
         if "jobs" in tables:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            missing = {*_COLUMNS, "updated"} - columns
+            missing = {*_COLUMNS, "updated"} - columns - _ADDED
             if missing:
                 raise self._fail(
                     f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
@@ -413,13 +428,7 @@ class SQLiteJournal:
         return None if row is None else _record(row)
 
     def _save(self, record: JobRecord) -> None:
-        values = attrs.asdict(record)
-        values["stage"] = str(record.stage)
-        values["subtitles_done"] = json.dumps(record.subtitles_done)
-        self._connect().execute(
-            _UPSERT,
-            (*(values[c] for c in _COLUMNS), time.time()),
-        )
+        self._connect().execute(_UPSERT, (*row_values(record), time.time()))
 
     def _forget(self, key: str) -> None:
         self._connect().execute("delete from jobs where key = ?", (key,))
@@ -472,7 +481,9 @@ class SQLiteJournal:
         try:
             if not self._verify(db):
                 return []
-            rows = db.execute(_SELECT + " order by updated").fetchall()
+            columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
+            select = _SELECT if "metadata" in columns else _SELECT_V1  # not migrated yet
+            rows = db.execute(select + " order by updated").fetchall()
             return [_record(row) for row in rows]
         except sqlite3.DatabaseError as exc:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
@@ -492,4 +503,6 @@ def _record(row: tuple[object, ...]) -> JobRecord:
     values: dict[str, Any] = dict(zip(_COLUMNS, row, strict=True))
     values["stage"] = Stage(values["stage"])
     values["subtitles_done"] = json.loads(values["subtitles_done"])
+    if values["metadata"] is not None:
+        values["metadata"] = json.loads(values["metadata"])
     return JobRecord(**values)

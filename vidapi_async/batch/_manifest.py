@@ -1,12 +1,18 @@
-"""Where batch jobs come from on the command line: a folder of files or a CSV manifest.
+"""Where batch jobs come from on the command line: a folder of files, a CSV or JSON
+Lines manifest, or a Media RSS feed (``_feed``).
 
-Both are read lazily, one job at a time. A bad row raises ``InvalidArgumentError``
+All are read lazily, one job at a time. A bad row raises ``InvalidArgumentError``
 naming the file and the line (the rows before it may already be running: the batch
-streams).
+streams); a column or key the tool does not know is refused before the first job.
 
-CSV columns (a header row is required; only ``path`` is always needed):
+CSV columns (a header row is required; a ``path`` or a ``url`` column is needed):
 
-``path, url, headers, title, channel, published, password, live, key, subtitles``
+``path, url, headers, title, channel, published, password, live, key, subtitles,
+description, tags, language, private, is_created_for_kids, explicit, publish_date,
+expiry_date, geoblocking, thumbnail, playlists``
+
+JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
+(``subtitles`` also as an object ``{"en": "subs/en.srt"}``), flags as ``true``/``false``.
 
 - ``path`` relative to the manifest's folder, or absolute; or ``url``, an http(s) file
   streamed through to the platform (one of the two per row);
@@ -14,7 +20,10 @@ CSV columns (a header row is required; only ``path`` is always needed):
   url's source (``Name: value`` lines), never the secret itself;
 - ``title`` defaults to the file name without extension; ``channel`` to ``--channel``;
 - ``published`` and ``live``: true/false/1/0/yes/no (default true and false);
-- ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``.
+- ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``;
+- ``tags``, ``playlists``, ``geoblocking``: separated by ``;`` (``deny;fr;de``);
+- ``publish_date``, ``expiry_date``: ISO 8601 with an offset (``2027-01-31T09:00:00+01:00``);
+- ``thumbnail``: an image relative to the manifest's folder, or an http(s) url.
 """
 
 from __future__ import annotations
@@ -22,10 +31,12 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import json
 import os
 import unicodedata
-from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any, BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name, url_for_humans
@@ -40,16 +51,29 @@ SKIPPED_SUFFIXES = (
     ".sqlite-wal",
     ".sqlite-shm",
     ".json",
+    ".jsonl",
+    ".xml",
+    ".rss",
     ".txt",
     ".lock",
 )
 COLUMNS = (
     "path", "url", "headers", "title", "channel", "published", "password", "live", "key",
-    "subtitles",
+    "subtitles", "description", "tags", "language", "private", "is_created_for_kids",
+    "explicit", "publish_date", "expiry_date", "geoblocking", "thumbnail", "playlists",
 )  # fmt: skip
+_LISTS = ("tags", "playlists", "geoblocking")
+_DATES = ("publish_date", "expiry_date")
+_FLAGS = ("private", "is_created_for_kids", "explicit")
 
 
-def _bool(value: str, column: str, default: bool) -> bool:
+def _bool(value: object, column: str, default: bool | None) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise InvalidArgumentError(column, f"expected true or false, got {value!r:.40}")
     text = value.strip().lower()
     if not text:
         return default
@@ -57,20 +81,116 @@ def _bool(value: str, column: str, default: bool) -> bool:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise InvalidArgumentError(column, f"expected true or false, got {value!r}")
+    raise InvalidArgumentError(column, f"expected true or false, got {value!r:.40}")
 
 
-def _subtitles(value: str, base: str) -> list[SubtitleSpec]:
+def _text(value: object, column: str) -> str:
+    """A cell as text ("" when absent); a JSON value that is not a string is refused."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(column, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _list(value: object, column: str) -> list[str] | None:
+    """``a;b;c`` (CSV) or an array of strings (JSON); ``None`` when absent or empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        items = [p.strip() for p in value.split(";")]
+        return [p for p in items if p]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidArgumentError(column, "expected a list of strings (';' between them in a CSV)")
+
+
+def _date(value: object, column: str) -> datetime | None:
+    text = _text(value, column).strip()
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidArgumentError(
+            column, f"{text!r:.40} is not an ISO 8601 date (2027-01-31T09:00:00+01:00)"
+        ) from None
+    if when.tzinfo is None:
+        raise InvalidArgumentError(column, f"{text!r:.40} has no offset (+00:00, Z...)")
+    return when
+
+
+def _target(target: str, base: str) -> tuple[str | None, str | None]:
+    """A file relative to ``base`` or an http(s) url: (path, url)."""
+    target = target.strip()
+    if target.lower().startswith(("http://", "https://")):
+        return None, target
+    return os.path.join(base, target), None
+
+
+def _subtitles(value: object, base: str) -> list[SubtitleSpec]:
+    pairs: Iterable[tuple[str, str]]
+    if isinstance(value, Mapping):
+        pairs = [(str(k), _text(v, "subtitles")) for k, v in value.items()]
+    else:
+        pairs = []
+        for item in filter(None, (p.strip() for p in _text(value, "subtitles").split(";"))):
+            lang, sep, target = item.partition("=")
+            if not sep or not target:
+                raise InvalidArgumentError("subtitles", f"expected LANG=FILE, got {item!r}")
+            pairs.append((lang, target))
     specs = []
-    for item in filter(None, (p.strip() for p in value.split(";"))):
-        lang, sep, target = item.partition("=")
-        if not sep or not target:
-            raise InvalidArgumentError("subtitles", f"expected LANG=FILE, got {item!r}")
-        if target.startswith(("http://", "https://")):
-            specs.append(SubtitleSpec(lang.strip(), url=target.strip()))
-        else:
-            specs.append(SubtitleSpec(lang.strip(), path=os.path.join(base, target.strip())))
+    for lang, target in pairs:
+        path, url = _target(target, base)
+        specs.append(SubtitleSpec(lang.strip(), path=path, url=url))
     return specs
+
+
+def job_from_row(
+    row: Mapping[str, Any], *, base: str, channel: str | None, where: str
+) -> UploadJob:
+    """One manifest row (CSV text, or JSON values) as a job: ``InvalidArgumentError``
+    naming ``where`` (the file and line) for a bad value, or a name not in ``COLUMNS``."""
+    unknown = [name for name in row if name not in COLUMNS]
+    if unknown:
+        raise InvalidArgumentError(
+            str(unknown[0]), f"{where}: unknown column/key {unknown[0]!r}; known: {COLUMNS}"
+        )
+    try:
+        file = _text(row.get("path"), "path").strip()
+        url = _text(row.get("url"), "url").strip()
+        if not file and not url:
+            raise InvalidArgumentError("path", "neither a path nor a url")
+        name = file or url_file_name(url)
+        thumbnail = _text(row.get("thumbnail"), "thumbnail").strip()
+        if thumbnail:
+            path, link = _target(thumbnail, base)
+            thumbnail = path or link or ""
+        optional: dict[str, Any] = {
+            "description": row.get("description") or None,
+            "language": _text(row.get("language"), "language").strip() or None,
+            **{c: _list(row.get(c), c) for c in _LISTS},
+            **{c: _date(row.get(c), c) for c in _DATES},
+            **{c: _bool(row.get(c), c, None) for c in _FLAGS},
+        }
+        return UploadJob(
+            path=os.path.join(base, file) if file else None,
+            url=url or None,
+            headers=_headers(_text(row.get("headers"), "headers").strip()),
+            title=_text(row.get("title"), "title").strip() or os.path.splitext(name)[0] or "video",
+            channel=_text(row.get("channel"), "channel").strip() or (channel or ""),
+            published=bool(_bool(row.get("published"), "published", True)),
+            password=(_text(row.get("password"), "password") or None),
+            live=bool(_bool(row.get("live"), "live", False)),
+            key=_text(row.get("key"), "key").strip() or None,
+            subtitles=_subtitles(row.get("subtitles") or "", base),
+            thumbnail=thumbnail or None,
+            playlists=optional.pop("playlists") or (),
+            is_created_for_kids=bool(optional.pop("is_created_for_kids")),
+            **{k: v for k, v in optional.items() if v is not None},
+        )
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
 
 
 def _headers(variable: str) -> dict[str, str]:
@@ -134,7 +254,8 @@ def _no_control(row: dict[str, str | None], where: str) -> None:
     for column, value in row.items():
         if column is None or value is None:
             continue
-        bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        allowed = "\n\r\t" if column == "description" else ""  # a description has lines
+        bad = next((c for c in value if unicodedata.category(c) == "Cc" and c not in allowed), None)
         if bad is not None:
             raise InvalidArgumentError(column, f"{where}: has the control character {bad!r}")
 
@@ -150,17 +271,41 @@ def _identity(job: UploadJob) -> tuple[str, str]:
     return f"url\0{job.url}", f"url {url_for_humans(job.url or '')}"
 
 
+def once_each(path: str, jobs: Iterable[tuple[int, UploadJob]]) -> Iterator[UploadJob]:
+    """The ``(line, job)`` pairs' jobs; one that is another line's job again (the same
+    key, or the same file or url without a key) raises ``InvalidArgumentError`` naming
+    both lines. Keeps a short digest per job, not the job."""
+    seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
+    for line, job in jobs:
+        identity, shown = _identity(job)
+        digest = hashlib.blake2b(identity.encode(), digest_size=12).digest()
+        first = seen.setdefault(digest, line)
+        if first != line:
+            raise InvalidArgumentError(
+                "key",
+                f"{path} line {first} and line {line}: the same job twice "
+                f"({shown}); one spec per job: remove a row, or give "
+                "each its own key",
+            )
+        yield job
+
+
 def jobs_from_manifest(
     path: str, *, channel: str | None = None, encoding: str = "utf-8"
 ) -> Iterator[UploadJob]:
-    """The jobs of a CSV manifest, one row at a time. ``encoding``: the file's, UTF-8
-    by default (with or without a byte order mark). A row that is bad, that holds a
-    control character or that is another row's job again (the same key, or the same
-    file or url without a key) raises ``InvalidArgumentError`` naming the file and the
-    line (both lines for a job twice)."""
+    """The jobs of a CSV manifest (``.jsonl``: JSON Lines), one row at a time.
+    ``encoding``: the file's, UTF-8 by default (with or without a byte order mark). A
+    row that is bad, that holds a control character or that is another row's job again
+    (the same key, or the same file or url without a key) raises
+    ``InvalidArgumentError`` naming the file and the line (both lines for a job twice);
+    an unknown column or key, naming it and its line."""
     _decoder(encoding)  # an unknown encoding: refused before the file is opened
+    rows = _jsonl_rows if path.lower().endswith(".jsonl") else _csv_rows
+    return once_each(path, rows(path, channel, encoding))
+
+
+def _csv_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[int, UploadJob]]:
     base = os.path.dirname(os.path.abspath(path))
-    seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
     with open(path, "rb") as raw:
         reader = csv.DictReader(_lines(raw, path, encoding))
         header = reader.fieldnames or []
@@ -170,49 +315,48 @@ def jobs_from_manifest(
             )
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
-            raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
+            raise UsageError(
+                f"{path} line 1: unknown column(s) {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(COLUMNS)}"
+            )
         ended = reader.line_num  # the header's last line
         for row in reader:
             line, ended = ended + 1, reader.line_num  # a row may span lines (quoted)
             where = f"{path} line {line}"
             _no_control(row, where)
-            file = (row.get("path") or "").strip()
-            url = (row.get("url") or "").strip()
-            if not file and not url:
-                raise InvalidArgumentError("path", f"{where}: neither a path nor a url")
-            name = file or url_file_name(url)
+            if None in row:
+                raise InvalidArgumentError("path", f"{where}: more cells than the header has")
+            yield line, job_from_row(row, base=base, channel=channel, where=where)
+
+
+def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[int, UploadJob]]:
+    base = os.path.dirname(os.path.abspath(path))
+    with open(path, "rb") as raw:
+        for line, text in enumerate(_lines(raw, path, encoding), 1):
+            if not text.strip():
+                continue
+            where = f"{path} line {line}"
             try:
-                job = UploadJob(
-                    path=os.path.join(base, file) if file else None,
-                    url=url or None,
-                    headers=_headers((row.get("headers") or "").strip()),
-                    title=(row.get("title") or "").strip() or os.path.splitext(name)[0] or "video",
-                    channel=(row.get("channel") or "").strip() or (channel or ""),
-                    published=_bool(row.get("published") or "", "published", True),
-                    password=(row.get("password") or None),
-                    live=_bool(row.get("live") or "", "live", False),
-                    key=(row.get("key") or "").strip() or None,
-                    subtitles=_subtitles(row.get("subtitles") or "", base),
-                )
-            except InvalidArgumentError as exc:
-                raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
-            identity, shown = _identity(job)
-            digest = hashlib.blake2b(identity.encode(), digest_size=12).digest()
-            first = seen.setdefault(digest, line)
-            if first != line:
-                raise InvalidArgumentError(
-                    "key",
-                    f"{path} line {first} and line {line}: the same job twice "
-                    f"({shown}); one spec per job: remove a row, or give "
-                    "each its own key",
-                )
-            yield job
+                row = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                raise InvalidArgumentError("manifest", f"{where}: not JSON ({exc})") from None
+            if not isinstance(row, dict):
+                raise InvalidArgumentError("manifest", f"{where}: expected a JSON object")
+            _no_control({k: v for k, v in row.items() if isinstance(v, str)}, where)
+            yield line, job_from_row(row, base=base, channel=channel, where=where)
 
 
-def check_source(source: str, *, channel: str | None, encoding: str = "utf-8") -> int:
+def check_source(
+    source: str,
+    *,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
+) -> int:
     """Read a whole folder or manifest once, checking every row (blocking): the number
     of jobs, or the first bad row's ``InvalidArgumentError``, before anything is run."""
-    return sum(1 for _ in jobs_from_source(source, channel=channel, encoding=encoding))
+    jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
+    return sum(1 for _ in jobs)
 
 
 def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -247,11 +391,22 @@ def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]
 
 
 def jobs_from_source(
-    source: str, *, channel: str | None, encoding: str = "utf-8"
+    source: str,
+    *,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
 ) -> Iterator[UploadJob]:
-    """A folder or a ``.csv`` manifest (read as ``encoding``)."""
+    """A folder, a ``.csv`` or ``.jsonl`` manifest (read as ``encoding``), or a Media
+    RSS feed (``.xml``/``.rss``; ``categories``: the platform's, for its
+    ``media:category``)."""
     if os.path.isdir(source):
         return jobs_from_folder(source, channel=channel)
-    if os.path.isfile(source) and source.lower().endswith(".csv"):
+    lower = source.lower()
+    if os.path.isfile(source) and lower.endswith((".csv", ".jsonl")):
         return jobs_from_manifest(source, channel=channel, encoding=encoding)
-    raise UsageError(f"{source}: not a folder or a .csv manifest")
+    if os.path.isfile(source) and lower.endswith((".xml", ".rss")):
+        from ._feed import jobs_from_feed
+
+        return jobs_from_feed(source, channel=channel, categories=categories)
+    raise UsageError(f"{source}: not a folder, a .csv or .jsonl manifest or a .xml/.rss feed")

@@ -19,16 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from .._errors import JournalError, UsageError
-from ._journal import _COLUMNS, SCHEMA_VERSION, JobLost, JobRecord, Stage, _record, check_key
+from ._journal import (
+    _COLUMNS,
+    SCHEMA_VERSION,
+    JobLost,
+    JobRecord,
+    Stage,
+    _record,
+    check_key,
+    row_values,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -311,11 +317,16 @@ class PostgresJournal:
                     "key text primary key, stage text not null, upload_url text, "
                     "progress_url text, file_url text, video_id text, "
                     "subtitles_done text not null, runs integer not null, error text, "
-                    "updated timestamptz not null default now())"
+                    "updated timestamptz not null default now(), metadata text)"
                 )
             )
+            # A version 1 journal gains the metadata column in place (empty).
+            await conn.execute(q("alter table {s}.jobs add column if not exists metadata text"))
             await conn.execute(
-                q("insert into {s}.meta values ('version', %s) on conflict do nothing"),
+                q(
+                    "insert into {s}.meta values ('version', %s) "
+                    "on conflict (name) do update set value = excluded.value"
+                ),
                 (str(SCHEMA_VERSION),),
             )
             known = [str(stage) for stage in Stage]
@@ -469,10 +480,7 @@ class PostgresJournal:
         """Write ``record`` if its ``runs`` is still the row's and its stage is not
         earlier than the row's; else raise ``JobLost``."""
         check_key(record.key)
-        values = attrs.asdict(record)
-        values["stage"] = str(record.stage)
-        values["subtitles_done"] = json.dumps(record.subtitles_done)
-        row = await self.fetchone(self._upsert, tuple(values[c] for c in _COLUMNS), job=record.key)
+        row = await self.fetchone(self._upsert, row_values(record), job=record.key)
         if row is None:
             raise JobLost(record.key)
 

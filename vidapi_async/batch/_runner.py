@@ -48,6 +48,7 @@ from .._errors import (
     BadRequestError,
     FileError,
     InvalidArgumentError,
+    NotFoundError,
     QuotaExceededError,
     SubtitleFileError,
     UsageError,
@@ -60,6 +61,8 @@ from .._models import Subtitle, UploadSession, Video
 from .._observe import outside_job
 from .._uploads import load_mime_types
 from ._jobs import (
+    CLEARED,
+    BatchPlan,
     BatchProgress,
     JobResult,
     JobStatus,
@@ -71,6 +74,7 @@ from ._jobs import (
 )
 from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._postgres import PostgresJournal
+from ._report import Links, ReportWriter
 from ._spares import Spares
 
 __all__ = ["BatchUploader"]
@@ -91,7 +95,9 @@ class BatchUploader:
     ``chunked=None`` (default) files of ``client.chunked_threshold`` bytes or more go
     chunked, and resume after a crash from the ranges the server holds; their
     ``workers`` are capped so that every pipeline fits the client's connection limit.
-    ``progress(BatchProgress)`` is called as bytes and jobs move.
+    ``progress(BatchProgress)`` is called as bytes and jobs move. ``report``: a
+    ``.csv`` or ``.jsonl`` file given one row per job as it ends (key, source, status,
+    video id, page and embed addresses, error), flushed at once.
     """
 
     def __init__(
@@ -109,9 +115,12 @@ class BatchUploader:
         wait_ready: bool = False,
         ready_timeout: float = 3600.0,
         metrics_port: int | None = None,
+        report: str | os.PathLike[str] | None = None,
     ) -> None:
         self.client = client
         """The client the jobs use."""
+        self._report_to = None if report is None else ReportWriter(report)
+        self._links = Links(client)
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
             or isinstance(metrics_port, bool)
@@ -164,7 +173,7 @@ class BatchUploader:
         self.range_size = range_size
         """Bytes per chunked range (``None``: the client's)."""
         self._progress_cb = progress
-        self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0}
+        self._counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0, "updated": 0}
         self._bytes_sent = 0
         self._bytes_total = 0
         self._files: dict[str, tuple[str, int, int]] = {}
@@ -187,6 +196,16 @@ class BatchUploader:
         nor failed in the progress."""
         self._channels: dict[str, InvalidArgumentError | None] = {}
         """Each channel checked against the platform's categories, and its verdict."""
+        self._playlist_ids: dict[str, str] = {}
+        """Each playlist name's id, found or created once per batch."""
+        self._playlist_lock = asyncio.Lock()
+        self._known_playlists: dict[str, str] | None = None
+        """The account's playlists by name, listed once per batch."""
+        self._turn = asyncio.Condition()
+        self._passed: set[int] = set()
+        self._next_turn = 0
+        """Jobs of ``run`` add their video to playlists in their order: a job waits for
+        every job before it to have passed that point (or ended)."""
         self._settle_for = 0.0
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (a shared queue
@@ -208,9 +227,13 @@ class BatchUploader:
                     f"cannot serve metrics on 127.0.0.1:{self._metrics_port}: {exc.strerror}",
                 ) from None
         try:
+            if self._report_to is not None:
+                await self._report_to.open()
             return await self._open()
         except BaseException:
             await self._close_metrics()
+            if self._report_to is not None:
+                await self._report_to.close()
             raise
 
     async def _close_metrics(self) -> None:
@@ -251,6 +274,8 @@ class BatchUploader:
         finally:
             self._journal = None
             await self._close_metrics()
+            if self._report_to is not None:
+                await self._report_to.close()
 
     async def _stop_tasks(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -276,6 +301,7 @@ class BatchUploader:
         self._bytes_sent = self._bytes_total = 0
         self._waiting = 0
         self._quota = None
+        self._passed, self._next_turn = set(), 0
         todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
         results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
 
@@ -283,10 +309,10 @@ class BatchUploader:
 
         async def feed() -> None:
             try:
-                async for job in _each(jobs):
+                async for seq, job in _numbered(_each(jobs)):
                     if not isinstance(job, UploadJob):
                         raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
-                    await todo.put(job)
+                    await todo.put((seq, job))
                     self._waiting += 1
             except asyncio.CancelledError:
                 raise
@@ -297,10 +323,10 @@ class BatchUploader:
 
         async def work() -> None:
             try:
-                while (job := await todo.get()) is not _STOP:
-                    assert isinstance(job, UploadJob)
+                while (item := await todo.get()) is not _STOP:
+                    assert isinstance(item, tuple)
                     self._waiting -= 1
-                    await results.put(await self._run_job(job))
+                    await results.put(await self._run_job(item[1], item[0]))
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # a bug, not a job failure: stop the batch
@@ -344,16 +370,84 @@ class BatchUploader:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
         return await self._run_job(job)
 
-    async def _run_job(self, job: UploadJob) -> JobResult:
+    async def plan(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> BatchPlan:
+        """What ``run(jobs)`` would do, from the jobs and the journal only (no write to
+        the platform, none to the journal): the keys of the jobs it would create,
+        update (done, with other metadata) and skip (done, unchanged)."""
+        if self._journal is None:
+            raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        create: list[str] = []
+        update: list[str] = []
+        skip: list[str] = []
+        async for job in _each(jobs):
+            if not isinstance(job, UploadJob):
+                raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
+            key = (await asyncio.to_thread(_prepare, job))[0]
+            if job.url is not None and key == url_key(job.url):
+                key = await self._recorded_url_key(key, job.url)
+            record = await self._journal.load(key)
+            if record is None or record.stage is not Stage.DONE:
+                create.append(key)
+            elif _changed(record.metadata, _now(job, record, quiet=True)):
+                update.append(key)
+            else:
+                skip.append(key)
+        return BatchPlan(create=tuple(create), update=tuple(update), skip=tuple(skip))
+
+    async def _run_job(self, job: UploadJob, seq: int | None = None) -> JobResult:
+        try:
+            result = await self._observed(job, seq)
+        finally:
+            if seq is not None:
+                await self._pass_turn(seq)
+        if self._report_to is not None:
+            await self._report_row(result)
+        return result
+
+    async def _report_row(self, result: JobResult) -> None:
+        assert self._report_to is not None
+        video_id = None if result.status is JobStatus.LOST else result.video_id
+        page, embed = await self._links.of(video_id, result.key, private=bool(result.job.private))
+        await self._report_to.write(
+            {
+                "key": result.key,
+                "source": result.job.where,
+                "status": result.status.value,
+                "video_id": result.video_id,
+                "url": page,
+                "embed_url": embed,
+                "error": None if result.error is None else str(result.error),
+            }
+        )
+
+    async def _pass_turn(self, seq: int) -> None:
+        async with self._turn:
+            if seq < self._next_turn:
+                return  # passed already
+            self._passed.add(seq)
+            while self._next_turn in self._passed:
+                self._passed.discard(self._next_turn)
+                self._next_turn += 1
+            self._turn.notify_all()
+
+    async def _wait_turn(self, seq: int | None) -> None:
+        """Wait until every job before ``seq`` has added its video to its playlists
+        (or ended): playlists get their videos in the order of the jobs."""
+        if seq is None:
+            return
+        async with self._turn:
+            await self._turn.wait_for(lambda: self._next_turn >= seq)
+
+    async def _observed(self, job: UploadJob, seq: int | None) -> JobResult:
         observer = internals(self.client).observer
         if not observer.active:
-            return await self._run_job_inner(job)
+            return await self._run_job_inner(job, seq)
         started = time.perf_counter()
         counted = observer.job_started()
         outcome: str | None = "failed"
         try:
             with observer.job_span():
-                result = await self._run_job_inner(job)
+                result = await self._run_job_inner(job, seq)
                 observer.label_video(result.video_id)  # made now, or by an earlier run
                 if result.status is JobStatus.FAILED:
                     observer.job_failed(result.error)
@@ -367,7 +461,7 @@ class BatchUploader:
         finally:
             observer.job_finished(outcome, time.perf_counter() - started, counted)
 
-    async def _run_job_inner(self, job: UploadJob) -> JobResult:
+    async def _run_job_inner(self, job: UploadJob, seq: int | None = None) -> JobResult:
         assert self._journal is not None
         key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
         if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
@@ -390,16 +484,13 @@ class BatchUploader:
             else:
                 record = await self._journal.load(key) or JobRecord(key)
             if record.stage is Stage.DONE:
-                self._count("skipped")
-                return JobResult(
-                    job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
-                )
+                return await self._done_before(job, record, seq)
             if claim is None:
                 record.runs += 1
             self._count("started")
             try:
                 try:
-                    await self._pipeline(job, record, local, subtitles)
+                    await self._pipeline(job, record, local, subtitles, seq)
                 except VidapiError as exc:
                     if isinstance(exc, QuotaExceededError) and exc not in self._not_sent:
                         internals(self.client).observer.quota_refused()  # each refusal
@@ -430,6 +521,102 @@ class BatchUploader:
             self._in_flight.discard(key)
             self._files.pop(key, None)
 
+    async def _done_before(self, job: UploadJob, record: JobRecord, seq: int | None) -> JobResult:
+        """A job the journal says is done: skipped if its metadata is as recorded, else
+        one update of what changed (the file is never sent again)."""
+        assert self._journal is not None
+        new = _now(job, record)
+        if not _changed(record.metadata, new):
+            self._count("skipped")
+            return JobResult(
+                job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+            )
+        assert record.video_id is not None
+        try:
+            await self._update(job, record, record.metadata or {}, new, seq)
+            record.metadata = new
+            await self._journal.save(record)
+        except VidapiError as exc:
+            self._count("failed")
+            log.warning("job %s: its update failed: %s", record.key, exc)
+            return JobResult(
+                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+            )
+        except JobLost:
+            return JobResult(
+                job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
+            )
+        self._count("updated")
+        return JobResult(
+            job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
+        )
+
+    async def _update(
+        self,
+        job: UploadJob,
+        record: JobRecord,
+        old: Mapping[str, Any],
+        new: Mapping[str, Any],
+        seq: int | None,
+    ) -> None:
+        """Send what differs between ``old`` and ``new`` (``UploadJob.metadata()``):
+        one ``update_video`` with the changed fields only, the thumbnail if it changed,
+        the video added to the playlists new to it and taken out of those the batch
+        put it in that the job no longer names."""
+        assert record.video_id is not None
+        given = job.metadata_arguments()
+        fields: dict[str, Any] = {}
+        for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
+            if old.get(name) == new.get(name):
+                continue
+            if name in given:
+                fields[name] = given[name]
+            elif name in CLEARED:
+                fields[name] = CLEARED[name]
+        if fields:
+            await self.client.update_video(record.video_id, **fields)
+        if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
+            await self.client.set_thumbnail(record.video_id, job.thumbnail)
+        before = list(old.get("playlists") or ())
+        await self._add_to_playlists(
+            record.video_id, [n for n in job.playlists if n not in before], seq
+        )
+        for name in before:
+            if name not in job.playlists:
+                playlist = await self._playlist_id(name)
+                # not there: taken out already (by hand, or by a run that stopped after)
+                with contextlib.suppress(NotFoundError):
+                    await self.client.playlists.remove_video(playlist, record.video_id)
+
+    async def _add_to_playlists(self, video_id: str, names: Iterable[str], seq: int | None) -> None:
+        names = list(names)
+        await self._wait_turn(seq if names else None)
+        try:
+            for name in names:
+                await self.client.playlists.add_video(await self._playlist_id(name), video_id)
+        finally:
+            if seq is not None:
+                await self._pass_turn(seq)
+
+    async def _playlist_id(self, name: str) -> str:
+        """The id of the account's playlist ``name``: one it has (listed once per
+        batch), else one created, once per batch."""
+        async with self._playlist_lock:
+            if name in self._playlist_ids:
+                return self._playlist_ids[name]
+            if self._known_playlists is None:
+                known: dict[str, str] = {}
+                async for playlist in self.client.playlists.mine(fields=("id", "name")):
+                    if playlist.name is not None:
+                        known.setdefault(playlist.name, playlist.id)
+                self._known_playlists = known
+            playlist_id = self._known_playlists.get(name)
+            if playlist_id is None:
+                playlist_id = (await self.client.playlists.create(name=name)).id
+                self._known_playlists[name] = playlist_id
+            self._playlist_ids[name] = playlist_id
+            return playlist_id
+
     async def _recorded_url_key(self, key: str, url: str) -> str:
         """``key``, or the key a journal written up to 0.1.0 has this url job under (a
         digest of the whole url), so that the job is skipped or resumed there rather
@@ -454,6 +641,7 @@ class BatchUploader:
         record: JobRecord,
         local: LocalFile | FileError | None,
         subtitles: dict[str, LocalFile] | UsageError,
+        seq: int | None = None,
     ) -> None:
         client = self.client
         if record.stage.rank < Stage.SUBTITLES.rank and isinstance(subtitles, UsageError):
@@ -474,8 +662,15 @@ class BatchUploader:
             # With nothing to do after the create (no subtitles, not live, no wait for
             # the encoding), the job is done once its video is recorded: one record,
             # not one per empty stage.
-            nothing_after = not job.subtitles and not job.live and not self.wait_ready
+            nothing_after = (
+                not job.subtitles
+                and not job.live
+                and not self.wait_ready
+                and job.thumbnail is None
+                and not job.playlists
+            )
             created = Stage.DONE if nothing_after else Stage.CREATED
+            done_now = {"metadata": job.metadata()} if nothing_after else {}
             video = None
             if record.stage is Stage.CREATING or (record.runs > 1 and self._fenced()):
                 # The create may have been sent before the last run stopped (or by a
@@ -487,12 +682,12 @@ class BatchUploader:
                 self._check_quota()
                 video = await self._create(job, record)
                 try:
-                    await self._advance(record, created, video_id=video.id)
+                    await self._advance(record, created, video_id=video.id, **done_now)
                 except JobLost:  # made while another worker held the job
                     await self._drop_unrecorded_video(record.key, video.id)
                     raise
             else:
-                await self._advance(record, created, video_id=video.id)
+                await self._advance(record, created, video_id=video.id, **done_now)
             if record.stage is Stage.DONE:
                 return
         assert record.video_id is not None
@@ -538,10 +733,15 @@ class BatchUploader:
                 await client.live.convert(record.video_id)
             await self._advance(record, Stage.LIVE)
         if record.stage.rank < Stage.READY.rank:
+            # The thumbnail and the playlists: both idempotent (set again, added again
+            # after a crash changes nothing), so no stage of their own.
+            if job.thumbnail is not None:
+                await client.set_thumbnail(record.video_id, job.thumbnail)
+            await self._add_to_playlists(record.video_id, job.playlists, seq)
             if self.wait_ready and not job.live:
                 await client.videos.wait_until_ready(record.video_id, timeout=self.ready_timeout)
             await self._advance(record, Stage.READY)
-        await self._advance(record, Stage.DONE)
+        await self._advance(record, Stage.DONE, metadata=job.metadata())
 
     async def _settled(self, key: str, stage: Stage) -> JobRecord | None:
         """The job's record once it reaches ``stage`` (written by the worker that took
@@ -677,9 +877,7 @@ class BatchUploader:
             try:
                 return await self.client.create_video(
                     url=record.file_url,
-                    title=job.title,
-                    channel=job.channel,
-                    published=job.published,
+                    **job.metadata_arguments(),
                     dedupe_tag=_tag(record.key),
                     password=job.password,
                 )
@@ -801,6 +999,7 @@ class BatchUploader:
             done=self._counts["done"],
             skipped=self._counts["skipped"],
             failed=self._counts["failed"],
+            updated=self._counts["updated"],
             bytes_sent=self._bytes_sent,
             bytes_total=self._bytes_total,
             elapsed=time.monotonic() - self._started_at,
@@ -862,6 +1061,38 @@ def _tag(key: str) -> str:
     it is ASCII letters, digits, '-' and '_' (80 at most), else a hash of the key."""
     safe = key if _TAG_SAFE.fullmatch(key) else hashlib.sha256(key.encode()).hexdigest()[:32]
     return f"vidapi-{safe}"
+
+
+def _now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str, Any]:
+    """The metadata of a done job now, to compare with its record: what a re-run does
+    not change (a password given, live, the subtitles) is kept as recorded, and a
+    change there is said at WARNING (not applied, never silently)."""
+    new = job.metadata()
+    old = record.metadata
+    if old is not None and isinstance(old.get("kept"), Mapping) and old["kept"] != new["kept"]:
+        if not quiet:
+            names = sorted(n for n in new["kept"] if old["kept"].get(n) != new["kept"][n])
+            log.warning(
+                "job %s is done: a re-run does not change its %s (not applied; change the "
+                "video with the client, or give the job a new key for a new video)",
+                record.key,
+                ", ".join("password" if n == "protected" else n for n in names),
+            )
+        new["kept"] = old["kept"]
+    return new
+
+
+def _changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether a done job's recorded metadata (``None``: recorded before journals kept
+    it, so unknown) differs from its metadata now."""
+    return old is None or dict(old) != dict(new)
+
+
+async def _numbered(jobs: AsyncIterator[UploadJob]) -> AsyncIterator[tuple[int, UploadJob]]:
+    seq = 0
+    async for job in jobs:
+        yield seq, job
+        seq += 1
 
 
 async def _each(jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> AsyncIterator[UploadJob]:

@@ -61,7 +61,9 @@ from .._errors import (
 from .._files import inspect_file
 from .._internals import internals
 from .._observe import worker_log
+from .._protocol import url_for_humans
 from ._jobs import (
+    METADATA_FIELDS,
     BatchProgress,
     JobResult,
     JobStatus,
@@ -72,6 +74,7 @@ from ._jobs import (
     url_key,
 )
 from ._postgres import Outage, PostgresJournal
+from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
 if TYPE_CHECKING:
@@ -233,6 +236,13 @@ def _spec(job: UploadJob) -> dict[str, Any]:
         "password": job.password,
         "live": job.live,
         "key": job.key,
+        **{
+            name: value.isoformat() if isinstance(value, datetime.datetime) else value
+            for name in METADATA_FIELDS
+            if (value := getattr(job, name)) is not None
+        },
+        "thumbnail": job.thumbnail,
+        "playlists": list(job.playlists),
         "subtitles": [
             {
                 "language": s.language,
@@ -246,7 +256,25 @@ def _spec(job: UploadJob) -> dict[str, Any]:
 
 def _job(spec: dict[str, Any]) -> UploadJob:
     subs = [SubtitleSpec(s["language"], path=s["path"], url=s["url"]) for s in spec["subtitles"]]
-    return UploadJob(**{**spec, "subtitles": subs})
+    dates = {
+        name: datetime.datetime.fromisoformat(spec[name])
+        for name in ("publish_date", "expiry_date")
+        if isinstance(spec.get(name), str)
+    }
+    return UploadJob(**{**spec, **dates, "subtitles": subs})
+
+
+_UPDATABLE: Final = frozenset(
+    {"title", "channel", "published", *METADATA_FIELDS, "thumbnail", "playlists"}
+)
+"""What of a done job's spec an update applies to its video; a change to anything else
+(its file, password, live, subtitles) is refused (``Enqueued.changed``)."""
+
+
+def _metadata_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two specs of one job differ in what an update applies only."""
+    names = ({*old, *new} - _UPDATABLE) | {"subtitles", "path", "url", "password", "live"}
+    return all(old.get(n) == new.get(n) for n in names)
 
 
 def _keyed(jobs: list[UploadJob]) -> list[tuple[UploadJob, str | None, str | None, str]]:
@@ -290,9 +318,13 @@ class Enqueued:
     """Paths that could not be read on the enqueuing host: not added, and recorded failed
     in the journal (``status`` counts them) until a later ``enqueue`` finds the file."""
     changed: list[str] = attrs.field(factory=list)
-    """Keys of jobs done, queued or running already (by an earlier enqueue, another
-    host's at the same moment, or earlier in this one) whose spec here differs: they
-    keep the spec they were enqueued with (the change is not applied)."""
+    """Keys of jobs queued or running already (by an earlier enqueue, another host's at
+    the same moment, or earlier in this one), or done with a change an update cannot
+    apply (their file, password, live, subtitles), whose spec here differs: they keep
+    the spec they were enqueued with (the change is not applied)."""
+    updating: list[str] = attrs.field(factory=list)
+    """Keys of jobs done whose metadata here differs (title, description, tags,
+    thumbnail, playlists...): their update is queued (the file is not sent again)."""
 
 
 @attrs.frozen
@@ -434,6 +466,7 @@ class SharedBatch:
         added = already = 0
         unreadable: list[str] = []
         changed: list[str] = []
+        updating: list[str] = []
         chunk: list[UploadJob] = []
 
         async def flush() -> None:
@@ -461,10 +494,11 @@ class SharedBatch:
             await self._record_missing(failed, found)
             if specs:
                 async with self._enqueue_lock():
-                    new, differ = await self._enqueue_batch(specs)
-                added += new
-                already += len(specs) - new
+                    new, differ, updates = await self._enqueue_batch(specs)
+                added += new - len(updates)
+                already += len(specs) - new + len(updates)
                 changed.extend(k for k in differ if k not in changed)
+                updating.extend(updates)
 
         async for job in _each(jobs):
             chunk.append(job)
@@ -472,7 +506,7 @@ class SharedBatch:
                 await flush()
         if chunk:
             await flush()
-        return Enqueued(added, already, unreadable, changed)
+        return Enqueued(added, already, unreadable, changed, updating)
 
     @contextlib.asynccontextmanager
     async def _enqueue_lock(self) -> AsyncIterator[None]:
@@ -522,33 +556,61 @@ class SharedBatch:
                 (found,),
             )
 
-    async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str]]:
+    async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str], list[str]]:
         """Keep the specs and defer the jobs among them not done, queued or running
-        already; how many were deferred, and the keys of those already there whose new
-        spec differs (theirs is kept: a job never runs with a spec changed under it)."""
+        already, and the done ones whose metadata only changed (their update); how
+        many were deferred, the keys of those already there whose new spec differs and
+        is not applied (theirs is kept: a job never runs with a spec changed under it),
+        and the keys of the updates. Run under the enqueue lock: one spec per key."""
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
         rows = await self.journal.fetchall(
             q(
-                "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)), "
-                "there as (select k, spec from new where exists(select 1 from {s}.jobs "
-                "where key = k and stage = 'done') or exists(select 1 from procrastinate_jobs "
-                "where lock = k and status in ('todo', 'doing'))), "
-                "kept as (insert into {s}.specs select * from new "
-                "where k not in (select k from there) "
-                "on conflict (key) do update set spec = excluded.spec), "
-                "gone as (insert into {s}.specs select * from there on conflict do nothing) "
-                "select t.k, coalesce(s.spec::jsonb <> t.spec::jsonb, false) "
-                "from there t left join {s}.specs s on s.key = t.k"
+                "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)) "
+                "select n.k, exists(select 1 from procrastinate_jobs "
+                "where lock = n.k and status in ('todo', 'doing')), s.spec "
+                "from new n left join {s}.specs s on s.key = n.k "
+                "where exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
+                "or exists(select 1 from procrastinate_jobs "
+                "where lock = n.k and status in ('todo', 'doing'))"
             ),
             (keys, list(specs.values())),
         )
-        differ = sorted(row[0] for row in rows if row[1])
-        there = {row[0] for row in rows}
+        differ: list[str] = []
+        updates: list[str] = []
+        keep_old: dict[str, str] = {}  # there, with no spec kept: this one is kept
+        for key, queued, stored in rows:
+            if stored is None:
+                keep_old[key] = specs[key]
+                continue
+            old, new = json.loads(stored), json.loads(specs[key])
+            if old == new:
+                continue
+            if not queued and _metadata_only(old, new):
+                updates.append(key)
+            else:
+                differ.append(key)
+        there = {row[0] for row in rows} - set(updates)
         fresh = [key for key in keys if key not in there]
+        await self.journal.execute(
+            q(
+                "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
+                "on conflict (key) do update set spec = excluded.spec"
+            ),
+            (fresh, [specs[k] for k in fresh]),
+        )
+        if keep_old:
+            await self.journal.execute(
+                q(
+                    "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
+                    "on conflict do nothing"
+                ),
+                (list(keep_old), list(keep_old.values())),
+            )
+        differ.sort()
         if not fresh:
-            return 0, differ
+            return 0, differ, updates
         from procrastinate.exceptions import AlreadyEnqueued  # documented
 
         task = app.tasks[TASK]
@@ -559,7 +621,7 @@ class SharedBatch:
             await self.journal.outage.patiently(
                 lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
             )
-            return len(fresh), differ
+            return len(fresh), differ, updates
         except AlreadyEnqueued:
             pass
         # another host enqueued some of them meanwhile: one at a time
@@ -570,7 +632,7 @@ class SharedBatch:
             except AlreadyEnqueued:
                 continue
             added += 1
-        return added, differ
+        return added, differ, updates
 
     # --- work ----------------------------------------------------------------------------
 
@@ -764,6 +826,49 @@ class SharedBatch:
         return SharedRate(self, per_second)
 
     # --- status --------------------------------------------------------------------------
+
+    async def write_report(self, path: str | os.PathLike[str], client: Client | None = None) -> int:
+        """Write the queue's mapping report to ``path`` (``.csv`` or ``.jsonl``): one row
+        per job enqueued (key, source, status, video id, page and embed addresses when
+        a ``client`` is given, error), in key order; how many rows."""
+        writer = ReportWriter(path)
+        await writer.open()
+        addresses = Links(client)
+        rows = 0
+        try:
+            for key, spec, stage, video_id, error, queued in await self.journal.fetchall(
+                self.journal._q(
+                    "select s.key, s.spec, j.stage, j.video_id, j.error, "
+                    "(select status::text from procrastinate_jobs p where p.lock = s.key "
+                    "order by p.id desc limit 1) "
+                    "from {s}.specs s left join {s}.jobs j on j.key = s.key order by s.key"
+                )
+            ):
+                job = json.loads(spec)
+                source = job.get("path") or url_for_humans(job.get("url") or "")
+                if stage == "done":
+                    status = "done"
+                elif queued in ("todo", "doing"):
+                    status = "queued" if queued == "todo" else "running"
+                else:
+                    status = "failed" if error else (stage or "pending")
+                private = bool(job.get("private"))
+                page, embed = await addresses.of(video_id, key, private=private)
+                await writer.write(
+                    {
+                        "key": key,
+                        "source": source,
+                        "status": status,
+                        "video_id": video_id,
+                        "url": page,
+                        "embed_url": embed,
+                        "error": error if status == "failed" else None,
+                    }
+                )
+                rows += 1
+        finally:
+            await writer.close()
+        return rows
 
     async def status(self) -> QueueStatus:
         """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import json
 import os
-from collections.abc import AsyncIterator
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Collection
 from typing import TYPE_CHECKING
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
+from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
 from ._args import add_metrics_port
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
@@ -27,16 +31,55 @@ __all__ = ["add_parser", "run_batch"]
 
 
 async def _read_in_thread(
-    source: str, channel: str | None, encoding: str = "utf-8"
+    source: str,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
 ) -> AsyncIterator[UploadJob]:
-    jobs = jobs_from_source(source, channel=channel, encoding=encoding)
+    jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
     while (job := await asyncio.to_thread(next, jobs, None)) is not None:
         yield job
 
 
+async def _feed_categories(source: str, client: Client) -> list[str] | None:
+    """The platform's categories, for a Media RSS feed's ``media:category``."""
+    if not source.lower().endswith((".xml", ".rss")):
+        return None
+    return await client.categories()
+
+
+async def run_plan(args: argparse.Namespace, client: Client, journal: str | None = None) -> int:
+    """``vidapi batch --dry-run``: what a run would create, update and skip."""
+    async with feed_source(args, client):
+        return await _run_plan(args, client, journal)
+
+
+async def _run_plan(args: argparse.Namespace, client: Client, journal: str | None) -> int:
+    categories = await _feed_categories(args.source, client)
+    async with BatchUploader(client, journal=journal or args.journal.where) as batch:
+        plan = await batch.plan(
+            _read_in_thread(args.source, args.channel, args.encoding, categories)
+        )
+    if args.json:
+        print(json.dumps({k: list(getattr(plan, k)) for k in ("create", "update", "skip")}))
+        return EXIT_OK
+    print(
+        f"would create {len(plan.create)}, update {len(plan.update)}, skip {len(plan.skip)} "
+        "(nothing sent)"
+    )
+    for what in ("create", "update", "skip"):
+        for key in getattr(plan, what):
+            print(f"{what} {key}")
+    return EXIT_OK
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("batch", help="upload a folder or a CSV manifest, resumably")
-    p.add_argument("source", help="a folder (one video per file) or a .csv manifest")
+    p.add_argument(
+        "source",
+        help="a folder (one video per file), a .csv or .jsonl manifest, or a Media RSS feed "
+        "(.xml/.rss file, or its http(s) address)",
+    )
     p.add_argument(
         "--channel",
         help="category slug for every job (default: a manifest's own per row; a folder needs it)",
@@ -82,6 +125,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="a job is done once the platform has encoded its video",
     )
+    p.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write one row per job (key, source, status, video id, page and embed "
+        "addresses, error) to FILE (.csv or .jsonl) as each job ends (default: no report)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read the source and the journal and print how many jobs would be created, "
+        "updated and skipped, and which; send nothing",
+    )
     add_metrics_port(p)
 
 
@@ -94,6 +149,26 @@ async def report_skipped(source: str, console: Console) -> None:
 
 
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    async with feed_source(args, client):
+        return await _run_batch(args, client, console)
+
+
+@contextlib.asynccontextmanager
+async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator[None]:
+    """A Media RSS feed given by its http(s) address: fetched once (through the
+    client's source policy, as a url source), read from a temporary folder."""
+    if not args.source.lower().startswith(("http://", "https://")):
+        yield
+        return
+    folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
+    try:
+        args.source = await download_feed(client, args.source, folder)
+        yield
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+async def _run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -105,9 +180,16 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
 
     # the source is read once to size the bar (and to report a bad row before any upload),
     # then again, lazily, as jobs stream; both off the event loop
+    categories = await _feed_categories(args.source, client)
     total_jobs = await asyncio.to_thread(
-        check_source, args.source, channel=args.channel, encoding=args.encoding
+        check_source,
+        args.source,
+        channel=args.channel,
+        encoding=args.encoding,
+        categories=categories,
     )
+    if args.dry_run:
+        return await run_plan(args, client)
     await report_skipped(args.source, console)
     files_bar = Progress(
         TextColumn("{task.description}"),
@@ -124,7 +206,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
     per_file: dict[str, TaskID] = {}
 
     def on_progress(p: BatchProgress) -> None:
-        files_bar.update(overall, completed=p.done + p.skipped + p.failed)
+        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated)
         for key, (path, sent, size) in p.files.items():
             if key not in per_file:
                 per_file[key] = bytes_bar.add_task(path.rsplit("/", 1)[-1][:40], total=size)
@@ -142,6 +224,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
             progress=on_progress,
             wait_ready=args.wait_ready,
             metrics_port=args.metrics_port,
+            report=args.report,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":
@@ -158,7 +241,7 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-            jobs = _read_in_thread(args.source, args.channel, args.encoding)
+            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
             async for result in batch.run(jobs):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))

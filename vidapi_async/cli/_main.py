@@ -461,7 +461,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     if cmd == "embed":
         return _embed(args)
     if cmd == "status":
-        return await run_status(args, console)
+        if not (getattr(args, "report", None) and (args.token or os.environ.get("VIDAPI_TOKEN"))):
+            return await run_status(args, console)
+        async with _client(args) as asking:  # the report's page and embed addresses
+            return await run_status(args, console, asking)
     if cmd == "login":
         return await run_login(args, console)
     if cmd == "logout":

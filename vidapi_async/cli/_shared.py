@@ -97,6 +97,13 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="a live view: until the queue is empty (PostgreSQL), or while a batch uses the "
         "SQLite journal",
     )
+    s.add_argument(
+        "--report",
+        metavar="FILE",
+        help="a shared queue (PostgreSQL): write one row per job (key, source, status, "
+        "video id, page and embed addresses, error) to FILE (.csv or .jsonl); the "
+        "addresses are asked of the API when a token is given (default: no report)",
+    )
 
 
 async def _until_signalled(work: asyncio.Task[Any], shared: SharedBatch | None = None) -> None:
@@ -265,13 +272,18 @@ def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ._batch import feed_source
+
     with claim_metrics_port(args, console.print):
-        return await _run_shared_batch(args, client, console)
+        async with feed_source(args, client):
+            return await _run_shared_batch(args, client, console)
 
 
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import _read_in_thread, report_skipped
+    from ._batch import _read_in_thread, report_skipped, run_plan
 
+    if args.dry_run:
+        return await run_plan(args, client, _postgres(args.journal, "batch"))
     # every row checked before anything is enqueued (a bad byte, a job twice)
     await asyncio.to_thread(check_source, args.source, channel=args.channel, encoding=args.encoding)
     await report_skipped(args.source, console)
@@ -283,12 +295,19 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
             "running already",
             highlight=False,
         )
+        if enqueued.updating:
+            console.print(
+                f"{len(enqueued.updating)} job(s) done already have new metadata: their "
+                "update is queued (no file sent again)",
+                highlight=False,
+            )
         if enqueued.changed:
             console.print(
-                f"[yellow]warning[/yellow]: {len(enqueued.changed)} job(s) done, queued or "
-                "running already were given a different spec now: not applied (each keeps "
-                "the spec it was enqueued with). Change a created video with 'vidapi video' "
-                "or 'vidapi password', or enqueue it under a new key",
+                f"[yellow]warning[/yellow]: {len(enqueued.changed)} job(s) queued or running "
+                "already, or done with a new file, password, live or subtitles, were given a "
+                "different spec now: not applied (each keeps the spec it was enqueued with). "
+                "Change a created video with 'vidapi video' or 'vidapi password', or enqueue "
+                "it under a new key",
                 highlight=False,
             )
         for path in enqueued.unreadable:
@@ -383,7 +402,19 @@ def _counts_line(counts: dict[str, object]) -> str:
     return f"done {counts['done']}  failed {counts['failed']}  unfinished {counts['unfinished']}"
 
 
-async def run_status(args: argparse.Namespace, console: Console) -> int:
+async def run_status(
+    args: argparse.Namespace, console: Console, client: Client | None = None
+) -> int:
+    if getattr(args, "report", None):
+        if not is_shared(args.journal):
+            raise UsageError(
+                "status --report reads a shared queue (a PostgreSQL journal); a batch on a "
+                "SQLite journal writes its report itself: vidapi batch ... --report FILE"
+            )
+        async with SharedBatch(_postgres(args.journal, "status")) as shared:
+            rows = await shared.write_report(args.report, client)
+        console.print(f"{rows} job(s) reported in {args.report}", highlight=False)
+        return EXIT_OK
     if not is_shared(args.journal):
         path = args.journal.where
         counts = await asyncio.to_thread(sqlite_status, path)

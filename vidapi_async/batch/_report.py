@@ -1,0 +1,135 @@
+"""The mapping report of a batch: one row per job (key, source, status, video id, page
+and embed addresses, error), written as each job ends and flushed at once, so that a
+run killed at any instant leaves a valid report of what it finished."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, TYPE_CHECKING
+
+from .._errors import InvalidArgumentError, VidapiError
+
+if TYPE_CHECKING:
+    from .._client import Client
+
+log = logging.getLogger("vidapi_async.batch")
+
+__all__ = ["REPORT_COLUMNS", "Links", "ReportWriter"]
+
+REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
+"""A report's columns (CSV) or keys (JSON Lines), in order."""
+
+
+class ReportWriter:
+    """A ``.csv`` or ``.jsonl`` report, written on its own thread (the event loop never
+    waits on the disk). The file is started anew by each run; a re-run reports every
+    job again (a skipped one with its video id), so its report is complete."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        kind = os.path.splitext(self.path)[1].lower()
+        if kind not in (".csv", ".jsonl"):
+            raise InvalidArgumentError(
+                "report", f"{self.path}: a report is a .csv or a .jsonl file"
+            )
+        self._csv = kind == ".csv"
+        self._file: IO[str] | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-report")
+        self._closed = False
+
+    def _open(self) -> None:
+        try:
+            self._file = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        except OSError as exc:
+            raise InvalidArgumentError(
+                "report", f"{self.path}: cannot write it ({exc.strerror})"
+            ) from None
+        if self._csv:
+            self._line(REPORT_COLUMNS)
+
+    def _line(self, values: tuple[str, ...]) -> None:
+        assert self._file is not None
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow(values)
+        self._file.write(buffer.getvalue())
+        self._file.flush()
+
+    def _write(self, row: dict[str, str | None]) -> None:
+        assert self._file is not None
+        if self._csv:
+            self._line(tuple(row[c] or "" for c in REPORT_COLUMNS))
+        else:
+            self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._file.flush()
+
+    def _close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    async def open(self) -> None:
+        """Create (or truncate) the file; ``InvalidArgumentError`` if it cannot be."""
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._open)
+
+    async def write(self, row: dict[str, str | None]) -> None:
+        """Append one row (``REPORT_COLUMNS``' keys) and flush it."""
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._write, row)
+
+    async def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        finally:
+            self._thread.shutdown(wait=True)
+
+
+class Links:
+    """Videos' page and embed addresses for report rows. The first public video's are
+    asked of the API (``GET /video/<id>``); where both hold its id once, as a path
+    segment, the others' are written from them with no request (a report then costs a
+    pipeline about nothing). A private video's page may be its private id's: always
+    asked. ``None`` without a client or a video, or when the API does not give them
+    (said at WARNING)."""
+
+    def __init__(self, client: Client | None) -> None:
+        self._client = client
+        self._forms: tuple[tuple[str, str], tuple[str, str]] | None = None
+
+    async def of(
+        self, video_id: str | None, key: str, *, private: bool = False
+    ) -> tuple[str | None, str | None]:
+        """The page and embed addresses of ``video_id`` (job ``key``)."""
+        if self._client is None or video_id is None:
+            return None, None
+        if self._forms is not None and not private:
+            (p1, p2), (e1, e2) = self._forms
+            return f"{p1}/{video_id}{p2}", f"{e1}/{video_id}{e2}"
+        try:
+            video = await self._client.get_video(video_id, ("id", "url", "embed_url"))
+        except VidapiError as exc:
+            log.warning("job %s: no addresses for the report (%s)", key, type(exc).__name__)
+            return None, None
+        if not private and video.url and video.embed_url:
+            forms = [_around(link, video_id) for link in (video.url, video.embed_url)]
+            if forms[0] is not None and forms[1] is not None:
+                self._forms = (forms[0], forms[1])
+        return video.url, video.embed_url
+
+
+def _around(link: str, video_id: str) -> tuple[str, str] | None:
+    """``link`` split around its one ``/<video_id>`` segment, or ``None``."""
+    if link.count(video_id) != 1:
+        return None
+    before, found, after = link.partition(f"/{video_id}")
+    if not found or (after and after[0] not in "/?#"):
+        return None
+    return before, after
