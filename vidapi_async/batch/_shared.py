@@ -39,6 +39,7 @@ import datetime
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
@@ -80,6 +81,8 @@ if TYPE_CHECKING:
 __all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
+
+_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,63}")
 
 log = logging.getLogger("vidapi_async.worker")
 
@@ -244,6 +247,13 @@ def _spec(job: UploadJob) -> dict[str, Any]:
     }
 
 
+def _lock(queue: str, key: str) -> str:
+    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: the key itself
+    on the queue ``vidapi`` (as in earlier releases), else prefixed with the queue's name
+    (procrastinate's locks span every queue)."""
+    return key if queue == "vidapi" else f"{queue}/{key}"
+
+
 def _job(spec: dict[str, Any]) -> UploadJob:
     subs = [SubtitleSpec(s["language"], path=s["path"], url=s["url"]) for s in spec["subtitles"]]
     return UploadJob(**{**spec, "subtitles": subs})
@@ -333,16 +343,23 @@ class SharedBatch:
         dsn: str,
         *,
         schema: str = "vidapi",
-        queue: str = "vidapi",
+        queue: str | None = None,
         wait_for_database: bool = False,
     ) -> None:
-        """``wait_for_database``: entering waits while the server is away (refusing
-        connections, starting up, shutting down) with the backoff of a worker that
-        loses it later, instead of raising ``JournalError`` (``vidapi worker``)."""
+        """``queue``: the procrastinate queue's name; by default the schema's (the
+        queue tables are the database's, shared by every schema: each schema its own
+        queue; the defaults, schema and queue ``vidapi``, are those of earlier
+        releases). ``wait_for_database``: entering waits while the server is away
+        (refusing connections, starting up, shutting down) with the backoff of a
+        worker that loses it later, instead of raising ``JournalError``
+        (``vidapi worker``)."""
         self.journal = PostgresJournal(dsn, schema=schema)
         self._wait = wait_for_database
         self._stopping = asyncio.Event()
-        self.queue = queue
+        if queue is not None and not _QUEUE.fullmatch(queue):
+            raise UsageError("queue: letters, digits, '_', '.' and '-', at most 63")
+        self.queue = schema if queue is None else queue
+        """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
         self._lost: set[int] = set()
@@ -383,7 +400,7 @@ class SharedBatch:
             name=TASK,
             queue=self.queue,
             pass_context=True,
-            retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT),
+            retry=_retry_strategy(),
         )(_pipeline_task)
         await app.open_async()
         self._app = app
@@ -534,7 +551,7 @@ class SharedBatch:
                 "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)), "
                 "there as (select k, spec from new where exists(select 1 from {s}.jobs "
                 "where key = k and stage = 'done') or exists(select 1 from procrastinate_jobs "
-                "where lock = k and status in ('todo', 'doing'))), "
+                "where lock = %s || k and status in ('todo', 'doing'))), "
                 "kept as (insert into {s}.specs select * from new "
                 "where k not in (select k from there) "
                 "on conflict (key) do update set spec = excluded.spec), "
@@ -542,7 +559,7 @@ class SharedBatch:
                 "select t.k, coalesce(s.spec::jsonb <> t.spec::jsonb, false) "
                 "from there t left join {s}.specs s on s.key = t.k"
             ),
-            (keys, list(specs.values())),
+            (keys, list(specs.values()), _lock(self.queue, "")),
         )
         differ = sorted(row[0] for row in rows if row[1])
         there = {row[0] for row in rows}
@@ -553,7 +570,10 @@ class SharedBatch:
 
         task = app.tasks[TASK]
         new_jobs = [
-            task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
+            task.configure(
+                lock=_lock(self.queue, key), queueing_lock=_lock(self.queue, key)
+            ).make_new_job(key=key)
+            for key in fresh
         ]
         try:
             await self.journal.outage.patiently(
@@ -709,7 +729,7 @@ class SharedBatch:
             assert job.id is not None
             worker_log.warning(
                 "job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.lock or job.task_kwargs.get("key"),
+                job.task_kwargs.get("key") or job.lock,
                 stalled_after,
             )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
@@ -771,8 +791,9 @@ class SharedBatch:
         as failed, a job whose journal says done counts as done)."""
         row = await self.journal.fetchone(
             self.journal._q(
-                "with q as (select distinct on (lock) lock as key, status::text as status "
-                "from procrastinate_jobs where queue_name = %s order by lock, id desc), "
+                "with q as (select distinct on (args->>'key') args->>'key' as key, "
+                "status::text as status from procrastinate_jobs where queue_name = %s "
+                "order by args->>'key', id desc), "
                 "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
                 "on q.key = j.key), "
                 "c as (select "
@@ -835,7 +856,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
     )
     if row is None:
-        return  # enqueued by a run whose spec is gone: nothing to do
+        await _spec_missing(shared, key)
     job = _job(json.loads(row[0]))
     until = await shared.quota_until()
     if until is not None and runner._quota is None:
@@ -877,6 +898,41 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+
+
+class SpecMissing(JournalError):
+    """A queued job whose spec is not in the batch's schema: failed, never retried."""
+
+
+async def _spec_missing(shared: SharedBatch, key: str) -> None:
+    """Fail the job ``key`` whose spec is not in the schema (a queue given to two
+    schemas, specs deleted by hand): recorded in the journal, logged, and raised so that
+    the queue fails it (never counted done)."""
+    why = f"its spec is not in schema {shared.journal.schema!r} (queue {shared.queue!r})"
+    worker_log.error("job %s: %s; failed", key, why)
+    await shared.journal.execute(
+        shared.journal._q(
+            "insert into {s}.jobs (key, stage, subtitles_done, runs, error, updated) "
+            "values (%s, 'pending', '[]', 0, %s, now()) "
+            "on conflict (key) do update set error = excluded.error, updated = now() "
+            "where {s}.jobs.stage <> 'done'"
+        ),
+        (key, f"SpecMissing: {why}"),
+    )
+    raise SpecMissing(shared.journal.where, f"job {key[:40]}: {why}")
+
+
+def _retry_strategy() -> Any:
+    """The queue's retries (``MAX_ATTEMPTS``), none for a job without its spec."""
+    import procrastinate
+
+    class Retry(procrastinate.RetryStrategy):
+        def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+            if isinstance(exception, SpecMissing):
+                return None
+            return super().get_retry_decision(exception=exception, job=job)
+
+    return Retry(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT)
 
 
 def _refused_credentials(
