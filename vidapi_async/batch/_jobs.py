@@ -46,6 +46,8 @@ class SubtitleSpec:
             raise InvalidArgumentError("subtitles", "give exactly one of path or url")
         if self.url is not None:
             check.http_url(self.url, "subtitles.url")
+        if self.path is not None and "\0" in self.path:
+            raise InvalidArgumentError("subtitles.path", "has a NUL: no file has such a name")
 
 
 def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
@@ -94,10 +96,14 @@ class UploadJob:
             raise InvalidArgumentError("path", "give exactly one of path= and url=")
         if self.url is not None:
             check.http_url(self.url, "url")
+        if self.path is not None and "\0" in self.path:
+            raise InvalidArgumentError("path", "has a NUL: no file has such a name")
         if not isinstance(self.headers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
         ):
             raise InvalidArgumentError("headers", "expected a mapping of strings")
+        for name, value in self.headers.items():
+            check.plain_text(name + value, "headers")
         if self.headers and self.url is None:
             raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)

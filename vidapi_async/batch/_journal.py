@@ -96,10 +96,18 @@ def check_key(key: object) -> str:
             f"{len(key)} characters, more than the {MAX_KEY_LENGTH} a journal holds "
             f"(it starts {key[:20]!r})",
         )
-    bad = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+    bad = next((c for c in key if unicodedata.category(c) in _NOT_IN_KEYS), None)
     if bad is not None:
-        raise InvalidArgumentError("key", f"has the control character {bad!r}: {key[:40]!r}")
+        raise InvalidArgumentError(
+            "key", f"has the character {bad!r} (control, invisible or a line break): {key[:40]!r}"
+        )
     return key
+
+
+_NOT_IN_KEYS = frozenset({"Cc", "Cs", "Cf", "Zl", "Zp"})
+"""Categories refused in a key: control characters, lone surrogates, format characters
+(bidirectional overrides, zero-width) and line or paragraph separators (a key is shown
+in logs and status: it must read as what it is)."""
 
 
 class JobLost(Exception):
