@@ -189,7 +189,9 @@ def file_key(path: str) -> str:
     """The default job key (blocking: stats the file)."""
     real = os.path.realpath(path)
     st = os.stat(real)
-    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    # the name's own bytes: a name that is not UTF-8 is surrogate-escaped (its key too)
+    text = f"{real}\0{st.st_size}\0{st.st_mtime_ns}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:24]
 
 
@@ -198,7 +200,7 @@ def missing_key(path: str) -> str:
     resolves the path); once the file is there, the job has its ``file_key`` and this
     record is forgotten."""
     real = os.path.realpath(path)
-    return hashlib.sha256(f"missing\0{real}".encode()).hexdigest()[:24]
+    return hashlib.sha256(f"missing\0{real}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 class JobStatus(enum.StrEnum):
