@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name, url_for_humans
-from ._jobs import SubtitleSpec, UploadJob
+from ._jobs import SubtitleSpec, UploadJob, url_key
 
 __all__ = ["folder_entries", "jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
 
@@ -43,6 +43,8 @@ SKIPPED_SUFFIXES = (
     ".txt",
     ".lock",
 )
+MAX_LINE = 1 << 20
+"""Characters a manifest's line may hold (csv's own limit is 128 KiB a cell)."""
 COLUMNS = (
     "path", "url", "headers", "title", "channel", "published", "password", "live", "key",
     "subtitles",
@@ -98,6 +100,8 @@ def _decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
         info = codecs.lookup(encoding)
     except (LookupError, TypeError):
         raise InvalidArgumentError("encoding", f"unknown encoding {encoding!r}") from None
+    if not getattr(info, "_is_text_encoding", True):  # rot13, hex, base64...
+        raise InvalidArgumentError("encoding", f"{encoding!r} is not a text encoding")
     if info.name == "utf-8":
         info = codecs.lookup("utf-8-sig")
     return lambda: info.incrementaldecoder("strict")
@@ -107,25 +111,36 @@ def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
     """The manifest's text, one line at a time (ends kept, for ``csv``); bytes that are
     not ``encoding`` raise ``InvalidArgumentError`` naming the file and the line."""
     decoder = _decoder(encoding)()
-    line, pending = 1, ""
+    line, pending, size = 1, [""], 0  # the line under way, in pieces (linear time)
     for chunk in iter(lambda: raw.read(1 << 16), b""):
         try:
-            pending += decoder.decode(chunk)
+            text = decoder.decode(chunk)
         except UnicodeDecodeError as exc:
             good = chunk[: exc.start].decode(encoding, errors="replace")
-            at = line + pending.count("\n") + good.count("\n")
             raise InvalidArgumentError(
                 "encoding",
-                f"{path} line {at}: not {encoding} text (byte 0x{chunk[exc.start]:02x}); "
-                "give its encoding (--encoding latin-1, cp1252...; encoding= in Python)",
+                f"{path} line {line + good.count(chr(10))}: not {encoding} text (byte "
+                f"0x{chunk[exc.start]:02x}); give its encoding (--encoding cp1252, latin-1...; "
+                "encoding= in Python)",
             ) from None
-        *done, pending = pending.split("\n")
-        for text in done:
+        first, *done = text.split("\n")
+        pending.append(first)
+        size += len(first)
+        if size > MAX_LINE:
+            raise InvalidArgumentError(
+                "path", f"{path} line {line}: longer than {MAX_LINE} characters"
+            )
+        if done:
+            *whole, last = done
+            yield "".join(pending) + "\n"
             line += 1
-            yield text + "\n"
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield pending
+            for piece in whole:
+                yield piece + "\n"
+                line += 1
+            pending, size = [last], len(last)
+    tail = "".join(pending) + decoder.decode(b"", final=True)
+    if tail:
+        yield tail
 
 
 def _no_control(row: dict[str, str | None], where: str) -> None:
@@ -134,9 +149,11 @@ def _no_control(row: dict[str, str | None], where: str) -> None:
     for column, value in row.items():
         if column is None or value is None:
             continue
-        bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs")), None)
         if bad is not None:
-            raise InvalidArgumentError(column, f"{where}: has the control character {bad!r}")
+            raise InvalidArgumentError(
+                column, f"{where}: has the control character or lone surrogate {bad!r}"
+            )
 
 
 def _identity(job: UploadJob) -> tuple[str, str]:
@@ -147,7 +164,22 @@ def _identity(job: UploadJob) -> tuple[str, str]:
     if job.path is not None:
         real = os.path.realpath(job.path)
         return f"file\0{real}", f"file {real}"
-    return f"url\0{job.url}", f"url {url_for_humans(job.url or '')}"
+    return f"url\0{url_key(job.url or '')}", f"url {url_for_humans(job.url or '')}"
+
+
+def _rows(reader: csv.DictReader[str], path: str) -> Iterator[dict[str, str | None]]:
+    """``reader``'s rows; a line csv cannot read (a cell over its limit, a line end
+    inside an unquoted cell) raises ``InvalidArgumentError`` naming the file and line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InvalidArgumentError(
+                "path", f"{path} line {reader.line_num + 1}: not a CSV row csv can read ({exc})"
+            ) from None
+        yield row
 
 
 def jobs_from_manifest(
@@ -163,7 +195,12 @@ def jobs_from_manifest(
     seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
     with open(path, "rb") as raw:
         reader = csv.DictReader(_lines(raw, path, encoding))
-        header = reader.fieldnames or []
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as exc:
+            raise InvalidArgumentError(
+                "path", f"{path} line 1: not a CSV header csv can read ({exc})"
+            ) from None
         if "path" not in header and "url" not in header:
             raise UsageError(
                 f"{path}: the manifest needs a header row with a 'path' or 'url' column"
@@ -172,7 +209,7 @@ def jobs_from_manifest(
         if unknown:
             raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
         ended = reader.line_num  # the header's last line
-        for row in reader:
+        for row in _rows(reader, path):
             line, ended = ended + 1, reader.line_num  # a row may span lines (quoted)
             where = f"{path} line {line}"
             _no_control(row, where)
@@ -197,7 +234,9 @@ def jobs_from_manifest(
             except InvalidArgumentError as exc:
                 raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
             identity, shown = _identity(job)
-            digest = hashlib.blake2b(identity.encode(), digest_size=12).digest()
+            digest = hashlib.blake2b(
+                identity.encode("utf-8", "surrogateescape"), digest_size=12
+            ).digest()
             first = seen.setdefault(digest, line)
             if first != line:
                 raise InvalidArgumentError(

@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--encoding",
         default="utf-8",
         help="a CSV manifest's encoding (default utf-8, with or without a BOM; an Excel "
-        "export: latin-1 or cp1252)",
+        "export: cp1252)",
     )
     p.add_argument(
         "--concurrency",
