@@ -33,14 +33,13 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import datetime
 import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
@@ -477,8 +476,7 @@ class SharedBatch:
                     changed.append(key)
             await self._record_missing(failed, found)
             if specs:
-                async with self._enqueue_lock():
-                    new, differ = await self._enqueue_batch(specs)
+                new, differ = await self._enqueue_locked(specs)
                 added += new
                 already += len(specs) - new
                 changed.extend(k for k in differ if k not in changed)
@@ -491,31 +489,36 @@ class SharedBatch:
             await flush()
         return Enqueued(added, already, unreadable, changed)
 
-    @contextlib.asynccontextmanager
-    async def _enqueue_lock(self) -> AsyncIterator[None]:
-        """One enqueuer of this queue at a time, from its specs' statement to its defer:
-        two hosts enqueuing one key agree on one spec (the first one's; the second sees
-        the job queued and is told its spec differs). A lock of a session of its own,
-        released by the server if this process dies."""
+    async def _enqueue_locked(self, specs: dict[str, str]) -> tuple[int, list[str]]:
+        """``_enqueue_batch`` in one transaction holding this queue's enqueue lock, on
+        the lock's own connection: two hosts enqueuing one key agree on one spec (the
+        first one's; the second sees the job queued and is told its spec differs). A
+        connection lost meanwhile (a restart) undoes the transaction, and the step is
+        done again from taking the lock; the lock is the server's, released with the
+        transaction or with a process that dies."""
+        import psycopg
+
         journal = self.journal
 
-        async def take() -> Any:
+        async def once() -> tuple[int, list[str]]:
             conn = await journal._connect()
             try:
-                await conn.execute(
-                    "select pg_advisory_lock(7317002, hashtext(%s))",
-                    (f"{journal.schema}/{self.queue}",),
-                )
-            except BaseException:
+                async with conn.transaction():
+                    await conn.execute(
+                        "select pg_advisory_xact_lock(7317002, hashtext(%s))",
+                        (f"{journal.schema}/{self.queue}",),
+                    )
+                    return await self._enqueue_batch(specs, conn)
+            finally:
                 await conn.close()
-                raise
-            return conn
 
-        conn = await journal.outage.patiently(take)
         try:
-            yield
-        finally:
-            await conn.close()  # the lock with it
+            return await journal.outage.patiently(once)
+        except psycopg.Error as exc:  # not an outage: the server refused a statement
+            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+            raise journal._fail(
+                f"the server refused a statement ({type(exc).__name__}{state})"
+            ) from None
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
@@ -539,14 +542,14 @@ class SharedBatch:
                 (found,),
             )
 
-    async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str]]:
+    async def _enqueue_batch(self, specs: dict[str, str], conn: Any) -> tuple[int, list[str]]:
         """Keep the specs and defer the jobs among them not done, queued or running
         already; how many were deferred, and the keys of those already there whose new
         spec differs (theirs is kept: a job never runs with a spec changed under it)."""
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
-        rows = await self.journal.fetchall(
+        cursor = await conn.execute(
             q(
                 "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)), "
                 "there as (select k, spec from new where exists(select 1 from {s}.jobs "
@@ -561,6 +564,7 @@ class SharedBatch:
             ),
             (keys, list(specs.values()), _lock(self.queue, "")),
         )
+        rows = await cursor.fetchall()
         differ = sorted(row[0] for row in rows if row[1])
         there = {row[0] for row in rows}
         fresh = [key for key in keys if key not in there]
@@ -576,17 +580,17 @@ class SharedBatch:
             for key in fresh
         ]
         try:
-            await self.journal.outage.patiently(
-                lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
-            )
+            async with conn.transaction():  # a savepoint: undone alone if refused
+                await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
             return len(fresh), differ
         except AlreadyEnqueued:
             pass
-        # another host enqueued some of them meanwhile: one at a time
+        # queued meanwhile by an enqueuer not taking the lock: one at a time
         added = 0
         for job in new_jobs:
             try:
-                await app.job_manager.defer_job_async(job)
+                async with conn.transaction():
+                    await app.job_manager.batch_defer_jobs_async([job], connection=conn)
             except AlreadyEnqueued:
                 continue
             added += 1
