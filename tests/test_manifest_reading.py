@@ -76,3 +76,8 @@ def test_a_long_line_is_read(tmp_path: Path) -> None:
     with pytest.raises(va.InvalidArgumentError) as caught:  # a job twice: read both
         list(jobs_from_manifest(path, channel="news"))
     assert "line 2 and line 3" in str(caught.value)
+
+
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, b"path,title,title\na.mp4,one,two\n")
+    assert "title" in str(_refused(path))

@@ -205,6 +205,9 @@ def jobs_from_manifest(
             raise UsageError(
                 f"{path}: the manifest needs a header row with a 'path' or 'url' column"
             )
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise UsageError(f"{path}: column(s) named twice: {', '.join(twice)}")
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
             raise UsageError(f"{path}: unknown column(s) {', '.join(unknown)}; known: {COLUMNS}")
