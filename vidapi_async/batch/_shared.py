@@ -143,7 +143,7 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: se
                 if row is None:
                     await self._register_again(worker_id)
 
-            await outage.patiently(beat)
+            await self._unless_stopping(beat)  # stopping with the database away: skipped
 
         async def register_worker(self) -> int:
             return int(await outage.patiently(lambda: base.register_worker(self)))
