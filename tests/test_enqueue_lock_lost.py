@@ -66,3 +66,36 @@ async def test_the_defer_runs_under_the_lock_and_a_lost_lock_redoes_the_step(
     assert seen[0][1] != seen[1][1]  # on a new session
     assert (told.added, told.already) == (5, 0)
     assert status.queued == 5
+
+
+async def test_an_enqueue_waiting_for_the_lock_says_so(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import asyncio
+
+    f = make_file(tmp_path / "a.mp4", 3000)
+    admin = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+    try:
+        async with SharedBatch(dsn) as shared:
+            await admin.execute(
+                "select pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, "vidapi/vidapi")
+            )
+            enqueuing = asyncio.ensure_future(
+                shared.enqueue([va.UploadJob(path=f, title="t", channel="news", key="k")])
+            )
+            for _ in range(200):
+                if any("waiting" in r.getMessage() for r in caplog.records):
+                    break
+                await asyncio.sleep(0.05)
+            assert not enqueuing.done()
+            await admin.execute(
+                "select pg_advisory_unlock(%s, hashtext(%s))", (LOCK_CLASS, "vidapi/vidapi")
+            )
+            told = await asyncio.wait_for(enqueuing, 30)
+    finally:
+        await admin.close()
+    assert told.added == 1
+    [said] = [r for r in caplog.records if "waiting" in r.getMessage()]
+    assert said.levelname == "WARNING" and "vidapi" in said.getMessage()

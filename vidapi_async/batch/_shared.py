@@ -504,10 +504,21 @@ class SharedBatch:
             conn = await journal._connect()
             try:
                 async with conn.transaction():
-                    await conn.execute(
-                        "select pg_advisory_xact_lock(7317002, hashtext(%s))",
-                        (f"{journal.schema}/{self.queue}",),
+                    lock = (f"{journal.schema}/{self.queue}",)
+                    cursor = await conn.execute(
+                        "select pg_try_advisory_xact_lock(7317002, hashtext(%s))", lock
                     )
+                    row = await cursor.fetchone()
+                    if not (row and row[0]):
+                        log.warning(
+                            "enqueue: waiting for another enqueuer of queue %s (schema %s) "
+                            "to finish its batch",
+                            self.queue,
+                            journal.schema,
+                        )
+                        await conn.execute(
+                            "select pg_advisory_xact_lock(7317002, hashtext(%s))", lock
+                        )
                     return await self._enqueue_batch(specs, conn)
             finally:
                 await conn.close()
