@@ -71,7 +71,7 @@ from ._jobs import (
     missing_key,
     url_key,
 )
-from ._postgres import Outage, PostgresJournal
+from ._postgres import Outage, PostgresJournal, connect_cause
 from ._runner import BatchUploader, _each
 
 if TYPE_CHECKING:
@@ -837,6 +837,29 @@ class SharedBatch:
             failed=int(failed),
             stages={str(k): int(v) for k, v in stages.items()},
         )
+
+
+async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
+    """Whether ``dsn``'s database holds a shared batch in ``schema`` (its journal and
+    the queue's tables), reading only: ``vidapi status`` creates nothing."""
+    import psycopg
+
+    journal = PostgresJournal(dsn, schema=schema)
+    try:
+        conn = await journal._connect()
+    except psycopg.Error as exc:
+        raise journal._fail(f"cannot connect: {connect_cause(exc)}") from None
+    try:
+        row = await (
+            await conn.execute(
+                "select to_regclass(%s) is not null and to_regclass(%s) is not null "
+                "and to_regclass('procrastinate_jobs') is not null",
+                (f'"{schema}".jobs', f'"{schema}".specs'),
+            )
+        ).fetchone()
+    finally:
+        await conn.close()
+    return bool(row and row[0])
 
 
 async def _pipeline_task(context: Any, key: str) -> None:
