@@ -51,3 +51,21 @@ async def test_a_batch_with_a_non_utf8_name_does_not_crash(
     assert {r.status for r in results.values()} == {va.JobStatus.DONE}, results
     names = sorted(v["title"] for v in emulator.videos())
     assert names == ["caf?.mp4", "plain.mp4"]
+
+
+def test_a_folder_titles_odd_names_readably(tmp_path: Path) -> None:
+    """A folder's file whose name has a newline or bytes that are not UTF-8 is a job
+    like any other (before: the whole batch stopped on its title)."""
+    from vidapi_async.batch import jobs_from_folder
+
+    _latin1_file(tmp_path)
+    make_file(tmp_path / "bad\nname.mp4", 2000)
+    titles = sorted(job.title for job in jobs_from_folder(str(tmp_path), channel="news"))
+    assert titles == ["bad name", "caf\ufffd"]
+
+
+def test_a_jobs_where_shows_odd_names_escaped() -> None:
+    """Messages name the file on one line, its odd characters escaped."""
+    job = va.UploadJob(path="/tmp/bad\nname\udce9.mp4", title="t", channel="news")
+    assert job.where == "/tmp/bad\\nname\\udce9.mp4"
+    assert va.UploadJob(path="/tmp/café.mp4", title="t", channel="news").where == "/tmp/café.mp4"

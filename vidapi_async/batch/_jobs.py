@@ -88,8 +88,16 @@ class UploadJob:
 
     @property
     def where(self) -> str:
-        """The path, or the url without its query (which may hold a signature)."""
-        return self.path if self.path is not None else url_for_humans(self.url or "")
+        """The path (its control characters and bytes that were not UTF-8 escaped: one
+        line of text), or the url without its query (which may hold a signature)."""
+        if self.path is None:
+            return url_for_humans(self.url or "")
+        return "".join(
+            c.encode("unicode_escape", "backslashreplace").decode()
+            if unicodedata.category(c) in ("Cc", "Cs")
+            else c
+            for c in self.path
+        )
 
     def __attrs_post_init__(self) -> None:
         if (self.path is None) == (self.url is None):

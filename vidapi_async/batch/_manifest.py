@@ -283,9 +283,14 @@ def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]
     if not channel:
         raise UsageError("a folder source needs --channel (a CSV manifest can name one per row)")
     for name in folder_entries(folder)[0]:
-        yield UploadJob(
-            path=os.path.join(folder, name), title=os.path.splitext(name)[0], channel=channel
-        )
+        yield UploadJob(path=os.path.join(folder, name), title=_title_of(name), channel=channel)
+
+
+def _title_of(name: str) -> str:
+    """A title from a file name: without its extension, its control characters as
+    spaces, bytes that were not UTF-8 as U+FFFD (a title is text a form can carry)."""
+    text = os.path.splitext(name)[0].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip() or "video"
 
 
 def jobs_from_source(

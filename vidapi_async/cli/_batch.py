@@ -94,6 +94,7 @@ async def report_skipped(source: str, console: Console) -> None:
 
 
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -193,7 +194,8 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
         for r in results:
             if r.status is JobStatus.FAILED:
                 console.print(
-                    f"[red]failed[/red] {r.job.where} at {r.stage.value}: {r.error}",
+                    f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                    f"{escape(str(r.error))}",
                     highlight=False,
                 )
         quota = [r for r in results if isinstance(r.error, QuotaExceededError)]
