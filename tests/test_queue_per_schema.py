@@ -90,3 +90,17 @@ async def test_a_job_without_its_spec_fails_loudly(
 def test_a_bad_queue_name_is_refused(queue: str) -> None:
     with pytest.raises(va.UsageError, match="queue"):
         SharedBatch("postgresql://h/db", queue=queue)
+
+
+async def test_a_file_whose_name_is_not_utf8_is_enqueued_twice(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+) -> None:
+    import os
+
+    f = make_file(tmp_path / os.fsdecode(b"caf\xe9.mp4"), 3000)
+    job = va.UploadJob(path=f, title="t", channel="news")
+    async with SharedBatch(dsn) as shared:
+        first = await shared.enqueue([job])
+        again = await shared.enqueue([job])
+    assert (first.added, again.added, again.already, again.changed) == (1, 0, 1, [])

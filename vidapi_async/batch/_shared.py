@@ -570,7 +570,10 @@ class SharedBatch:
                 "where k not in (select k from there) "
                 "on conflict (key) do update set spec = excluded.spec), "
                 "gone as (insert into {s}.specs select * from there on conflict do nothing) "
-                "select t.k, coalesce(s.spec::jsonb <> t.spec::jsonb, false) "
+                # the same text first: a path that is not UTF-8 is escaped in its
+                # spec as a lone surrogate, which jsonb refuses
+                "select t.k, case when s.spec is null or s.spec = t.spec then false "
+                "else s.spec::jsonb <> t.spec::jsonb end "
                 "from there t left join {s}.specs s on s.key = t.k"
             ),
             (keys, list(specs.values()), _lock(self.queue, "")),
