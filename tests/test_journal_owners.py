@@ -14,21 +14,13 @@ from pathlib import Path
 
 import pytest
 
-import vidapi_async as va
 from vidapi_async.batch import JobRecord, SQLiteJournal
+
+from .test_journal_safety import refused_at_open
 
 
 def _refused(path: Path, words: str) -> None:
-    async def open_it() -> None:
-        journal = SQLiteJournal(path)
-        try:
-            await journal.open()
-        finally:
-            await journal.close()
-
-    with pytest.raises(va.JournalError) as info:
-        asyncio.run(open_it())
-    assert words in str(info.value)
+    assert words in str(refused_at_open(path))
 
 
 def _journal(path: Path) -> None:
