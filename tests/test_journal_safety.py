@@ -105,6 +105,13 @@ def _newer(path: Path) -> None:
 def test_an_unusable_journal_is_refused_at_open(make: object, words: str, tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     make(path)  # type: ignore[operator]
+    error = refused_at_open(path)
+    assert words in str(error)
+    assert str(path) in str(error)
+
+
+def refused_at_open(path: Path) -> va.JournalError:
+    """The ``JournalError`` opening the SQLite journal at ``path`` raises."""
 
     async def open_it() -> None:
         journal = va.SQLiteJournal(path)
@@ -115,8 +122,7 @@ def test_an_unusable_journal_is_refused_at_open(make: object, words: str, tmp_pa
 
     with pytest.raises(va.JournalError) as info:
         asyncio.run(open_it())
-    assert words in str(info.value)
-    assert str(path) in str(info.value)
+    return info.value
 
 
 async def test_a_journal_that_cannot_be_written_is_refused_before_any_upload(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Final
 from urllib.parse import urlsplit
@@ -52,13 +53,25 @@ def video_id(value: object, argument: str = "video_id") -> str:
     return value
 
 
+def plain_text(value: str, argument: str, refused: frozenset[str] = frozenset({"Cc", "Cs"})) -> str:
+    """``value`` unless it holds a character of a Unicode category in ``refused``:
+    by default a control character (a NUL, a newline, an escape) or a lone surrogate
+    (from bytes that were not UTF-8), which no form, database or log line carries
+    faithfully. The message names the character, never the value (a password)."""
+    bad = next((c for c in value if unicodedata.category(c) in refused), None)
+    if bad is not None:
+        what = "a lone surrogate" if unicodedata.category(bad) == "Cs" else "the character"
+        raise InvalidArgumentError(argument, f"has {what} {bad!r}: not allowed")
+    return value
+
+
 def title(value: object) -> str:
-    """A non-blank title."""
+    """A non-blank title without control characters or lone surrogates."""
     if not isinstance(value, str):
         raise InvalidArgumentError("title", f"expected a string, got {type(value).__name__}")
     if not value.strip():
         raise InvalidArgumentError("title", "must not be empty")
-    return value
+    return plain_text(value, "title")
 
 
 DOCUMENTED_CHANNELS: Final = (
@@ -118,7 +131,7 @@ def password(value: object) -> str | None:
         raise InvalidArgumentError(
             "password", "must not be empty; pass None to remove the password"
         )
-    return value
+    return plain_text(value, "password")
 
 
 def http_url(value: object, argument: str) -> str:

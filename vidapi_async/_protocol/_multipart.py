@@ -22,7 +22,13 @@ def _quote_filename(name: str) -> str:
     # percent-escaped. RFC 7578 forbids filename* in form-data, and servers that see only
     # an ASCII-escaped name store the escapes (the "missing file" reports). Every other
     # control character is escaped too: HTTP cannot carry them in a header.
-    return name.translate(_ESCAPED)
+    return _text(name).translate(_ESCAPED)
+
+
+def _text(name: str) -> str:
+    """A file name that was not UTF-8 (surrogate-escaped bytes) as text: its odd bytes
+    become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def attachment_disposition(filename: str) -> str:
@@ -32,7 +38,8 @@ def attachment_disposition(filename: str) -> str:
     if quoted.isascii():
         return f'attachment; filename="{quoted}"'
     fallback = quoted.encode("ascii", "replace").decode().replace("?", "_")
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+    encoded = quote(_text(filename), safe="")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"
 
 
 def multipart_envelope(

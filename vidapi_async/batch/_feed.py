@@ -25,8 +25,7 @@ from .. import _validate as check
 from .._errors import InvalidArgumentError
 from .._internals import internals
 from .._protocol import url_file_name
-from ._jobs import SubtitleSpec, UploadJob
-from ._manifest import once_each
+from ._jobs import SubtitleSpec, UploadJob, once_each
 
 if TYPE_CHECKING:
     from .._client import Client

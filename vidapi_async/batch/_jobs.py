@@ -9,7 +9,7 @@ import os
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -86,6 +86,8 @@ class SubtitleSpec:
             raise InvalidArgumentError("subtitles", "give exactly one of path or url")
         if self.url is not None:
             check.http_url(self.url, "subtitles.url")
+        if self.path is not None and "\0" in self.path:
+            raise InvalidArgumentError("subtitles.path", "has a NUL: no file has such a name")
 
 
 def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
@@ -152,18 +154,30 @@ class UploadJob:
 
     @property
     def where(self) -> str:
-        """The path, or the url without its query (which may hold a signature)."""
-        return self.path if self.path is not None else url_for_humans(self.url or "")
+        """The path (its control characters and bytes that were not UTF-8 escaped: one
+        line of text), or the url without its query (which may hold a signature)."""
+        if self.path is None:
+            return url_for_humans(self.url or "")
+        return "".join(
+            c.encode("unicode_escape", "backslashreplace").decode()
+            if unicodedata.category(c) in ("Cc", "Cs")
+            else c
+            for c in self.path
+        )
 
     def __attrs_post_init__(self) -> None:
         if (self.path is None) == (self.url is None):
             raise InvalidArgumentError("path", "give exactly one of path= and url=")
         if self.url is not None:
             check.http_url(self.url, "url")
+        if self.path is not None and "\0" in self.path:
+            raise InvalidArgumentError("path", "has a NUL: no file has such a name")
         if not isinstance(self.headers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
         ):
             raise InvalidArgumentError("headers", "expected a mapping of strings")
+        for name, value in self.headers.items():
+            check.plain_text(name + value, "headers")
         if self.headers and self.url is None:
             raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)
@@ -287,7 +301,9 @@ def file_key(path: str) -> str:
     """The default job key (blocking: stats the file)."""
     real = os.path.realpath(path)
     st = os.stat(real)
-    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    # the name's own bytes: a name that is not UTF-8 is surrogate-escaped (its key too)
+    text = f"{real}\0{st.st_size}\0{st.st_mtime_ns}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:24]
 
 
@@ -296,7 +312,7 @@ def missing_key(path: str) -> str:
     resolves the path); once the file is there, the job has its ``file_key`` and this
     record is forgotten."""
     real = os.path.realpath(path)
-    return hashlib.sha256(f"missing\0{real}".encode()).hexdigest()[:24]
+    return hashlib.sha256(f"missing\0{real}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 class JobStatus(enum.StrEnum):
@@ -381,3 +397,35 @@ class BatchPlan:
     """Jobs done whose metadata changed: one update each, no upload."""
     skip: tuple[str, ...]
     """Jobs done with the same metadata: nothing sent."""
+
+
+def _identity(job: UploadJob) -> tuple[str, str]:
+    """What makes two rows one job (the key given, else the file or the url), and how
+    a message names it (a url without its query, which may hold a signature)."""
+    if job.key is not None:
+        return f"key\0{job.key}", f"key {job.key!r}"
+    if job.path is not None:
+        real = os.path.realpath(job.path)
+        return f"file\0{real}", f"file {real}"
+    return f"url\0{url_key(job.url or '')}", f"url {url_for_humans(job.url or '')}"
+
+
+def once_each(path: str, jobs: Iterable[tuple[int, UploadJob]]) -> Iterator[UploadJob]:
+    """The ``(line, job)`` pairs' jobs; one that is another line's job again (the same
+    key, or the same file or url without a key) raises ``InvalidArgumentError`` naming
+    both lines. Keeps a short digest per job, not the job."""
+    seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
+    for line, job in jobs:
+        identity, shown = _identity(job)
+        digest = hashlib.blake2b(
+            identity.encode("utf-8", "surrogateescape"), digest_size=12
+        ).digest()
+        first = seen.setdefault(digest, line)
+        if first != line:
+            raise InvalidArgumentError(
+                "key",
+                f"{path} line {first} and line {line}: the same job twice "
+                f"({shown}); one spec per job: remove a row, or give "
+                "each its own key",
+            )
+        yield job

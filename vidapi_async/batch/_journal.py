@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import errno
 import json
 import os
 import sqlite3
@@ -96,10 +97,18 @@ def check_key(key: object) -> str:
             f"{len(key)} characters, more than the {MAX_KEY_LENGTH} a journal holds "
             f"(it starts {key[:20]!r})",
         )
-    bad = next((c for c in key if unicodedata.category(c) == "Cc"), None)
+    bad = next((c for c in key if unicodedata.category(c) in _NOT_IN_KEYS), None)
     if bad is not None:
-        raise InvalidArgumentError("key", f"has the control character {bad!r}: {key[:40]!r}")
+        raise InvalidArgumentError(
+            "key", f"has the character {bad!r} (control, invisible or a line break): {key[:40]!r}"
+        )
     return key
+
+
+_NOT_IN_KEYS = frozenset({"Cc", "Cs", "Cf", "Zl", "Zp"})
+"""Categories refused in a key: control characters, lone surrogates, format characters
+(bidirectional overrides, zero-width) and line or paragraph separators (a key is shown
+in logs and status: it must read as what it is)."""
 
 
 class JobLost(Exception):
@@ -298,10 +307,16 @@ class SQLiteJournal:
         if fcntl is None:  # pragma: no cover - not POSIX: no cross-process lock
             return
         try:
-            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self._lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._fail("its lock file is a symlink: refusing to use it") from None
             raise self._fail(f"cannot create its lock file: {exc.strerror}") from None
-        _private(fd)
+        try:
+            _private(fd, self._fail, "its lock file")
+        except JournalError:
+            os.close(fd)
+            raise
         # ``in_use`` (``vidapi status --watch``) holds a shared lock for an instant: a
         # refusal is tried again for a moment before it means another batch.
         for wait in (0.01, 0.02, 0.04, 0.08, 0.16, None):
@@ -351,6 +366,7 @@ class SQLiteJournal:
             return self._db
         if os.path.isdir(self.path):
             raise self._fail("is a directory; give a file path such as batch.sqlite")
+        self._check_file()
         self._lock()
         try:
             self._db = self._check(self._open_db())
@@ -359,17 +375,42 @@ class SQLiteJournal:
             raise
         return self._db
 
+    def _check_file(self) -> None:
+        """Refuse a file that is not a SQLite database (nor empty) before anything is
+        changed: its mode, a lock file beside it."""
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(16)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise self._fail(f"cannot open it: {exc.strerror}") from None
+        if head and not b"SQLite format 3\0".startswith(head[:16]):
+            raise self._fail("not a usable SQLite database: not a SQLite file")
+
     def _open_db(self) -> sqlite3.Connection:
         # The file is the user's alone (0600, whatever the umask), created so before
         # SQLite opens it: SQLite gives its -wal and -shm files the same mode.
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o600)
+            try:  # created here: ours alone from the start
+                fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:  # there already (a symlink to a journal is followed)
+                fd = os.open(self.path, os.O_RDONLY)
         except OSError as exc:
             raise self._fail(f"cannot open it: {exc.strerror}") from None
         try:
-            _private(fd)
+            _private(fd, self._fail, "it")
         finally:
             os.close(fd)
+        real = os.path.realpath(self.path)
+        for side in ("-wal", "-shm"):
+            try:
+                st = os.lstat(real + side)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                raise self._fail(f"its {side} file is a symlink: refusing to use it")
+            _owned(st, self._fail, f"its {side} file")
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -491,12 +532,26 @@ class SQLiteJournal:
             db.close()
 
 
-def _private(fd: int) -> None:
+def _private(fd: int, fail: Callable[[str], JournalError], name: str) -> None:
     """Make a file of ours readable and writable by its owner only (it may hold a
-    chunked upload's address with its seal); one of another user's is left as it is."""
+    chunked upload's address with its seal); refuse one another user owns or could
+    have written (``_owned``)."""
     st = os.fstat(fd)
-    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != 0o600:
+    _owned(st, fail, name)
+    if stat.S_IMODE(st.st_mode) != 0o600:
         os.fchmod(fd, 0o600)
+
+
+def _owned(st: os.stat_result, fail: Callable[[str], JournalError], name: str) -> None:
+    """Refuse a journal's file another user owns, or group or others may write: it may
+    have been prepared for this batch by someone else (in a shared folder)."""
+    if st.st_uid != os.geteuid():
+        raise fail(f"{name} belongs to another user (uid {st.st_uid}): refusing to use it")
+    if st.st_mode & 0o022:
+        raise fail(
+            f"{name} is writable by others (mode {stat.S_IMODE(st.st_mode):o}): refusing to "
+            "use it; make it 0600 if it is yours"
+        )
 
 
 def _record(row: tuple[object, ...]) -> JobRecord:

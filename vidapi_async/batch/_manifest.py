@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import hashlib
 import json
 import os
 import unicodedata
@@ -39,8 +38,8 @@ from datetime import datetime
 from typing import Any, BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
-from .._protocol import url_file_name, url_for_humans
-from ._jobs import SubtitleSpec, UploadJob
+from .._protocol import url_file_name
+from ._jobs import SubtitleSpec, UploadJob, once_each
 
 __all__ = ["folder_entries", "jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
 
@@ -57,6 +56,8 @@ SKIPPED_SUFFIXES = (
     ".txt",
     ".lock",
 )
+MAX_LINE = 1 << 20
+"""Characters a manifest's line may hold (csv's own limit is 128 KiB a cell)."""
 COLUMNS = (
     "path", "url", "headers", "title", "channel", "published", "password", "live", "key",
     "subtitles", "description", "tags", "language", "private", "is_created_for_kids",
@@ -218,6 +219,8 @@ def _decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
         info = codecs.lookup(encoding)
     except (LookupError, TypeError):
         raise InvalidArgumentError("encoding", f"unknown encoding {encoding!r}") from None
+    if not getattr(info, "_is_text_encoding", True):  # rot13, hex, base64...
+        raise InvalidArgumentError("encoding", f"{encoding!r} is not a text encoding")
     if info.name == "utf-8":
         info = codecs.lookup("utf-8-sig")
     return lambda: info.incrementaldecoder("strict")
@@ -227,25 +230,36 @@ def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
     """The manifest's text, one line at a time (ends kept, for ``csv``); bytes that are
     not ``encoding`` raise ``InvalidArgumentError`` naming the file and the line."""
     decoder = _decoder(encoding)()
-    line, pending = 1, ""
+    line, pending, size = 1, [""], 0  # the line under way, in pieces (linear time)
     for chunk in iter(lambda: raw.read(1 << 16), b""):
         try:
-            pending += decoder.decode(chunk)
+            text = decoder.decode(chunk)
         except UnicodeDecodeError as exc:
             good = chunk[: exc.start].decode(encoding, errors="replace")
-            at = line + pending.count("\n") + good.count("\n")
             raise InvalidArgumentError(
                 "encoding",
-                f"{path} line {at}: not {encoding} text (byte 0x{chunk[exc.start]:02x}); "
-                "give its encoding (--encoding latin-1, cp1252...; encoding= in Python)",
+                f"{path} line {line + good.count(chr(10))}: not {encoding} text (byte "
+                f"0x{chunk[exc.start]:02x}); give its encoding (--encoding cp1252, latin-1...; "
+                "encoding= in Python)",
             ) from None
-        *done, pending = pending.split("\n")
-        for text in done:
+        first, *done = text.split("\n")
+        pending.append(first)
+        size += len(first)
+        if size > MAX_LINE:
+            raise InvalidArgumentError(
+                "path", f"{path} line {line}: longer than {MAX_LINE} characters"
+            )
+        if done:
+            *whole, last = done
+            yield "".join(pending) + "\n"
             line += 1
-            yield text + "\n"
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield pending
+            for piece in whole:
+                yield piece + "\n"
+                line += 1
+            pending, size = [last], len(last)
+    tail = "".join(pending) + decoder.decode(b"", final=True)
+    if tail:
+        yield tail
 
 
 def _no_control(row: dict[str, str | None], where: str) -> None:
@@ -255,39 +269,29 @@ def _no_control(row: dict[str, str | None], where: str) -> None:
         if column is None or value is None:
             continue
         allowed = "\n\r\t" if column == "description" else ""  # a description has lines
-        bad = next((c for c in value if unicodedata.category(c) == "Cc" and c not in allowed), None)
+        bad = next(
+            (c for c in value if unicodedata.category(c) in ("Cc", "Cs") and c not in allowed),
+            None,
+        )
         if bad is not None:
-            raise InvalidArgumentError(column, f"{where}: has the control character {bad!r}")
-
-
-def _identity(job: UploadJob) -> tuple[str, str]:
-    """What makes two rows one job (the key given, else the file or the url), and how
-    a message names it (a url without its query, which may hold a signature)."""
-    if job.key is not None:
-        return f"key\0{job.key}", f"key {job.key!r}"
-    if job.path is not None:
-        real = os.path.realpath(job.path)
-        return f"file\0{real}", f"file {real}"
-    return f"url\0{job.url}", f"url {url_for_humans(job.url or '')}"
-
-
-def once_each(path: str, jobs: Iterable[tuple[int, UploadJob]]) -> Iterator[UploadJob]:
-    """The ``(line, job)`` pairs' jobs; one that is another line's job again (the same
-    key, or the same file or url without a key) raises ``InvalidArgumentError`` naming
-    both lines. Keeps a short digest per job, not the job."""
-    seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
-    for line, job in jobs:
-        identity, shown = _identity(job)
-        digest = hashlib.blake2b(identity.encode(), digest_size=12).digest()
-        first = seen.setdefault(digest, line)
-        if first != line:
             raise InvalidArgumentError(
-                "key",
-                f"{path} line {first} and line {line}: the same job twice "
-                f"({shown}); one spec per job: remove a row, or give "
-                "each its own key",
+                column, f"{where}: has the control character or lone surrogate {bad!r}"
             )
-        yield job
+
+
+def _rows(reader: csv.DictReader[str], path: str) -> Iterator[dict[str, str | None]]:
+    """``reader``'s rows; a line csv cannot read (a cell over its limit, a line end
+    inside an unquoted cell) raises ``InvalidArgumentError`` naming the file and line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InvalidArgumentError(
+                "path", f"{path} line {reader.line_num + 1}: not a CSV row csv can read ({exc})"
+            ) from None
+        yield row
 
 
 def jobs_from_manifest(
@@ -308,11 +312,19 @@ def _csv_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[i
     base = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as raw:
         reader = csv.DictReader(_lines(raw, path, encoding))
-        header = reader.fieldnames or []
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as exc:
+            raise InvalidArgumentError(
+                "path", f"{path} line 1: not a CSV header csv can read ({exc})"
+            ) from None
         if "path" not in header and "url" not in header:
             raise UsageError(
                 f"{path}: the manifest needs a header row with a 'path' or 'url' column"
             )
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise UsageError(f"{path}: column(s) named twice: {', '.join(twice)}")
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
             raise UsageError(
@@ -320,7 +332,7 @@ def _csv_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[i
                 f"known: {', '.join(COLUMNS)}"
             )
         ended = reader.line_num  # the header's last line
-        for row in reader:
+        for row in _rows(reader, path):
             line, ended = ended + 1, reader.line_num  # a row may span lines (quoted)
             where = f"{path} line {line}"
             _no_control(row, where)
@@ -385,9 +397,14 @@ def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]
     if not channel:
         raise UsageError("a folder source needs --channel (a CSV manifest can name one per row)")
     for name in folder_entries(folder)[0]:
-        yield UploadJob(
-            path=os.path.join(folder, name), title=os.path.splitext(name)[0], channel=channel
-        )
+        yield UploadJob(path=os.path.join(folder, name), title=_title_of(name), channel=channel)
+
+
+def _title_of(name: str) -> str:
+    """A title from a file name: without its extension, its control characters as
+    spaces, bytes that were not UTF-8 as U+FFFD (a title is text a form can carry)."""
+    text = os.path.splitext(name)[0].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip() or "video"
 
 
 def jobs_from_source(

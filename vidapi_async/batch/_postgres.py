@@ -61,6 +61,8 @@ _CAUSES = (
     ("timed out", "timed out"),
     ("the database system is starting up", "the server is starting up"),
     ("the database system is shutting down", "the server is shutting down"),
+    ("too many clients", "too many connections"),
+    ("remaining connection slots are reserved", "too many connections"),
 )
 
 
@@ -211,10 +213,12 @@ _WAITED = frozenset(
         "timed out",
         "the server is starting up",
         "the server is shutting down",
-        _NO_CAUSE,
+        "too many connections",
     }
 )
-"""Why a connection failed, when a patient opener waits for the server."""
+"""Why a connection failed, when a patient opener waits for the server: the server
+away or full, never a refusal waiting does not mend (a ``pg_hba.conf`` ``reject``, SSL
+required by one side only, no CONNECT privilege: ``cannot connect``)."""
 
 
 class _NotAway(Exception):
@@ -354,7 +358,9 @@ class PostgresJournal:
             try:
                 return await self._connect()
             except psycopg.OperationalError as exc:
-                if connect_cause(exc) in _WAITED:
+                if connect_cause(exc) in _WAITED or (exc.sqlstate or "").startswith(
+                    ("57P0", "53300")
+                ):
                     raise  # the outage's: waited for
                 raise _NotAway(exc) from exc
 

@@ -677,6 +677,9 @@ class BatchUploader:
                 # worker that held the job before): look first.
                 await self._advance(record, Stage.CREATING)  # fenced: still ours?
                 found = await client.videos.find_by_tag(_tag(record.key))
+                earlier = _earlier_tag(record.key)
+                if not found and earlier is not None:
+                    found = await client.videos.find_by_tag(earlier)
                 video = found[0] if found else None
             if video is None:
                 self._check_quota()
@@ -1058,9 +1061,19 @@ def _prepare(
 
 def _tag(key: str) -> str:
     """The tag that marks the video a job created: ``vidapi-`` and the key itself when
-    it is ASCII letters, digits, '-' and '_' (80 at most), else a hash of the key."""
-    safe = key if _TAG_SAFE.fullmatch(key) else hashlib.sha256(key.encode()).hexdigest()[:32]
-    return f"vidapi-{safe}"
+    it is ASCII letters, digits, '-' and '_' (80 at most), else ``vidapih-`` and a hash
+    of the key (a prefix no key's own tag has)."""
+    if _TAG_SAFE.fullmatch(key):
+        return f"vidapi-{key}"
+    return f"vidapih-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+
+
+def _earlier_tag(key: str) -> str | None:
+    """The tag earlier releases gave a key that is hashed (``vidapi-`` and the hash):
+    a job they left at ``creating`` looks its video up by it too."""
+    if _TAG_SAFE.fullmatch(key):
+        return None
+    return f"vidapi-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
 
 
 def _now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str, Any]:

@@ -33,13 +33,13 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import datetime
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+import re
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import attrs
@@ -73,7 +73,7 @@ from ._jobs import (
     missing_key,
     url_key,
 )
-from ._postgres import Outage, PostgresJournal
+from ._postgres import Outage, PostgresJournal, connect_cause
 from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
@@ -83,6 +83,8 @@ if TYPE_CHECKING:
 __all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
+
+_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,63}")
 
 log = logging.getLogger("vidapi_async.worker")
 
@@ -144,7 +146,7 @@ def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: se
                 if row is None:
                     await self._register_again(worker_id)
 
-            await outage.patiently(beat)
+            await self._unless_stopping(beat)  # stopping with the database away: skipped
 
         async def register_worker(self) -> int:
             return int(await outage.patiently(lambda: base.register_worker(self)))
@@ -252,6 +254,13 @@ def _spec(job: UploadJob) -> dict[str, Any]:
             for s in job.subtitles
         ],
     }
+
+
+def _lock(queue: str, key: str) -> str:
+    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: the key itself
+    on the queue ``vidapi`` (as in earlier releases), else prefixed with the queue's name
+    (procrastinate's locks span every queue)."""
+    return key if queue == "vidapi" else f"{queue}/{key}"
 
 
 def _job(spec: dict[str, Any]) -> UploadJob:
@@ -365,16 +374,23 @@ class SharedBatch:
         dsn: str,
         *,
         schema: str = "vidapi",
-        queue: str = "vidapi",
+        queue: str | None = None,
         wait_for_database: bool = False,
     ) -> None:
-        """``wait_for_database``: entering waits while the server is away (refusing
-        connections, starting up, shutting down) with the backoff of a worker that
-        loses it later, instead of raising ``JournalError`` (``vidapi worker``)."""
+        """``queue``: the procrastinate queue's name; by default the schema's (the
+        queue tables are the database's, shared by every schema: each schema its own
+        queue; the defaults, schema and queue ``vidapi``, are those of earlier
+        releases). ``wait_for_database``: entering waits while the server is away
+        (refusing connections, starting up, shutting down) with the backoff of a
+        worker that loses it later, instead of raising ``JournalError``
+        (``vidapi worker``)."""
         self.journal = PostgresJournal(dsn, schema=schema)
         self._wait = wait_for_database
         self._stopping = asyncio.Event()
-        self.queue = queue
+        if queue is not None and not _QUEUE.fullmatch(queue):
+            raise UsageError("queue: letters, digits, '_', '.' and '-', at most 63")
+        self.queue = schema if queue is None else queue
+        """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
         self._lost: set[int] = set()
@@ -415,7 +431,7 @@ class SharedBatch:
             name=TASK,
             queue=self.queue,
             pass_context=True,
-            retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT),
+            retry=_retry_strategy(),
         )(_pipeline_task)
         await app.open_async()
         self._app = app
@@ -493,8 +509,7 @@ class SharedBatch:
                     changed.append(key)
             await self._record_missing(failed, found)
             if specs:
-                async with self._enqueue_lock():
-                    new, differ, updates = await self._enqueue_batch(specs)
+                new, differ, updates = await self._enqueue_locked(specs)
                 added += new - len(updates)
                 already += len(specs) - new + len(updates)
                 changed.extend(k for k in differ if k not in changed)
@@ -508,31 +523,47 @@ class SharedBatch:
             await flush()
         return Enqueued(added, already, unreadable, changed, updating)
 
-    @contextlib.asynccontextmanager
-    async def _enqueue_lock(self) -> AsyncIterator[None]:
-        """One enqueuer of this queue at a time, from its specs' statement to its defer:
-        two hosts enqueuing one key agree on one spec (the first one's; the second sees
-        the job queued and is told its spec differs). A lock of a session of its own,
-        released by the server if this process dies."""
+    async def _enqueue_locked(self, specs: dict[str, str]) -> tuple[int, list[str], list[str]]:
+        """``_enqueue_batch`` in one transaction holding this queue's enqueue lock, on
+        the lock's own connection: two hosts enqueuing one key agree on one spec (the
+        first one's; the second sees the job queued and is told its spec differs). A
+        connection lost meanwhile (a restart) undoes the transaction, and the step is
+        done again from taking the lock; the lock is the server's, released with the
+        transaction or with a process that dies."""
+        import psycopg
+
         journal = self.journal
 
-        async def take() -> Any:
+        async def once() -> tuple[int, list[str], list[str]]:
             conn = await journal._connect()
             try:
-                await conn.execute(
-                    "select pg_advisory_lock(7317002, hashtext(%s))",
-                    (f"{journal.schema}/{self.queue}",),
-                )
-            except BaseException:
+                async with conn.transaction():
+                    lock = (f"{journal.schema}/{self.queue}",)
+                    cursor = await conn.execute(
+                        "select pg_try_advisory_xact_lock(7317002, hashtext(%s))", lock
+                    )
+                    row = await cursor.fetchone()
+                    if not (row and row[0]):
+                        log.warning(
+                            "enqueue: waiting for another enqueuer of queue %s (schema %s) "
+                            "to finish its batch",
+                            self.queue,
+                            journal.schema,
+                        )
+                        await conn.execute(
+                            "select pg_advisory_xact_lock(7317002, hashtext(%s))", lock
+                        )
+                    return await self._enqueue_batch(specs, conn)
+            finally:
                 await conn.close()
-                raise
-            return conn
 
-        conn = await journal.outage.patiently(take)
         try:
-            yield
-        finally:
-            await conn.close()  # the lock with it
+            return await journal.outage.patiently(once)
+        except psycopg.Error as exc:  # not an outage: the server refused a statement
+            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+            raise journal._fail(
+                f"the server refused a statement ({type(exc).__name__}{state})"
+            ) from None
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
@@ -556,7 +587,9 @@ class SharedBatch:
                 (found,),
             )
 
-    async def _enqueue_batch(self, specs: dict[str, str]) -> tuple[int, list[str], list[str]]:
+    async def _enqueue_batch(
+        self, specs: dict[str, str], conn: Any
+    ) -> tuple[int, list[str], list[str]]:
         """Keep the specs and defer the jobs among them not done, queued or running
         already, and the done ones whose metadata only changed (their update); how
         many were deferred, the keys of those already there whose new spec differs and
@@ -565,18 +598,21 @@ class SharedBatch:
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
-        rows = await self.journal.fetchall(
+        cursor = await conn.execute(
             q(
                 "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)) "
                 "select n.k, exists(select 1 from procrastinate_jobs "
-                "where lock = n.k and status in ('todo', 'doing')), s.spec "
+                "where lock = %s || n.k and status in ('todo', 'doing')), s.spec "
                 "from new n left join {s}.specs s on s.key = n.k "
                 "where exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
                 "or exists(select 1 from procrastinate_jobs "
-                "where lock = n.k and status in ('todo', 'doing'))"
+                "where lock = %s || n.k and status in ('todo', 'doing'))"
             ),
-            (keys, list(specs.values())),
+            (keys, list(specs.values()), _lock(self.queue, ""), _lock(self.queue, "")),
         )
+        # compared here, not as jsonb: a path that is not UTF-8 is a lone surrogate's
+        # escape in its spec, which jsonb refuses
+        rows = await cursor.fetchall()
         differ: list[str] = []
         updates: list[str] = []
         keep_old: dict[str, str] = {}  # there, with no spec kept: this one is kept
@@ -593,7 +629,7 @@ class SharedBatch:
                 differ.append(key)
         there = {row[0] for row in rows} - set(updates)
         fresh = [key for key in keys if key not in there]
-        await self.journal.execute(
+        await conn.execute(
             q(
                 "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                 "on conflict (key) do update set spec = excluded.spec"
@@ -601,7 +637,7 @@ class SharedBatch:
             (fresh, [specs[k] for k in fresh]),
         )
         if keep_old:
-            await self.journal.execute(
+            await conn.execute(
                 q(
                     "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                     "on conflict do nothing"
@@ -615,20 +651,23 @@ class SharedBatch:
 
         task = app.tasks[TASK]
         new_jobs = [
-            task.configure(lock=key, queueing_lock=key).make_new_job(key=key) for key in fresh
+            task.configure(
+                lock=_lock(self.queue, key), queueing_lock=_lock(self.queue, key)
+            ).make_new_job(key=key)
+            for key in fresh
         ]
         try:
-            await self.journal.outage.patiently(
-                lambda: app.job_manager.batch_defer_jobs_async(new_jobs)
-            )
+            async with conn.transaction():  # a savepoint: undone alone if refused
+                await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
             return len(fresh), differ, updates
         except AlreadyEnqueued:
             pass
-        # another host enqueued some of them meanwhile: one at a time
+        # queued meanwhile by an enqueuer not taking the lock: one at a time
         added = 0
         for job in new_jobs:
             try:
-                await app.job_manager.defer_job_async(job)
+                async with conn.transaction():
+                    await app.job_manager.batch_defer_jobs_async([job], connection=conn)
             except AlreadyEnqueued:
                 continue
             added += 1
@@ -771,7 +810,7 @@ class SharedBatch:
             assert job.id is not None
             worker_log.warning(
                 "job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.lock or job.task_kwargs.get("key"),
+                job.task_kwargs.get("key") or job.lock,
                 stalled_after,
             )
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
@@ -876,8 +915,9 @@ class SharedBatch:
         as failed, a job whose journal says done counts as done)."""
         row = await self.journal.fetchone(
             self.journal._q(
-                "with q as (select distinct on (lock) lock as key, status::text as status "
-                "from procrastinate_jobs where queue_name = %s order by lock, id desc), "
+                "with q as (select distinct on (args->>'key') args->>'key' as key, "
+                "status::text as status from procrastinate_jobs where queue_name = %s "
+                "order by args->>'key', id desc), "
                 "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
                 "on q.key = j.key), "
                 "c as (select "
@@ -906,6 +946,29 @@ class SharedBatch:
             failed=int(failed),
             stages={str(k): int(v) for k, v in stages.items()},
         )
+
+
+async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
+    """Whether ``dsn``'s database holds a shared batch in ``schema`` (its journal and
+    the queue's tables), reading only: ``vidapi status`` creates nothing."""
+    import psycopg
+
+    journal = PostgresJournal(dsn, schema=schema)
+    try:
+        conn = await journal._connect()
+    except psycopg.Error as exc:
+        raise journal._fail(f"cannot connect: {connect_cause(exc)}") from None
+    try:
+        row = await (
+            await conn.execute(
+                "select to_regclass(%s) is not null and to_regclass(%s) is not null "
+                "and to_regclass('procrastinate_jobs') is not null",
+                (f'"{schema}".jobs', f'"{schema}".specs'),
+            )
+        ).fetchone()
+    finally:
+        await conn.close()
+    return bool(row and row[0])
 
 
 async def _pipeline_task(context: Any, key: str) -> None:
@@ -940,7 +1003,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
     )
     if row is None:
-        return  # enqueued by a run whose spec is gone: nothing to do
+        await _spec_missing(shared, key)
     job = _job(json.loads(row[0]))
     until = await shared.quota_until()
     if until is not None and runner._quota is None:
@@ -982,6 +1045,41 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
     if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+
+
+class SpecMissing(JournalError):
+    """A queued job whose spec is not in the batch's schema: failed, never retried."""
+
+
+async def _spec_missing(shared: SharedBatch, key: str) -> None:
+    """Fail the job ``key`` whose spec is not in the schema (a queue given to two
+    schemas, specs deleted by hand): recorded in the journal, logged, and raised so that
+    the queue fails it (never counted done)."""
+    why = f"its spec is not in schema {shared.journal.schema!r} (queue {shared.queue!r})"
+    worker_log.error("job %s: %s; failed", key, why)
+    await shared.journal.execute(
+        shared.journal._q(
+            "insert into {s}.jobs (key, stage, subtitles_done, runs, error, updated) "
+            "values (%s, 'pending', '[]', 0, %s, now()) "
+            "on conflict (key) do update set error = excluded.error, updated = now() "
+            "where {s}.jobs.stage <> 'done'"
+        ),
+        (key, f"SpecMissing: {why}"),
+    )
+    raise SpecMissing(shared.journal.where, f"job {key[:40]}: {why}")
+
+
+def _retry_strategy() -> Any:
+    """The queue's retries (``MAX_ATTEMPTS``), none for a job without its spec."""
+    import procrastinate
+
+    class Retry(procrastinate.RetryStrategy):
+        def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+            if isinstance(exception, SpecMissing):
+                return None
+            return super().get_retry_decision(exception=exception, job=job)
+
+    return Retry(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT)
 
 
 def _refused_credentials(

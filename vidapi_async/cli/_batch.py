@@ -88,7 +88,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--encoding",
         default="utf-8",
         help="a CSV manifest's encoding (default utf-8, with or without a BOM; an Excel "
-        "export: latin-1 or cp1252)",
+        "export: cp1252)",
     )
     p.add_argument(
         "--concurrency",
@@ -169,6 +169,7 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
 
 
 async def _run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -276,7 +277,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         for r in results:
             if r.status is JobStatus.FAILED:
                 console.print(
-                    f"[red]failed[/red] {r.job.where} at {r.stage.value}: {r.error}",
+                    f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                    f"{escape(str(r.error))}",
                     highlight=False,
                 )
         quota = [r for r in results if isinstance(r.error, QuotaExceededError)]

@@ -20,6 +20,7 @@ from .._metrics import claim
 from .._observe import worker_log
 from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
 from ..batch._manifest import check_source
+from ..batch._shared import batch_exists
 from ._args import add_metrics_port, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
@@ -422,7 +423,11 @@ async def run_status(
             counts = await _watch_sqlite(path, counts, console)
         _print_status(args, counts, title=f"SQLite journal {path}")
         return EXIT_OK
-    async with SharedBatch(_postgres(args.journal, "status")) as shared:
+    dsn = _postgres(args.journal, "status")
+    if not await batch_exists(dsn):  # nothing to read, and nothing created
+        _print_status(args, QueueStatus(0, 0, 0, 0, {}).as_dict())
+        return EXIT_OK
+    async with SharedBatch(dsn) as shared:
         if not args.watch:
             _print_status(args, (await shared.status()).as_dict())
             return EXIT_OK

@@ -1,0 +1,26 @@
+"""A worker stopping while the database is away does not let procrastinate log an
+``update_heartbeats error`` traceback: the heartbeat it cannot send is skipped (its
+row is left to be pruned, its jobs to be taken over), as the other stopping calls."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from vidapi_async.batch._postgres import Outage
+from vidapi_async.batch._shared import _job_manager
+
+pytest.importorskip("procrastinate")
+
+
+async def test_a_heartbeat_while_stopping_with_the_database_away_is_quiet(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outage = Outage("postgresql://127.0.0.1:1/x")
+    outage.away = "timed out"
+    outage.give_up.set()
+    manager = _job_manager(object(), outage, set(), set())
+    with caplog.at_level(logging.DEBUG):
+        await manager.update_heartbeat(1)  # no JournalError
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -1,0 +1,83 @@
+"""Reading a manifest never ends in a traceback: CR-only line ends, a huge cell, an
+encoding that is not a text encoding or that makes lone surrogates, the same url
+signed twice; and a long line is read in linear time, up to a bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async.batch import jobs_from_manifest
+
+from .conftest import make_file
+
+
+def _manifest(tmp_path: Path, body: bytes) -> str:
+    make_file(tmp_path / "a.mp4", 1000)
+    path = tmp_path / "jobs.csv"
+    path.write_bytes(body)
+    return str(path)
+
+
+def _refused(path: str, **kwargs: str) -> va.VidapiError:
+    with pytest.raises((va.InvalidArgumentError, va.UsageError)) as caught:
+        list(jobs_from_manifest(path, channel="news", **kwargs))
+    assert path in str(caught.value)
+    return caught.value
+
+
+def test_cr_only_line_ends_are_a_named_error(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, b"path,title\ra.mp4,one\ra.mp4,two\r")
+    _refused(path)
+
+
+def test_a_cell_over_csvs_limit_is_a_named_error(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, b'path,title\na.mp4,"' + b"x" * 200_000 + b'"\n')
+    assert "line 2" in str(_refused(path))
+
+
+def test_a_line_too_long_is_a_named_error(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, b"path,title\na.mp4," + b"x" * (3 << 20) + b"\n")
+    assert "line 2" in str(_refused(path))
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "zlib"])
+def test_an_encoding_that_is_not_text_is_refused(tmp_path: Path, encoding: str) -> None:
+    path = _manifest(tmp_path, b"path,title\na.mp4,one\n")
+    with pytest.raises(va.InvalidArgumentError) as caught:
+        list(jobs_from_manifest(path, channel="news", encoding=encoding))
+    assert caught.value.argument == "encoding"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "cell"), [("utf-7", b"+2AA-"), ("unicode_escape", b"\\ud800")]
+)
+def test_an_encoding_making_lone_surrogates_is_a_named_error(
+    tmp_path: Path, encoding: str, cell: bytes
+) -> None:
+    path = _manifest(tmp_path, b"path,title\na.mp4,t" + cell + b"\n")
+    assert "line 2" in str(_refused(path, encoding=encoding))
+
+
+def test_the_same_url_signed_twice_is_one_job_twice(tmp_path: Path) -> None:
+    one = "https://bucket.example.com/v.mp4?X-Amz-Signature=aaa&X-Amz-Credential=c1"
+    two = "https://bucket.example.com/v.mp4?X-Amz-Signature=bbb&X-Amz-Credential=c2"
+    path = _manifest(tmp_path, f"url,title\n{one},one\n{two},two\n".encode())
+    error = _refused(path)
+    assert "the same job twice" in str(error)
+    assert "aaa" not in str(error) and "bbb" not in str(error)
+
+
+def test_a_long_line_is_read(tmp_path: Path) -> None:
+    title = "y" * 100_000
+    path = _manifest(tmp_path, f"path,title\na.mp4,{title}\na.mp4,t\n".encode())
+    with pytest.raises(va.InvalidArgumentError) as caught:  # a job twice: read both
+        list(jobs_from_manifest(path, channel="news"))
+    assert "line 2 and line 3" in str(caught.value)
+
+
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, b"path,title,title\na.mp4,one,two\n")
+    assert "title" in str(_refused(path))
