@@ -341,18 +341,26 @@ async def test_each_worker_shows_its_own_jobs_and_totals(tmp_path: Path, dsn: st
     async with Emulator(faults=Faults(latency=0.02)) as emu:
         async with SharedBatch(dsn) as shared:
             assert (await shared.enqueue(jobs_for(files))).added == 8
-        procs = [await spawn(worker_cmd(emu, dsn, "--until-empty")) for _ in range(2)]
+        procs = [
+            await asyncio.create_subprocess_exec(
+                *worker_cmd(emu, dsn, "--until-empty"),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                preexec_fn=default_signals,
+            )
+            for _ in range(2)
+        ]
         outputs = []
         for proc in procs:
-            _, err = await asyncio.wait_for(proc.communicate(), 120)
+            out, err = await asyncio.wait_for(proc.communicate(), 120)
             assert proc.returncode == 0, err.decode()[-2000:]
-            outputs.append(err.decode())
+            outputs.append((out.decode(), err.decode()))
     own = []
-    for text in outputs:  # not a terminal: a log line per finished job, then the totals
-        total = re.search(r"this worker: (\d+) done, (\d+) failed", text)
-        assert total is not None, text
+    for result, text in outputs:  # not a terminal: a log line per finished job (stderr)
+        total = re.search(r"this worker: (\d+) done, (\d+) failed", result)  # stdout
+        assert total is not None, (result, text)
         own.append(int(total.group(1)))
-        assert "the queue: 8 done, 0 failed" in text
+        assert "the queue: 8 done, 0 failed" in result
         lines = re.findall(
             r"^worker: (\d+) done, 0 failed, \d+ running, [\d.]+ jobs/min", text, re.M
         )

@@ -250,7 +250,10 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
     finally:
         await shared.__aexit__(None, None, None)
     if status is not None:
-        view.say(view.totals(status))
+        if view.as_log:  # --log-format json: a log line as every other
+            view.say(view.totals(status))
+        else:  # the worker's result
+            output_console().print(view.totals(status), highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -291,13 +294,15 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
         enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel, args.encoding))
-        console.print(
+        # the counts are the result (but for --json's, the status), warnings stay on stderr
+        out = console if args.json else output_console()
+        out.print(
             f"enqueued {enqueued.added} job(s); {enqueued.already} were done, queued or "
             "running already",
             highlight=False,
         )
         if enqueued.updating:
-            console.print(
+            out.print(
                 f"{len(enqueued.updating)} job(s) done already have new metadata: their "
                 "update is queued (no file sent again)",
                 highlight=False,
