@@ -24,6 +24,7 @@ pytestmark = pytest.mark.system  # a mypy run from scratch: 5-10 s
 ROOT = Path(va.__file__).parent.parent
 
 GOOD = """
+import asyncio
 from datetime import datetime, timezone
 from vidapi_async import NOT_GIVEN, Client, Subtitle, Video
 
@@ -71,6 +72,10 @@ async def good(client: Client) -> Video:
         assert isinstance(old, Video)
     async for item in client.paginate("/me/videos", fields="id", max_items=3):
         assert isinstance(item["id"], str)
+    # an operation is a coroutine: it can be a task of its own
+    task = asyncio.create_task(client.get_video("x1"))
+    other = asyncio.create_task(client.videos.get("x2"))
+    assert isinstance(await task, Video) and isinstance(await other, Video)
     return video
 """
 
@@ -182,7 +187,7 @@ def test_user_code_is_checked_against_the_real_signatures(tmp_path: Path) -> Non
     get_video, upload_video, videos_get, iter_videos = notes
     assert "*Any" not in get_video and "**Any" not in get_video
     assert "(video_id: str | vidapi_async._models.Video, fields: " in get_video
-    assert get_video.endswith('-> typing.Awaitable[vidapi_async._models.Video]"')
+    assert get_video.endswith('-> typing.Coroutine[Any, Any, vidapi_async._models.Video]"')
     assert "title: str" in upload_video and "channel: str" in upload_video
     # the alias and the namespaced method show one signature
     assert get_video.split("Revealed type is")[1] == videos_get.split("Revealed type is")[1]

@@ -19,7 +19,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -418,7 +418,8 @@ def _redacted_query(query: str) -> str:
 def operation(
     name: str,
 ) -> Callable[
-    [Callable[Concatenate[S, P], Awaitable[T]]], Callable[Concatenate[S, P], Awaitable[T]]
+    [Callable[Concatenate[S, P], Coroutine[Any, Any, T]]],
+    Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
 ]:
     """A method of a client's namespace (each holds the client's ``_requester``) traced as
     ``vidapi <name>`` when its client records. The method keeps its signature for type
@@ -426,8 +427,8 @@ def operation(
     span_name = f"vidapi {name}"
 
     def decorate(
-        method: Callable[Concatenate[S, P], Awaitable[T]],
-    ) -> Callable[Concatenate[S, P], Awaitable[T]]:
+        method: Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
+    ) -> Callable[Concatenate[S, P], Coroutine[Any, Any, T]]:
         @functools.wraps(method)
         async def traced(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
             # Each namespace of the client holds the client's requester.
