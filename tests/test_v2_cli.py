@@ -78,3 +78,68 @@ async def test_api_v2_with_a_token_on_a_command(tmp_path: Path) -> None:
         assert json.loads(out)["profiles"]
         code, _, err = await cli(env, "--api", "v3", "api", "/me")
         assert code == 2 and "--api" in err
+
+
+async def test_an_upload_v2_cannot_finish_is_refused_before_a_byte(tmp_path: Path) -> None:
+    """``vidapi --api v2 upload --subtitle``: v2 has no subtitle files, so the command is
+    refused before the upload (it sent the file and created the video, then refused the
+    subtitle: a retry without ``--subtitle`` made a second video)."""
+    login_file = tmp_path / "login.json"
+    src = tmp_path / "c.mp4"
+    src.write_bytes(b"\x00\x00\x00\x18ftypmp42" + os.urandom(3000))
+    srt = tmp_path / "en.srt"
+    srt.write_text("1\n00:00:00,500 --> 00:00:02,000\nHello\n", encoding="utf-8")
+    async with Emulator(probe=False) as emu:
+        env = _env(emu, login_file)
+        base = ("--api", "v2", "--base-url", emu.v2_base_url)
+        code, _, err = await cli(env, "login", *base, "--client-id", KEY, "--expect-user", "demo")
+        assert code == 0, err
+        code, out, err = await cli(
+            env, "upload", str(src), "--title", "t", "--channel", "news", "--subtitle", f"en={srt}"
+        )
+        assert code == 2, (out, err)
+        assert "upload_subtitle" in err and "v2" in err, err
+        assert [r for r in emu.requests if r.host == "upload"] == []
+        assert emu.videos() == []
+
+
+async def test_a_v2_batch_job_v2_cannot_finish_fails_before_its_upload(tmp_path: Path) -> None:
+    """A job with a subtitle, live or a thumbnail in v2 fails before its upload, the
+    others go on."""
+    import vidapi_async as va
+    from vidapi_async.testing import client_for
+
+    srt = tmp_path / "en.srt"
+    srt.write_text("1\n00:00:00,500 --> 00:00:02,000\nHello\n", encoding="utf-8")
+    files = []
+    for name in ("a.mp4", "b.mp4", "c.mp4", "d.mp4"):
+        files.append(tmp_path / name)
+        files[-1].write_bytes(os.urandom(2000))
+    async with Emulator(probe=False) as emu, client_for(emu, api="v2") as client:
+        jobs = [
+            va.UploadJob(path=files[0], title="plain", channel="news"),
+            va.UploadJob(
+                path=files[1],
+                title="sub",
+                channel="news",
+                subtitles=[va.SubtitleSpec(language="en", path=srt)],
+            ),
+            va.UploadJob(path=files[2], title="live", channel="news", live=True),
+            va.UploadJob(path=files[3], title="thumb", channel="news", thumbnail=str(srt)),
+        ]
+        async with va.BatchUploader(client) as batch:
+            results = [r async for r in batch.run(jobs)]
+        videos = [v["title"] for v in emu.videos()]
+        uploads = [r for r in emu.requests if r.host == "upload"]
+    status = {r.job.title: r.status for r in results}
+    assert status == {
+        "plain": va.JobStatus.DONE,
+        "sub": va.JobStatus.FAILED,
+        "live": va.JobStatus.FAILED,
+        "thumb": va.JobStatus.FAILED,
+    }, results
+    for r in results:
+        if r.status is va.JobStatus.FAILED:
+            assert isinstance(r.error, va.UnsupportedOperationError), r.error
+    assert videos == ["plain"]
+    assert len(uploads) == 1

@@ -36,6 +36,15 @@ class ClientInternals:
         self.attach_subtitle = client.subtitles._attach_subtitle
         """``subtitles.upload`` for an SRT file already checked (``check_srt_file``)."""
 
+    def check_offered(self, operation: str) -> None:
+        """``UnsupportedOperationError`` now, before anything is sent, when the client's
+        API dialect does not offer ``operation`` (``"upload_subtitle"`` in v2): a command
+        or a job that would need it later is refused before its upload."""
+        if self._client.api == "v2":
+            from ._protocol import _v2
+
+            _v2.unsupported(operation)
+
     @property
     def observer(self) -> Observer:
         """The client's spans and metrics (``_observe.Observer``): a batch job is an

@@ -651,8 +651,16 @@ class BatchUploader:
         if record.stage.rank < Stage.UPLOADED.rank and isinstance(local, FileError):
             raise local
         if record.stage.rank < Stage.CREATED.rank:
-            # Before any address is asked for: an unknown channel is refused with no
-            # side effect on the platform.
+            # Before any address is asked for: an unknown channel, or what the client's
+            # API dialect does not offer (v2: subtitle files, live, thumbnails), is
+            # refused with no side effect on the platform.
+            offered = internals(client).check_offered
+            if job.subtitles:
+                offered("upload_subtitle")
+            if job.live:
+                offered("make_live")
+            if job.thumbnail is not None:
+                offered("set_thumbnail")
             await self._check_channel(job.channel)
         if record.stage.rank < Stage.UPLOADED.rank:
             assert not isinstance(local, FileError)

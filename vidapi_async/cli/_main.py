@@ -516,6 +516,8 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     check.channel(args.channel)
     await asyncio.to_thread(inspect_file, args.file)
     subtitles = []
+    if args.subtitle:
+        internals(client).check_offered("upload_subtitle")  # v2 has none: before a byte
     for spec in args.subtitle:
         lang, sep, path = spec.partition("=")
         if not sep or not path:
