@@ -33,6 +33,13 @@ async def test_serve_hands_out_addresses_with_the_public_host() -> None:
         uploads = re.search(r"^Uploads:\s+http://vidapi\.test:(\d+)$", banner, re.M)
         assert api and uploads, banner
         assert "export VIDAPI_EMBED_URL=http://vidapi.test:" in banner
+        # API v2 beside it: its root and the demo API key (fresh-user review: neither
+        # was said, and a v2 client given the legacy root met bare 404s)
+        v2 = re.search(
+            r"^API v2:\s+http://vidapi\.test:(\d+)/v2\s+\(API key demo-api-key", banner, re.M
+        )
+        assert v2 and v2.group(1) == api.group(1), banner
+        assert "demo-api-secret" in banner
         # it listens on 127.0.0.1; what it hands out names vidapi.test
         async with aiohttp.ClientSession() as session:
             async with session.get(

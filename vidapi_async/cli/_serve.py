@@ -96,6 +96,12 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         out.print(f"API:      {emu.base_url}", highlight=False)
         out.print(f"Uploads:  {emu.upload_base}", highlight=False)
         out.print(f"Token:    {emu.token}   (user demo; other-token: user other)")
+        out.print(
+            f"API v2:   {emu.v2_base_url}   (API key demo-api-key, secret demo-api-secret: "
+            "Client(api='v2', base_url=...), vidapi --api v2 login --client-id demo-api-key)",
+            highlight=False,
+            soft_wrap=True,
+        )
         out.print(f"Control:  X-Emulator-Control: {emu.control_secret}", highlight=False)
         if emu.ca_file:
             out.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
