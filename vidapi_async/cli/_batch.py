@@ -74,7 +74,10 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("batch", help="upload a folder or a CSV manifest, resumably")
+    p = sub.add_parser(
+        "batch",
+        help="upload a folder, a CSV or JSON Lines manifest or a Media RSS feed, resumably",
+    )
     p.add_argument(
         "source",
         help="a folder (one video per file), a .csv or .jsonl manifest, or a Media RSS feed "
