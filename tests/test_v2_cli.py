@@ -143,3 +143,27 @@ async def test_a_v2_batch_job_v2_cannot_finish_fails_before_its_upload(tmp_path:
             assert isinstance(r.error, va.UnsupportedOperationError), r.error
     assert videos == ["plain"]
     assert len(uploads) == 1
+
+
+async def test_vidapi_api_patches_in_v2(tmp_path: Path) -> None:
+    """``vidapi --api v2 api -X PATCH PATH -f k=v``: v2 updates with PATCH (raw.patch);
+    the command offered only GET, POST and DELETE."""
+    login_file = tmp_path / "login.json"
+    async with Emulator(probe=False) as emu:
+        env = _env(emu, login_file)
+        base = ("--api", "v2", "--base-url", emu.v2_base_url)
+        code, _, err = await cli(env, "login", *base, "--client-id", KEY, "--expect-user", "demo")
+        assert code == 0, err
+        src = tmp_path / "c.mp4"
+        src.write_bytes(os.urandom(3000))
+        code, out, err = await cli(
+            env, "--json", "upload", str(src), "--title", "before", "--channel", "news"
+        )
+        assert code == 0, err
+        video_id = json.loads(out)["id"]
+        code, out, err = await cli(
+            env, "api", "-X", "PATCH", f"/videos/{video_id}", "-f", "title=after"
+        )
+        assert code == 0, (out, err)
+        [video] = emu.videos()
+        assert video["title"] == "after"

@@ -32,9 +32,10 @@ def add_api_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "-X",
         "--method",
         type=str.upper,
-        choices=("GET", "POST", "DELETE"),
+        choices=("GET", "POST", "PATCH", "DELETE"),
         default=None,
-        help="the HTTP method (default: GET, or POST when -f is given without --paginate)",
+        help="the HTTP method (default: GET, or POST when -f is given without --paginate; "
+        "PATCH: API v2 only, its -f values sent as a JSON body)",
     )
     p.add_argument(
         "-f",
@@ -88,6 +89,10 @@ async def run_api(args: argparse.Namespace, client: Client) -> int:
         data = await client.get(args.path, values, fields=fields)
     elif method == "POST":
         data = await client.post(args.path, values, fields=fields)
+    elif method == "PATCH":
+        if fields:
+            raise e.UsageError("PATCH takes no --fields")
+        data = await client.raw.patch(args.path, values)
     else:
         if values or fields:
             raise e.UsageError("DELETE takes no -f or --fields")
