@@ -183,7 +183,10 @@ def _job(item: _Item, where: str, channel: str | None, slugs: Collection[str]) -
             key=text.get("guid") or None,
             title=text.get("media:title") or text.get("title") or "video",
             channel=category if category in slugs else (channel or ""),
-            thumbnail=item.thumbnail,
+            # A feed is another's file: its thumbnail is a url, never a local path.
+            thumbnail=None
+            if item.thumbnail is None
+            else check.http_url(item.thumbnail, "thumbnail"),
             subtitles=[SubtitleSpec(lang, url=href) for lang, href in item.subtitles],
             **optional,
         )
