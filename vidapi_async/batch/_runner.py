@@ -119,7 +119,17 @@ class BatchUploader:
     ) -> None:
         self.client = client
         """The client the jobs use."""
-        self._report_to = None if report is None else ReportWriter(report)
+        self._report_to = None
+        if report is not None:
+            journal_file = (
+                os.fspath(journal)
+                if isinstance(journal, str | os.PathLike)
+                and not os.fspath(journal).startswith(("postgresql://", "postgres://"))
+                else None
+            )
+            self._report_to = ReportWriter(
+                report, not_over={} if journal_file is None else {journal_file: "journal"}
+            )
         self._links = Links(client)
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
