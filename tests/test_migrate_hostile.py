@@ -154,3 +154,35 @@ async def test_the_command_line_refuses_a_report_that_is_its_source(
     assert code != 0 and "report" in err and "source" in err, err
     assert manifest.read_bytes() == before
     assert emulator.videos() == []
+
+
+async def test_a_rerun_leaves_a_playlist_the_user_chose_alone(tmp_path: Path) -> None:
+    make_file(tmp_path / "a.mp4", 1000)
+    manifest = tmp_path / "jobs.csv"
+    journal = tmp_path / "j.sqlite"
+
+    async def run(client: va.Client, playlists: str) -> va.JobResult:
+        manifest.write_text(f'key,path,title,playlists\nk1,a.mp4,T,"{playlists}"\n')
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [result] = [r async for r in batch.run(jobs_from_source(str(manifest), channel="news"))]
+        return result
+
+    async def members(client: va.Client) -> dict[str | None, list[str]]:
+        return {
+            p.name: [v.id async for v in client.playlists.videos(p.id)]
+            async for p in client.playlists.mine()
+        }
+
+    async with Emulator() as emu, client_for(emu) as client:
+        vid = (await run(client, "A")).video_id
+        assert vid is not None
+        by_hand = await client.playlists.create(name="B")
+        await client.playlists.add_video(by_hand.id, vid)
+        assert (await run(client, "A;B")).status is va.JobStatus.UPDATED
+        assert await members(client) == {"A": [vid], "B": [vid]}
+        assert (await run(client, "A")).status is va.JobStatus.UPDATED
+        assert await members(client) == {"A": [vid], "B": [vid]}  # B: the user's
+        assert (await run(client, "A;C")).status is va.JobStatus.UPDATED
+        assert (await run(client, "A")).status is va.JobStatus.UPDATED
+        assert await members(client) == {"A": [vid], "B": [vid], "C": []}  # C: the batch's
+        assert (await run(client, "A")).status is va.JobStatus.SKIPPED
