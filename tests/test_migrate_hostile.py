@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,25 @@ async def test_a_rerun_leaves_a_playlist_the_user_chose_alone(tmp_path: Path) ->
         assert (await run(client, "A")).status is va.JobStatus.UPDATED
         assert await members(client) == {"A": [vid], "B": [vid], "C": []}  # C: the batch's
         assert (await run(client, "A")).status is va.JobStatus.SKIPPED
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["not json", "[1, 2]", "123", "NaN", '{"playlists": 5}', '{"added": "A"}', '{"kept": 1}'],
+)
+async def test_a_corrupt_metadata_in_the_journal_is_a_named_error(tmp_path: Path, bad: str) -> None:
+    make_file(tmp_path / "a.mp4", 1000)
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text("key,path,title,playlists\nk1,a.mp4,T,A\n")
+    journal = tmp_path / "j.sqlite"
+    async with Emulator() as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            _ = [r async for r in batch.run(jobs_from_source(str(manifest), channel="news"))]
+        db = sqlite3.connect(journal)
+        with db:
+            db.execute("update jobs set metadata = ?", (bad,))
+        db.close()
+        manifest.write_text("key,path,title,playlists\nk1,a.mp4,T2,B\n")
+        with pytest.raises(va.JournalError, match=r"k1.*metadata"):
+            async with va.BatchUploader(client, journal=journal) as batch:
+                _ = [r async for r in batch.run(jobs_from_source(str(manifest), channel="news"))]

@@ -545,7 +545,7 @@ class BatchUploader:
         assert record.video_id is not None
         try:
             added = await self._update(job, record, record.metadata or {}, new, seq)
-            record.metadata = {**new, "added": added}
+            record.metadata = {**new, "added": added} if added or new["playlists"] else new
             await self._journal.save(record)
         except VidapiError as exc:
             self._count("failed")
@@ -1138,7 +1138,10 @@ def _now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str,
 def _with_added(job: UploadJob) -> dict[str, Any]:
     """The metadata a job's first run records: the video is new, so every playlist it
     is in, the batch put it in (``added``: the ones a re-run may take it out of)."""
-    return {**job.metadata(), "added": list(job.playlists)}
+    metadata = job.metadata()
+    if job.playlists:
+        metadata["added"] = list(job.playlists)
+    return metadata
 
 
 def _changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
