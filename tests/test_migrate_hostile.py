@@ -209,3 +209,39 @@ async def test_a_corrupt_metadata_in_the_journal_is_a_named_error(tmp_path: Path
         with pytest.raises(va.JournalError, match=r"k1.*metadata"):
             async with va.BatchUploader(client, journal=journal) as batch:
                 _ = [r async for r in batch.run(jobs_from_source(str(manifest), channel="news"))]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '<item><guid>a</guid><media:content url="http://127.0.0.1:9/a.mp4"/>\n'
+            '<item><guid>b</guid><media:content url="http://127.0.0.1:9/b.mp4"/></item>'
+            "</item>\n",
+            r"line 4: an item inside an item",
+        ),
+        (
+            '<item><guid>a</guid><media:content url="http://127.0.0.1:9/'
+            + "a" * (9 << 10)
+            + '.mp4"/></item>\n',
+            r"line 3: .*longer than",
+        ),
+    ],
+)
+def test_a_hostile_feed_is_refused_naming_its_line(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(va.InvalidArgumentError, match=message):
+        list(jobs_from_source(_feed(tmp_path, body), channel="news"))
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [
+        '<rss xmlns="urn:x"><channel><item><guid>a</guid></item></channel></rss>',
+        "<rss><channel><title>empty</title></channel></rss>",
+    ],
+)
+def test_a_feed_with_no_items_is_an_error_naming_it(tmp_path: Path, xml: str) -> None:
+    path = tmp_path / "feed.xml"
+    path.write_text(xml, encoding="utf-8")
+    with pytest.raises(va.InvalidArgumentError, match=r"feed\.xml.*no item"):
+        list(jobs_from_source(str(path), channel="news"))
