@@ -58,15 +58,14 @@ class ReportWriter:
         # A symbolic link is not followed (its target would be truncated), and a file
         # is emptied only when it is nobody else's: a report of a run before, or empty.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        if os.path.islink(self.path):
-            raise self._refuse("is a symbolic link; a report is written to a plain file")
+        link = self._refuse("is a symbolic link; a report is written to a plain file")
+        if os.path.islink(self.path):  # where the system has no O_NOFOLLOW
+            raise link
         try:
             fd = os.open(self.path, flags, 0o666)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise self._refuse(
-                    "is a symbolic link; a report is written to a plain file"
-                ) from None
+                raise link from None
             raise self._refuse(f"cannot write it ({exc.strerror})") from None
         try:
             self._claim(fd)
