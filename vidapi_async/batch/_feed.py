@@ -34,6 +34,8 @@ __all__ = ["MEDIA_RSS", "download_feed", "jobs_from_feed", "jobs_from_feed_strea
 
 MEDIA_RSS = "http://search.yahoo.com/mrss/"
 _SEP = "\x1f"
+_ATTRIBUTE_LIMIT = 8 << 10
+"""The longest attribute (a url) a feed may hold, in characters."""
 _MEDIA_TEXT = {"title", "description", "keywords", "category"}
 _MEDIA_KNOWN = {*_MEDIA_TEXT, "content", "thumbnail", "subTitle", "group"}
 _RSS_TEXT = {"title", "description", "guid"}
@@ -67,6 +69,7 @@ class _Reader:
         self.field: str | None = None
         self.buffer: list[str] = []
         self.done: list[_Item] = []
+        self.items = 0
 
     def _at(self) -> str:
         return f"{self.where} line {self.parser.CurrentLineNumber}"
@@ -81,8 +84,18 @@ class _Reader:
 
     def _start(self, name: str, attributes: dict[str, str]) -> None:
         space, _, local = name.rpartition(_SEP)
+        for attribute, value in attributes.items():
+            if len(value) > _ATTRIBUTE_LIMIT:
+                raise InvalidArgumentError(
+                    attribute.rpartition(_SEP)[2],
+                    f"{self._at()}: the attribute {attribute.rpartition(_SEP)[2]} of "
+                    f"{local} is longer than {_ATTRIBUTE_LIMIT // 1024} KiB",
+                )
         if local == "item" and not space:
+            if self.item is not None:
+                raise InvalidArgumentError("feed", f"{self._at()}: an item inside an item")
             self.item = _Item(self.parser.CurrentLineNumber)
+            self.items += 1
             return
         item = self.item
         if item is None:
@@ -162,6 +175,12 @@ def jobs_from_feed_stream(
             yield item.line, _job(item, f"{where} line {item.line}", channel, slugs)
         reader.done.clear()
         if not chunk:
+            if not reader.items:
+                raise InvalidArgumentError(
+                    "feed",
+                    f"{where}: no item in the feed (a Media RSS feed's items are RSS "
+                    "<item> elements, in no namespace)",
+                )
             return
 
 
@@ -183,7 +202,10 @@ def _job(item: _Item, where: str, channel: str | None, slugs: Collection[str]) -
             key=text.get("guid") or None,
             title=text.get("media:title") or text.get("title") or "video",
             channel=category if category in slugs else (channel or ""),
-            thumbnail=item.thumbnail,
+            # A feed is another's file: its thumbnail is a url, never a local path.
+            thumbnail=None
+            if item.thumbnail is None
+            else check.http_url(item.thumbnail, "thumbnail"),
             subtitles=[SubtitleSpec(lang, url=href) for lang, href in item.subtitles],
             **optional,
         )

@@ -466,7 +466,7 @@ class SQLiteJournal:
 
     def _load(self, key: str) -> JobRecord | None:
         row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.path)
 
     def _save(self, record: JobRecord) -> None:
         self._connect().execute(_UPSERT, (*row_values(record), time.time()))
@@ -525,7 +525,7 @@ class SQLiteJournal:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
             select = _SELECT if "metadata" in columns else _SELECT_V1  # not migrated yet
             rows = db.execute(select + " order by updated").fetchall()
-            return [_record(row) for row in rows]
+            return [_record(row, self.path) for row in rows]
         except sqlite3.DatabaseError as exc:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
@@ -554,10 +554,40 @@ def _owned(st: os.stat_result, fail: Callable[[str], JournalError], name: str) -
         )
 
 
-def _record(row: tuple[object, ...]) -> JobRecord:
+def _record(row: tuple[object, ...], where: str) -> JobRecord:
+    """A journal row as a ``JobRecord``; a corrupt ``metadata`` (not a JSON object of
+    the shape a batch writes) is a ``JournalError`` naming the job."""
     values: dict[str, Any] = dict(zip(_COLUMNS, row, strict=True))
     values["stage"] = Stage(values["stage"])
     values["subtitles_done"] = json.loads(values["subtitles_done"])
     if values["metadata"] is not None:
-        values["metadata"] = json.loads(values["metadata"])
+        values["metadata"] = _metadata(values["metadata"], values["key"], where)
     return JobRecord(**values)
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _metadata(text: object, key: object, where: str) -> dict[str, Any]:
+    """A done job's recorded metadata, checked: a JSON object whose ``playlists`` and
+    ``added`` are lists of names, ``kept`` an object and ``thumbnail`` a string."""
+
+    def corrupt(why: str) -> JournalError:
+        return JournalError(where, f"job {key!s:.200}: its recorded metadata is corrupt ({why})")
+
+    try:
+        value = json.loads(str(text), parse_constant=_refuse_constant)
+    except ValueError:
+        raise corrupt("not JSON") from None
+    if not isinstance(value, dict):
+        raise corrupt(f"a JSON {type(value).__name__}, not an object")
+    for name in ("playlists", "added"):
+        names = value.get(name, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise corrupt(f"{name} is not a list of names")
+    if not isinstance(value.get("kept", {}), dict):
+        raise corrupt("kept is not an object")
+    if not isinstance(value.get("thumbnail", ""), str):
+        raise corrupt("thumbnail is not a string")
+    return value

@@ -471,7 +471,7 @@ class PostgresJournal:
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
         row = await self.fetchone(self._select_one, (check_key(key),), job=key)
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.where)
 
     async def claim(self, key: str) -> JobRecord:
         """Start the job ``key``: its record with a new token (``runs`` one higher, in
@@ -480,7 +480,7 @@ class PostgresJournal:
         if row is None:  # done: not claimed
             row = await self.fetchone(self._select_one, (key,), job=key)
             assert row is not None
-        return _record(row)
+        return _record(row, self.where)
 
     async def save(self, record: JobRecord) -> None:
         """Write ``record`` if its ``runs`` is still the row's and its stage is not
@@ -492,7 +492,7 @@ class PostgresJournal:
 
     async def records(self) -> list[JobRecord]:
         """Every job, oldest update first."""
-        return [_record(row) for row in await self.fetchall(self._select_all)]
+        return [_record(row, self.where) for row in await self.fetchall(self._select_all)]
 
     async def close(self) -> None:
         """Release the connection (idempotent)."""

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import errno
 import io
 import json
 import logging
 import os
+import stat
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING
 
@@ -31,8 +34,13 @@ class ReportWriter:
     waits on the disk). The file is started anew by each run; a re-run reports every
     job again (a skipped one with its video id), so its report is complete."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, not_over: Mapping[str, str] | None = None
+    ) -> None:
         self.path = os.fspath(path)
+        self._not_over = dict(not_over or {})
+        """Files the report must not be (what each is, by path): the journal, the
+        manifest."""
         kind = os.path.splitext(self.path)[1].lower()
         if kind not in (".csv", ".jsonl"):
             raise InvalidArgumentError(
@@ -43,27 +51,67 @@ class ReportWriter:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-report")
         self._closed = False
 
+    def _refuse(self, why: str) -> InvalidArgumentError:
+        return InvalidArgumentError("report", f"{self.path}: {why}")
+
     def _open(self) -> None:
+        # A symbolic link is not followed (its target would be truncated), and a file
+        # is emptied only when it is nobody else's: a report of a run before, or empty.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        link = self._refuse("is a symbolic link; a report is written to a plain file")
+        if os.path.islink(self.path):  # where the system has no O_NOFOLLOW
+            raise link
         try:
-            self._file = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            fd = os.open(self.path, flags, 0o666)
         except OSError as exc:
-            raise InvalidArgumentError(
-                "report", f"{self.path}: cannot write it ({exc.strerror})"
-            ) from None
+            if exc.errno == errno.ELOOP:
+                raise link from None
+            raise self._refuse(f"cannot write it ({exc.strerror})") from None
+        try:
+            self._claim(fd)
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._file = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
         if self._csv:
             self._line(REPORT_COLUMNS)
+
+    def _claim(self, fd: int) -> None:
+        """Refuse the file open as ``fd`` where it is one of ``not_over`` or holds
+        something other than a report (its first line is not a report's)."""
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise self._refuse("is not a regular file")
+        for other, what in self._not_over.items():
+            try:
+                if os.path.samestat(status, os.stat(other)):
+                    raise self._refuse(f"is the {what} ({other}); write the report elsewhere")
+            except OSError:
+                continue  # not there (yet): not this file
+        first = os.read(fd, 64 << 10).split(b"\n", 1)[0].rstrip(b"\r")
+        if first and not _report_header(first, csv_=self._csv):
+            raise self._refuse(
+                "exists and is not a report (its first line is not a report's header); "
+                "remove it or write the report elsewhere"
+            )
 
     def _line(self, values: tuple[str, ...]) -> None:
         assert self._file is not None
         buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerow(values)
+        # A cell holding a CR is quoted (csv quotes only the line end it writes, LF).
+        if any("\r" in v for v in values):
+            csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL).writerow(values)
+        else:
+            csv.writer(buffer, lineterminator="\n").writerow(values)
         self._file.write(buffer.getvalue())
         self._file.flush()
 
     def _write(self, row: dict[str, str | None]) -> None:
         assert self._file is not None
         if self._csv:
-            self._line(tuple(row[c] or "" for c in REPORT_COLUMNS))
+            self._line(tuple(_inert(row[c] or "") for c in REPORT_COLUMNS))
         else:
             self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
             self._file.flush()
@@ -90,6 +138,26 @@ class ReportWriter:
             await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
         finally:
             self._thread.shutdown(wait=True)
+
+
+def _report_header(line: bytes, *, csv_: bool) -> bool:
+    """Whether ``line`` is the first line of a report of ours."""
+    if csv_:
+        return line == ",".join(REPORT_COLUMNS).encode()
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and tuple(row) == REPORT_COLUMNS
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it and never runs it: a leading ``'`` before a
+    cell it would read as a formula (OWASP's advice on CSV injection)."""
+    return "'" + cell if cell.startswith(_FORMULA) else cell
 
 
 class Links:

@@ -51,6 +51,7 @@ from .._errors import (
     NotFoundError,
     QuotaExceededError,
     SubtitleFileError,
+    UnsupportedOperationError,
     UsageError,
     VidapiError,
 )
@@ -119,7 +120,17 @@ class BatchUploader:
     ) -> None:
         self.client = client
         """The client the jobs use."""
-        self._report_to = None if report is None else ReportWriter(report)
+        self._report_to = None
+        if report is not None:
+            journal_file = (
+                os.fspath(journal)
+                if isinstance(journal, str | os.PathLike)
+                and not os.fspath(journal).startswith(("postgresql://", "postgres://"))
+                else None
+            )
+            self._report_to = ReportWriter(
+                report, not_over={} if journal_file is None else {journal_file: "journal"}
+            )
         self._links = Links(client)
         if metrics_port is not None and (
             not isinstance(metrics_port, int)
@@ -533,8 +544,8 @@ class BatchUploader:
             )
         assert record.video_id is not None
         try:
-            await self._update(job, record, record.metadata or {}, new, seq)
-            record.metadata = new
+            added = await self._update(job, record, record.metadata or {}, new, seq)
+            record.metadata = {**new, "added": added} if added or new["playlists"] else new
             await self._journal.save(record)
         except VidapiError as exc:
             self._count("failed")
@@ -558,11 +569,11 @@ class BatchUploader:
         old: Mapping[str, Any],
         new: Mapping[str, Any],
         seq: int | None,
-    ) -> None:
+    ) -> list[str]:
         """Send what differs between ``old`` and ``new`` (``UploadJob.metadata()``):
         one ``update_video`` with the changed fields only, the thumbnail if it changed,
         the video added to the playlists new to it and taken out of those the batch
-        put it in that the job no longer names."""
+        put it in that the job no longer names. The playlists the batch put it in now."""
         assert record.video_id is not None
         given = job.metadata_arguments()
         fields: dict[str, Any] = {}
@@ -577,16 +588,49 @@ class BatchUploader:
             await self.client.update_video(record.video_id, **fields)
         if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
             await self.client.set_thumbnail(record.video_id, job.thumbnail)
-        before = list(old.get("playlists") or ())
-        await self._add_to_playlists(
-            record.video_id, [n for n in job.playlists if n not in before], seq
-        )
-        for name in before:
+        named = list(old.get("playlists") or ())
+        # The playlists the batch put the video in (a journal written before it kept
+        # them: all it named); one the video was in already is the user's, left alone.
+        ours = list(old["added"]) if isinstance(old.get("added"), list) else named
+        joined = [
+            name
+            for name in job.playlists
+            if name not in named and not await self._member(name, record.video_id)
+        ]
+        await self._add_to_playlists(record.video_id, joined, seq)
+        for name in ours:
             if name not in job.playlists:
                 playlist = await self._playlist_id(name)
                 # not there: taken out already (by hand, or by a run that stopped after)
                 with contextlib.suppress(NotFoundError):
                     await self.client.playlists.remove_video(playlist, record.video_id)
+        return [name for name in job.playlists if name in ours or name in joined]
+
+    async def _member(self, name: str, video_id: str) -> bool:
+        """Whether the account's playlist ``name`` holds ``video_id`` already (``False``
+        where there is no such playlist, or the dialect cannot list one's videos)."""
+        async with self._playlist_lock:
+            await self._list_playlists()
+            assert self._known_playlists is not None
+            playlist_id = self._playlist_ids.get(name) or self._known_playlists.get(name)
+        if playlist_id is None:
+            return False
+        try:
+            async for video in self.client.playlists.videos(playlist_id, fields=("id",)):
+                if video.id == video_id:
+                    return True
+        except UnsupportedOperationError:
+            return False
+        return False
+
+    async def _list_playlists(self) -> None:
+        """The account's playlists by name, listed once per batch (under the lock)."""
+        if self._known_playlists is None:
+            known: dict[str, str] = {}
+            async for playlist in self.client.playlists.mine(fields=("id", "name")):
+                if playlist.name is not None:
+                    known.setdefault(playlist.name, playlist.id)
+            self._known_playlists = known
 
     async def _add_to_playlists(self, video_id: str, names: Iterable[str], seq: int | None) -> None:
         names = list(names)
@@ -604,12 +648,8 @@ class BatchUploader:
         async with self._playlist_lock:
             if name in self._playlist_ids:
                 return self._playlist_ids[name]
-            if self._known_playlists is None:
-                known: dict[str, str] = {}
-                async for playlist in self.client.playlists.mine(fields=("id", "name")):
-                    if playlist.name is not None:
-                        known.setdefault(playlist.name, playlist.id)
-                self._known_playlists = known
+            await self._list_playlists()
+            assert self._known_playlists is not None
             playlist_id = self._known_playlists.get(name)
             if playlist_id is None:
                 playlist_id = (await self.client.playlists.create(name=name)).id
@@ -678,7 +718,7 @@ class BatchUploader:
                 and not job.playlists
             )
             created = Stage.DONE if nothing_after else Stage.CREATED
-            done_now = {"metadata": job.metadata()} if nothing_after else {}
+            done_now = {"metadata": _with_added(job)} if nothing_after else {}
             video = None
             if record.stage is Stage.CREATING or (record.runs > 1 and self._fenced()):
                 # The create may have been sent before the last run stopped (or by a
@@ -752,7 +792,7 @@ class BatchUploader:
             if self.wait_ready and not job.live:
                 await client.videos.wait_until_ready(record.video_id, timeout=self.ready_timeout)
             await self._advance(record, Stage.READY)
-        await self._advance(record, Stage.DONE, metadata=job.metadata())
+        await self._advance(record, Stage.DONE, metadata=_with_added(job))
 
     async def _settled(self, key: str, stage: Stage) -> JobRecord | None:
         """The job's record once it reaches ``stage`` (written by the worker that took
@@ -1103,10 +1143,23 @@ def _now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str,
     return new
 
 
+def _with_added(job: UploadJob) -> dict[str, Any]:
+    """The metadata a job's first run records: the video is new, so every playlist it
+    is in, the batch put it in (``added``: the ones a re-run may take it out of)."""
+    metadata = job.metadata()
+    if job.playlists:
+        metadata["added"] = list(job.playlists)
+    return metadata
+
+
 def _changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether a done job's recorded metadata (``None``: recorded before journals kept
-    it, so unknown) differs from its metadata now."""
-    return old is None or dict(old) != dict(new)
+    it, so unknown) differs from its metadata now (``added`` is the batch's own)."""
+    if old is None:
+        return True
+    return {k: v for k, v in old.items() if k != "added"} != {
+        k: v for k, v in new.items() if k != "added"
+    }
 
 
 async def _numbered(jobs: AsyncIterator[UploadJob]) -> AsyncIterator[tuple[int, UploadJob]]:

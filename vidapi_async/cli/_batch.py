@@ -143,6 +143,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_metrics_port(p)
 
 
+def _same_file(one: str, other: str) -> bool:
+    """Whether the paths ``one`` and ``other`` name one existing file."""
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
+        return False
+
+
 async def report_skipped(source: str, console: Console) -> None:
     """Name what a folder batch leaves out, and why."""
     if not await asyncio.to_thread(os.path.isdir, source):
@@ -182,6 +190,10 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     )
     from rich.table import Table
 
+    if args.report is not None and _same_file(args.report, args.source):
+        raise InvalidArgumentError(
+            "--report", f"{args.report} is the batch's source; write the report elsewhere"
+        )
     # the source is read once to size the bar (and to report a bad row before any upload),
     # then again, lazily, as jobs stream; both off the event loop
     categories = await _feed_categories(args.source, client)
