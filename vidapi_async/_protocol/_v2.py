@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -184,20 +185,24 @@ def unsupported(operation: str) -> None:
 
 def iso_from_unix(value: object, argument: str) -> str | None:
     """UNIX seconds (or an aware ``datetime``) as v2's ISO 8601 text, UTC with ``Z``
-    (spec §3 "Timestamps": ``2026-06-01T12:00:00Z``). ``None`` stays ``None``."""
+    (spec §3 "Timestamps": ``2026-06-01T12:00:00Z``). ``None`` stays ``None``. A time
+    before 1970 or past year 9999 (UTC) is ``InvalidArgumentError``: ISO 8601 has
+    four-digit years, and the legacy dialect sends UNIX seconds from 0."""
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            raise e.InvalidArgumentError(argument, "a datetime needs a time zone")
-        when = value.astimezone(dt.UTC)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            when = dt.datetime.fromtimestamp(value, dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            raise e.InvalidArgumentError(argument, "not a time the platform knows") from None
-    else:
-        raise e.InvalidArgumentError(argument, "expected UNIX seconds or an aware datetime")
+    try:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise e.InvalidArgumentError(argument, "a datetime needs a time zone")
+            when = value.astimezone(dt.UTC)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            when = dt.datetime.fromtimestamp(math.floor(value), dt.UTC)
+        else:
+            raise e.InvalidArgumentError(argument, "expected UNIX seconds or an aware datetime")
+    except (OverflowError, OSError, ValueError):
+        raise e.InvalidArgumentError(argument, "not a time the platform knows") from None
+    if when.year < 1970:
+        raise e.InvalidArgumentError(argument, "a time before 1970 (UTC)")
     return when.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
