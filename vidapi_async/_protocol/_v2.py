@@ -26,7 +26,7 @@ import attrs
 from .. import _errors as e
 from . import _answers
 from ._answers import parse_retry_after
-from ._requests import Request, api_request, origin, redact, redact_data
+from ._requests import Request, api_request, origin, redact_data, shown
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -264,12 +264,29 @@ def geo_restriction(value: object) -> dict[str, Any] | None:
 
 def geoblocking_from(value: object) -> list[str] | None:
     """v2's ``geo_restriction`` read back as the legacy list (mode first, codes in
-    lower case)."""
-    if not isinstance(value, Mapping):
+    lower case); ``null`` is ``None``. Any other shape (no mode, a mode other than
+    ``allow``/``deny``, countries not a list of two-letter codes) is
+    ``UnexpectedResponseError``: never a guess."""
+    if value is None:
         return None
-    countries = value.get("countries")
-    codes = [str(c).lower() for c in countries] if isinstance(countries, list) else []
-    return [str(value.get("mode") or "allow"), *codes]
+    mode = value.get("mode") if isinstance(value, Mapping) else None
+    countries = value.get("countries") if isinstance(value, Mapping) else None
+    if (
+        mode not in ("allow", "deny")
+        or not isinstance(countries, list)
+        or not all(isinstance(c, str) and re.fullmatch(r"[A-Za-z]{2}", c) for c in countries)
+    ):
+        raise e.UnexpectedResponseError(
+            f"geo_restriction: expected {{mode: allow|deny, countries: [codes]}}, got "
+            f"{shown(repr(value), (), 80)}",
+            status=None,
+        )
+    return [mode, *(c.lower() for c in countries)]
+
+
+VISIBILITIES: Final = ("public", "private", "password")
+"""v2's ``visibility`` values (spec §4); any other read is ``UnexpectedResponseError``
+(docs/guides/decisions.md)."""
 
 
 PASSWORD_LENGTH: Final = (1, 32)
@@ -574,12 +591,11 @@ def choose_profile(data: Mapping[str, Any], wanted: str | None) -> str:
     profiles = data.get("profiles")
     if not isinstance(profiles, list):
         raise e.UnexpectedResponseError("GET /me: the answer has no profiles", status=None)
-    found = [
-        (str(p.get("profile_id")), str(p.get("name") or ""))
-        for p in profiles
-        if isinstance(p, Mapping) and isinstance(p.get("profile_id"), str)
-    ]
+    if not all(isinstance(p, Mapping) and isinstance(p.get("profile_id"), str) for p in profiles):
+        raise e.UnexpectedResponseError("GET /me: a profile without a string id", status=None)
+    found = [(str(p["profile_id"]), str(p.get("name") or "")) for p in profiles]
     names = ", ".join(f"{pid} ({name})" if name else pid for pid, name in found) or "none"
+    names = shown(names, (), _answers.SERVER_TEXT_CHARS)  # server text: cut and escaped
     if wanted is not None:
         if any(pid == wanted for pid, _ in found):
             return wanted
@@ -806,10 +822,15 @@ def video_from(item: Mapping[str, Any]) -> dict[str, Any]:
         elif key in _READ_TIMES:
             out[_READ_TIMES[key]] = unix_from_iso(value, key)
         elif key == "visibility":
+            if value not in VISIBILITIES or not isinstance(value, str):
+                raise e.UnexpectedResponseError(
+                    f"visibility: expected one of {', '.join(VISIBILITIES)}, got "
+                    f"{shown(repr(value), (), 40)}",
+                    status=None,
+                )
             out["visibility"] = value
-            if value in ("public", "private", "password"):
-                out["private"] = value == "private"
-                out["password_protected"] = value == "password"
+            out["private"] = value == "private"
+            out["password_protected"] = value == "password"
         elif key == "geo_restriction":
             out["geoblocking"] = geoblocking_from(value)
         elif key == "profile":
@@ -888,14 +909,18 @@ def api_error(
             reason = details["reason"]
     else:
         message = text
-    message = f"{request.what}: {redact(message or f'HTTP {status}', secrets)}"
+    message = (
+        f"{request.what}: {shown(message or f'HTTP {status}', secrets, _answers.SERVER_TEXT_CHARS)}"
+    )
     kwargs: dict[str, Any] = {
         "status": status,
         "error_type": code,
         "reason": reason,
         "body": data,
         "headers": dict(headers),
-        "correlation_id": correlation if isinstance(correlation, str) else None,
+        "correlation_id": shown(correlation, secrets, 100)
+        if isinstance(correlation, str)
+        else None,
     }
     retry_after = parse_retry_after(headers.get("Retry-After"))
     if status == 401:
