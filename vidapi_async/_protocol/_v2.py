@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import math
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -561,11 +562,13 @@ def next_page(current: Request, next_url: str, seen: Iterable[str] = ()) -> Requ
     """The request for the ``next`` address (opaque, sent as given: spec §3 "follow
     until null"). One on another origin than the API, or already fetched (a loop), is
     ``UnexpectedResponseError``: the token would go nowhere it should."""
+    next_url = urllib.parse.urljoin(current.url, next_url)  # a relative next: this page's
     if origin(next_url) != origin(current.url):
         raise e.UnexpectedResponseError(
             f"{current.what}: next names another host than the API's", status=None
         )
-    if next_url == current.url or next_url in set(seen):
+    known = seen if isinstance(seen, set | frozenset) else set(seen)
+    if next_url == current.url or next_url in known:
         raise e.UnexpectedResponseError(
             f"{current.what}: next names a page already read", status=None
         )
