@@ -165,7 +165,7 @@ def _unix_seconds(value: object, name: str) -> str:
         inside = False
     if not inside:
         raise InvalidArgumentError(
-            name, f"{value!r:.60} is outside {low:%Y-%m-%d} to {high:%Y-%m-%d} (UTC)"
+            name, f"{value.isoformat()} is outside {low:%Y-%m-%d} to {high:%Y-%m-%d} (UTC)"
         )
     return str((value - low) // _SECOND)  # whole seconds, floored (exact, no float)
 
