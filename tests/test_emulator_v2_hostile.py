@@ -11,6 +11,24 @@ from tests.test_emulator_v2 import call, new_video, profile_of, uploaded, v2_tok
 from vidapi_async.emulator import Emulator
 
 
+async def _patched(emulator: Emulator, change: dict[str, Any]) -> tuple[int, Any, Any]:
+    """A new video PATCHed with ``change``: the answer's status and body, then the
+    video's tags and description as read after."""
+    base = emulator.v2_base_url
+    async with aiohttp.ClientSession() as s:
+        auth = await v2_token(s, emulator)
+        profile = await profile_of(s, emulator, auth)
+        body = new_video(await uploaded(s, emulator, auth))
+        status, created, _ = await call(
+            s, "POST", f"{base}/profiles/{profile}/videos", auth, json=body
+        )
+        assert status == 201, created
+        url = f"{base}/videos/{created['video_id']}"
+        status, answer, _ = await call(s, "PATCH", url, auth, json=change)
+        _, read, _ = await call(s, "GET", f"{url}?fields=tags,description", auth)
+        return status, answer, read
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -24,36 +42,12 @@ from vidapi_async.emulator import Emulator
 async def test_v2_patch_refuses_what_legacy_refuses(
     emulator: Emulator, change: dict[str, Any]
 ) -> None:
-    base = emulator.v2_base_url
-    async with aiohttp.ClientSession() as s:
-        auth = await v2_token(s, emulator)
-        profile = await profile_of(s, emulator, auth)
-        file_url = await uploaded(s, emulator, auth)
-        status, created, _ = await call(
-            s, "POST", f"{base}/profiles/{profile}/videos", auth, json=new_video(file_url)
-        )
-        assert status == 201, created
-        status, answer, _ = await call(
-            s, "PATCH", f"{base}/videos/{created['video_id']}", auth, json=change
-        )
-        assert status == 400, answer
-        status, read, _ = await call(
-            s, "GET", f"{base}/videos/{created['video_id']}?fields=tags,description", auth
-        )
-        assert "\x00" not in str(read) and "a,b" not in str(read)
+    status, answer, read = await _patched(emulator, change)
+    assert status == 400, answer
+    assert "\x00" not in str(read) and "a,b" not in str(read)
 
 
 async def test_v2_patch_keeps_line_breaks_in_a_description(emulator: Emulator) -> None:
-    base = emulator.v2_base_url
-    async with aiohttp.ClientSession() as s:
-        auth = await v2_token(s, emulator)
-        profile = await profile_of(s, emulator, auth)
-        file_url = await uploaded(s, emulator, auth)
-        status, created, _ = await call(
-            s, "POST", f"{base}/profiles/{profile}/videos", auth, json=new_video(file_url)
-        )
-        vid = created["video_id"]
-        status, _, _ = await call(
-            s, "PATCH", f"{base}/videos/{vid}", auth, json={"description": "a\nb\tc"}
-        )
-        assert status == 204
+    status, _, read = await _patched(emulator, {"description": "a\nb\tc"})
+    assert status == 204
+    assert read["description"] == "a\nb\tc"
