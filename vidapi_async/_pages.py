@@ -14,7 +14,11 @@ from . import _protocol as wire
 from ._errors import UnexpectedResponseError
 from ._protocol import _v2 as v2
 
-__all__ = ["MAX_PAGE", "iter_next_pages", "iter_pages"]
+__all__ = ["MAX_PAGE", "MAX_V2_PAGES", "iter_next_pages", "iter_pages"]
+
+MAX_V2_PAGES = 10_000
+"""The most pages one API v2 listing is followed for; a ``next`` still given after
+that is an ``UnexpectedResponseError`` (a server that never ends its list)."""
 
 
 def _key(item: object) -> str:
@@ -96,7 +100,7 @@ async def iter_next_pages(
     until it is null (or a page is empty); at most ``max_items``. A ``next`` on another
     host, or naming a page already read, is an ``UnexpectedResponseError``
     (``_v2.next_page``)."""
-    request, seen, given = first, [first.url], 0
+    request, seen, given = first, {first.url}, 0
     while True:
         items, nxt = v2.page_items(await call(request), request.what)
         for item in items:
@@ -106,5 +110,9 @@ async def iter_next_pages(
                 return
         if nxt is None or not items:
             return
+        if len(seen) >= MAX_V2_PAGES:
+            raise UnexpectedResponseError(
+                f"{request.what}: still a next page after {MAX_V2_PAGES} pages", status=None
+            )
         request = v2.next_page(request, nxt, seen)
-        seen.append(request.url)
+        seen.add(request.url)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from . import _validate as check
@@ -19,10 +19,33 @@ from ._errors import InvalidArgumentError
 from ._protocol import form_bool
 from ._sentinel import NotGiven
 
-__all__ = ["MAX_DESCRIPTION", "METADATA_NAMES", "extra_form", "video_form"]
+__all__ = [
+    "DATE_RANGE",
+    "MAX_DESCRIPTION",
+    "MAX_TAGS",
+    "MAX_TAG_LENGTH",
+    "METADATA_NAMES",
+    "extra_form",
+    "video_form",
+]
 
 MAX_DESCRIPTION: Final = 3000
 """The platform's limit on a description, in characters."""
+MAX_TAGS: Final = 150
+"""The most tags one video takes here (the platform's own limit is unpublished: a
+choice, docs/guides/decisions.md)."""
+MAX_TAG_LENGTH: Final = 100
+"""The longest tag, in characters (a choice, as ``MAX_TAGS``)."""
+DATE_RANGE: Final = (
+    datetime(1970, 1, 1, tzinfo=UTC),
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+)
+"""The dates sent (``publish_date``, ``expiry_date``): UNIX seconds from 0, and a
+four-digit year in API v2's ISO 8601 (a choice, docs/guides/decisions.md)."""
+_SECOND: Final = timedelta(seconds=1)
+_TAG_REFUSED: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""In a tag: control, format (zero-width), line and paragraph separator characters,
+and lone surrogates."""
 
 METADATA_NAMES: Final = (
     "title",
@@ -88,7 +111,12 @@ def _description(value: object, _: str) -> str:
         raise InvalidArgumentError(
             "description", f"{len(value)} characters; the platform takes at most {MAX_DESCRIPTION}"
         )
+    # line breaks and tabs are text in a description; any other control character is not
+    check.plain_text(value.translate(_LINE_BREAKS), "description")
     return value
+
+
+_LINE_BREAKS: Final = str.maketrans("\n\r\t", "   ")
 
 
 def _tags(value: object, _: str) -> str:
@@ -96,12 +124,19 @@ def _tags(value: object, _: str) -> str:
         raise InvalidArgumentError(
             "tags", f"expected a sequence of strings such as ['cats', 'funny'], got {value!r:.60}"
         )
+    if len(value) > MAX_TAGS:
+        raise InvalidArgumentError("tags", f"{len(value)} tags; at most {MAX_TAGS} are sent")
     out = []
     for tag in value:
         if not isinstance(tag, str) or not tag.strip():
             raise InvalidArgumentError("tags", f"each tag is a non-empty string, got {tag!r:.60}")
         if "," in tag:
             raise InvalidArgumentError("tags", f"a tag cannot hold a comma: {tag!r:.60}")
+        check.plain_text(tag, "tags", _TAG_REFUSED)
+        if len(tag.strip()) > MAX_TAG_LENGTH:
+            raise InvalidArgumentError(
+                "tags", f"a tag of {len(tag.strip())} characters; at most {MAX_TAG_LENGTH}"
+            )
         out.append(tag.strip())
     return ",".join(out)
 
@@ -109,7 +144,7 @@ def _tags(value: object, _: str) -> str:
 def _language(value: object, _: str) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError("language", f"expected a string, got {type(value).__name__}")
-    if value.lower() not in check.ISO_639_1:
+    if not (value.isascii() and value.isalpha()) or value.lower() not in check.ISO_639_1:
         raise InvalidArgumentError(
             "language", f"{value!r:.20} is not an ISO 639-1 code (two letters, e.g. 'en', 'fr')"
         )
@@ -123,7 +158,16 @@ def _unix_seconds(value: object, name: str) -> str:
         raise InvalidArgumentError(
             name, "a naive datetime is ambiguous: give its time zone (tzinfo=timezone.utc)"
         )
-    return str(int(value.timestamp()))
+    low, high = DATE_RANGE
+    try:
+        inside = low <= value <= high
+    except OverflowError:  # the offset takes it past year 9999 (or before year 1)
+        inside = False
+    if not inside:
+        raise InvalidArgumentError(
+            name, f"{value.isoformat()} is outside {low:%Y-%m-%d} to {high:%Y-%m-%d} (UTC)"
+        )
+    return str((value - low) // _SECOND)  # whole seconds, floored (exact, no float)
 
 
 def _geo(value: object, _: str) -> str:

@@ -103,7 +103,7 @@ class Videos(Service):
         """
         form = video_form(locals())
         return await self._create_from_form(
-            check.http_url(url, "url"), form, extra, dedupe_tag, password, _given(locals())
+            check.http_url(url, "url"), form, extra, dedupe_tag, password, _given(locals(), form)
         )
 
     async def _create_from_form(
@@ -280,7 +280,7 @@ class Videos(Service):
         await self._check_category(channel)
         if self._requester.v2:  # the profile is known before any byte is sent
             await self._requester.profile_id()
-        given = _given(locals())
+        given = _given(locals(), form)
         uploaded = await self._uploads.file(
             source,
             path=path,
@@ -394,7 +394,7 @@ class Videos(Service):
             _no_extra("update_video", extra)
             if not form:
                 raise InvalidArgumentError("update_video", "give at least one field to write")
-            return await self._patch_v2(video_id, _given(locals()), returning)
+            return await self._patch_v2(video_id, _given(locals(), form), returning)
         form += extra_form(extra, form)
         if any(key == "password" for key, _ in form):
             raise InvalidArgumentError("extra", "use set_password() for the password")
@@ -556,14 +556,24 @@ def _as_is(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return data
 
 
-def _given(arguments: Mapping[str, object]) -> dict[str, object]:
+def _given(arguments: Mapping[str, object], form: Iterable[tuple[str, str]]) -> dict[str, object]:
     """The metadata among an operation's ``arguments`` as values (API v2's JSON is
-    written from these; ``video_form`` has checked them)."""
-    return {
+    written from these), the text ones as ``video_form`` checked and wrote them
+    (``form``: a language lowered, tags stripped, dates as UNIX seconds), so both
+    dialects send the same values."""
+    encoded = dict(form)
+    given = {
         name: arguments[name]
         for name in METADATA_NAMES
         if name in arguments and not isinstance(arguments[name], NotGiven)
     }
+    for name in ("title", "channel", "description", "language", "tags"):
+        if name in encoded:
+            given[name] = encoded[name]
+    for name in ("publish_date", "expiry_date"):
+        if encoded.get(name):
+            given[name] = int(encoded[name])
+    return given
 
 
 def _no_extra(operation: str, extra: Mapping[str, str] | None) -> None:

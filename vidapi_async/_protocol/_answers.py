@@ -9,10 +9,10 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from .. import _errors as e
-from ._requests import MASKED_CHARS, Request, redact, redact_data, shown
+from ._requests import MASKED_CHARS, Request, redact_data, shown
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -148,6 +148,10 @@ def _request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+SERVER_TEXT_CHARS: Final = 500
+"""The most of a server's own error message an exception shows (both dialects)."""
+
+
 def error_answer(body: bytes, secrets: Iterable[str | None]) -> tuple[Mapping[str, Any], str]:
     """An error answer as messages may show it, the one way for every dialect and host:
     its JSON object with every secret masked (``{}`` if it holds none), and the text a
@@ -199,7 +203,7 @@ def api_error(
         message = str(data.get("error_description") or err)
     else:
         message = text
-    message = redact(message or f"HTTP {status}", secrets)
+    message = shown(message or f"HTTP {status}", secrets, SERVER_TEXT_CHARS)
     if request.what not in message:  # a server that names the request: said once
         message = f"{request.what}: {message}"
     kwargs: dict[str, Any] = {

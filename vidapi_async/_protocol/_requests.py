@@ -501,7 +501,18 @@ def shown(text: str, secrets: Iterable[str | None], limit: int = SHOWN_CHARS) ->
     or not) left at the cut edge masked too."""
     given = tuple(s for s in secrets if s)
     text = redact(text[:MASKED_CHARS], given)[:limit]
-    return _cut_secret_masked(text, given).strip()
+    return _escaped(_cut_secret_masked(text, given).strip())
+
+
+def _escaped(text: str) -> str:
+    """``text`` with its control and format characters (an escape sequence, a line
+    break that would fake a log line) written as ``\\x1b``-style escapes."""
+    return "".join(
+        c.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+        else c
+        for c in text
+    )
 
 
 def _cut_secret_masked(text: str, secrets: tuple[str, ...]) -> str:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -25,7 +27,7 @@ import attrs
 from .. import _errors as e
 from . import _answers
 from ._answers import parse_retry_after
-from ._requests import Request, api_request, origin, redact, redact_data
+from ._requests import Request, api_request, origin, redact_data, shown
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -184,20 +186,24 @@ def unsupported(operation: str) -> None:
 
 def iso_from_unix(value: object, argument: str) -> str | None:
     """UNIX seconds (or an aware ``datetime``) as v2's ISO 8601 text, UTC with ``Z``
-    (spec §3 "Timestamps": ``2026-06-01T12:00:00Z``). ``None`` stays ``None``."""
+    (spec §3 "Timestamps": ``2026-06-01T12:00:00Z``). ``None`` stays ``None``. A time
+    before 1970 or past year 9999 (UTC) is ``InvalidArgumentError``: ISO 8601 has
+    four-digit years, and the legacy dialect sends UNIX seconds from 0."""
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            raise e.InvalidArgumentError(argument, "a datetime needs a time zone")
-        when = value.astimezone(dt.UTC)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            when = dt.datetime.fromtimestamp(value, dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            raise e.InvalidArgumentError(argument, "not a time the platform knows") from None
-    else:
-        raise e.InvalidArgumentError(argument, "expected UNIX seconds or an aware datetime")
+    try:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise e.InvalidArgumentError(argument, "a datetime needs a time zone")
+            when = value.astimezone(dt.UTC)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            when = dt.datetime.fromtimestamp(math.floor(value), dt.UTC)
+        else:
+            raise e.InvalidArgumentError(argument, "expected UNIX seconds or an aware datetime")
+    except (OverflowError, OSError, ValueError):
+        raise e.InvalidArgumentError(argument, "not a time the platform knows") from None
+    if when.year < 1970:
+        raise e.InvalidArgumentError(argument, "a time before 1970 (UTC)")
     return when.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -259,12 +265,29 @@ def geo_restriction(value: object) -> dict[str, Any] | None:
 
 def geoblocking_from(value: object) -> list[str] | None:
     """v2's ``geo_restriction`` read back as the legacy list (mode first, codes in
-    lower case)."""
-    if not isinstance(value, Mapping):
+    lower case); ``null`` is ``None``. Any other shape (no mode, a mode other than
+    ``allow``/``deny``, countries not a list of two-letter codes) is
+    ``UnexpectedResponseError``: never a guess."""
+    if value is None:
         return None
-    countries = value.get("countries")
-    codes = [str(c).lower() for c in countries] if isinstance(countries, list) else []
-    return [str(value.get("mode") or "allow"), *codes]
+    mode = value.get("mode") if isinstance(value, Mapping) else None
+    countries = value.get("countries") if isinstance(value, Mapping) else None
+    if (
+        mode not in ("allow", "deny")
+        or not isinstance(countries, list)
+        or not all(isinstance(c, str) and re.fullmatch(r"[A-Za-z]{2}", c) for c in countries)
+    ):
+        raise e.UnexpectedResponseError(
+            f"geo_restriction: expected {{mode: allow|deny, countries: [codes]}}, got "
+            f"{shown(repr(value), (), 80)}",
+            status=None,
+        )
+    return [mode, *(c.lower() for c in countries)]
+
+
+VISIBILITIES: Final = ("public", "private", "password")
+"""v2's ``visibility`` values (spec §4); any other read is ``UnexpectedResponseError``
+(docs/guides/decisions.md)."""
 
 
 PASSWORD_LENGTH: Final = (1, 32)
@@ -539,11 +562,13 @@ def next_page(current: Request, next_url: str, seen: Iterable[str] = ()) -> Requ
     """The request for the ``next`` address (opaque, sent as given: spec §3 "follow
     until null"). One on another origin than the API, or already fetched (a loop), is
     ``UnexpectedResponseError``: the token would go nowhere it should."""
+    next_url = urllib.parse.urljoin(current.url, next_url)  # a relative next: this page's
     if origin(next_url) != origin(current.url):
         raise e.UnexpectedResponseError(
             f"{current.what}: next names another host than the API's", status=None
         )
-    if next_url == current.url or next_url in set(seen):
+    known = seen if isinstance(seen, set | frozenset) else set(seen)
+    if next_url == current.url or next_url in known:
         raise e.UnexpectedResponseError(
             f"{current.what}: next names a page already read", status=None
         )
@@ -569,12 +594,11 @@ def choose_profile(data: Mapping[str, Any], wanted: str | None) -> str:
     profiles = data.get("profiles")
     if not isinstance(profiles, list):
         raise e.UnexpectedResponseError("GET /me: the answer has no profiles", status=None)
-    found = [
-        (str(p.get("profile_id")), str(p.get("name") or ""))
-        for p in profiles
-        if isinstance(p, Mapping) and isinstance(p.get("profile_id"), str)
-    ]
+    if not all(isinstance(p, Mapping) and isinstance(p.get("profile_id"), str) for p in profiles):
+        raise e.UnexpectedResponseError("GET /me: a profile without a string id", status=None)
+    found = [(str(p["profile_id"]), str(p.get("name") or "")) for p in profiles]
     names = ", ".join(f"{pid} ({name})" if name else pid for pid, name in found) or "none"
+    names = shown(names, (), _answers.SERVER_TEXT_CHARS)  # server text: cut and escaped
     if wanted is not None:
         if any(pid == wanted for pid, _ in found):
             return wanted
@@ -801,10 +825,15 @@ def video_from(item: Mapping[str, Any]) -> dict[str, Any]:
         elif key in _READ_TIMES:
             out[_READ_TIMES[key]] = unix_from_iso(value, key)
         elif key == "visibility":
+            if value not in VISIBILITIES or not isinstance(value, str):
+                raise e.UnexpectedResponseError(
+                    f"visibility: expected one of {', '.join(VISIBILITIES)}, got "
+                    f"{shown(repr(value), (), 40)}",
+                    status=None,
+                )
             out["visibility"] = value
-            if value in ("public", "private", "password"):
-                out["private"] = value == "private"
-                out["password_protected"] = value == "password"
+            out["private"] = value == "private"
+            out["password_protected"] = value == "password"
         elif key == "geo_restriction":
             out["geoblocking"] = geoblocking_from(value)
         elif key == "profile":
@@ -883,14 +912,18 @@ def api_error(
             reason = details["reason"]
     else:
         message = text
-    message = f"{request.what}: {redact(message or f'HTTP {status}', secrets)}"
+    message = (
+        f"{request.what}: {shown(message or f'HTTP {status}', secrets, _answers.SERVER_TEXT_CHARS)}"
+    )
     kwargs: dict[str, Any] = {
         "status": status,
         "error_type": code,
         "reason": reason,
         "body": data,
         "headers": dict(headers),
-        "correlation_id": correlation if isinstance(correlation, str) else None,
+        "correlation_id": shown(correlation, secrets, 100)
+        if isinstance(correlation, str)
+        else None,
     }
     retry_after = parse_retry_after(headers.get("Retry-After"))
     if status == 401:

@@ -21,6 +21,7 @@ import json
 import re
 import secrets
 import time
+import unicodedata
 import urllib.parse
 import uuid
 from collections.abc import Mapping
@@ -256,6 +257,14 @@ def _flag(body: Mapping[str, Any], name: str) -> bool | None:
     return bool(body[name])
 
 
+_LINE_BREAKS = str.maketrans("\n\r\t", "   ")
+
+
+def _has(text: str, categories: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds a character of one of the Unicode ``categories``."""
+    return any(unicodedata.category(c) in categories for c in text)
+
+
 def unix_of(value: object, name: str) -> int | None:
     """ISO 8601 as UNIX seconds, or a 400."""
     if value is None:
@@ -266,7 +275,10 @@ def unix_of(value: object, name: str) -> int | None:
         except ValueError:
             when = None
         if when is not None and when.tzinfo is not None:
-            return int(when.timestamp())
+            seconds = int(when.timestamp())
+            if seconds < 0:
+                raise _invalid(name, f"{name} is before 1970")
+            return seconds
     raise _invalid(name, f"{name} must be an ISO 8601 date-time with its zone")
 
 
@@ -295,6 +307,8 @@ def _translate(
     if (title := _text(body, "title", 1, 255)) is not None:
         form["title"] = title
     if (description := _text(body, "description", 0, 3000)) is not None:
+        if _has(description.translate(_LINE_BREAKS), ("Cc", "Cs")):
+            raise _invalid("description", "description holds a control character")
         form["description"] = description.strip()
     if "category" in body:
         if body["category"] not in CHANNELS:
@@ -316,6 +330,8 @@ def _translate(
         tags = body["tags"]
         if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
             raise _invalid("tags", "tags must be a list of strings")
+        if any("," in t or _has(t, ("Cc", "Cf", "Cs", "Zl", "Zp")) for t in tags):
+            raise _invalid("tags", "a tag holds a comma or a control character")
         form["tags"] = ",".join(t.strip() for t in tags)
     if "geo_restriction" in body:
         extra["geoblocking"] = _geo(body["geo_restriction"])
