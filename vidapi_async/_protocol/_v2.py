@@ -338,19 +338,33 @@ _RENAMES: Final[Mapping[str, str]] = {
 _VISIBILITY_ARGS = ("published", "private", "password")
 
 
+CLEARED_BY_NULL: Final[Mapping[str, str]] = {
+    "publish_date": "published_at",
+    "geoblocking": "geo_restriction",
+}
+"""The fields ``update_video(name=None)`` clears, as v2 names them: a PATCH with
+``null`` (UNCONFIRMED: the spec shows PATCH changing what is sent, not how a field is
+emptied; ``null`` is JSON merge-patch's way, and the emulator takes it so)."""
+
+
 def video_body(
     metadata: Mapping[str, object], *, operation: str
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The v2 JSON body for the legacy metadata arguments given (``None`` values
-    other than ``password`` are left out: not given), and the secrets in it (a
-    password). An argument v2 has no field for is ``UnsupportedOperationError``."""
+    other than ``password`` are left out: not given, but on an update ``null`` for
+    those ``CLEARED_BY_NULL`` names), and the secrets in it (a password). An argument
+    v2 has no field for is ``UnsupportedOperationError``."""
     body: dict[str, Any] = {}
     for name, value in metadata.items():
         if name in UNSUPPORTED_FIELDS and value is not None:
             raise e.UnsupportedOperationError(
                 f"{operation}({name}=...)", DIALECT, UNSUPPORTED_FIELDS[name]
             )
-        if name in _VISIBILITY_ARGS or value is None:
+        if name in _VISIBILITY_ARGS:
+            continue
+        if value is None:
+            if operation == "update_video" and name in CLEARED_BY_NULL:
+                body[CLEARED_BY_NULL[name]] = None
             continue
         if name == "channel":
             if not isinstance(value, str):
