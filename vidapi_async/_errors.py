@@ -449,8 +449,10 @@ class WebhookSignatureError(WebhookError):
 
 class JournalError(VidapiError):
     """A batch journal cannot be used: held by another live process, corrupt, of a
-    foreign schema or a newer version, not writable, or a directory. ``path`` names it.
-    Raised when the journal is opened, before any job starts."""
+    foreign schema or a newer version, not writable, owned by another user, or a
+    directory. ``path`` names it. Raised when the journal is opened, before any job
+    starts; or later, naming the job, when a statement is refused (PostgreSQL) or a
+    record read back is corrupt (its metadata)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"journal {path}: {message}")
