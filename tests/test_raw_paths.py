@@ -42,6 +42,9 @@ HOSTILE_PATHS = [
     "/x/..;jsessionid=1/admin",
     "/x/%2e%2e%3b/admin",
     "/x/.%3B/admin",
+    "/..%3Fx",  # a server decoding before it splits off the query reads /..?x
+    "/x/..%23y",  # ... or the fragment: /x/..#y
+    "/x/.%3F/admin",
     "/%252e%252e/admin",  # double-escaped: a server decoding twice finds '..'
     "/x/%252F..",
     "/x/%EF%BC%8E%EF%BC%8E/admin",  # fullwidth dots, escaped
@@ -85,6 +88,14 @@ async def test_a_hostile_path_is_refused_before_anything_is_sent(path: str) -> N
                     await call()
                 assert caught.value.argument == "path"
     assert srv.seen == []
+
+
+async def test_an_escaped_separator_is_named_as_a_dot_segment_not_as_non_ascii() -> None:
+    async with va.Client(TOKEN, base_url="http://127.0.0.1:9" + BASE_PATH) as client:
+        with pytest.raises(va.InvalidArgumentError) as caught:
+            await client.get("/a/..%2Fb")
+    assert "'..' segments" in str(caught.value)
+    assert "beyond ASCII" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

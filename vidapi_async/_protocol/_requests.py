@@ -188,6 +188,8 @@ _DEFAULT_IGNORABLE = re.compile(
 )
 """Unicode's default-ignorable code points: shown as nothing, so dropped or skipped by
 whatever compares the text after."""
+_SEGMENT_END = re.compile(r"[;?#]")
+"""Where a decoded segment ends for a server: its parameters, the query, the fragment."""
 _SPLIT_ANYWHERE = re.compile(r"[/\\]|[^\x00-\x7f]")
 """Where a server might split a decoded path: '/', a backslash, and any non-ASCII
 character (``¥`` is a backslash on cp932, ``₩`` on cp949; other pages, other signs)."""
@@ -207,9 +209,9 @@ def api_path(path: object) -> str:
     control character, no look-alike of ``.``, ``/`` or a backslash, no invisible
     (default-ignorable) character, no ``.`` or ``..`` between a separator and a
     non-ASCII character or between two (``¥..¥``: a code page's backslash), no escape for a
-    second decoding (``%252e``) and no ``.`` or ``..`` segment (nor ``..;``), split on
-    ``/`` and backslash as a server that decodes first splits it. Raises ``ValueError`` saying
-    why; the path is returned as given."""
+    second decoding (``%252e``) and no ``.`` or ``..`` segment (nor ``..;``, ``..%3F``,
+    ``..%23``), split on ``/`` and backslash as a server that decodes first splits it.
+    Raises ``ValueError`` saying why; the path is returned as given."""
     if not isinstance(path, str):
         raise ValueError(f"expected a string, got {type(path).__name__}")
     if any("\ud800" <= c <= "\udfff" for c in path):
@@ -259,6 +261,14 @@ def api_path(path: object) -> str:
             f"must not hold an invisible (default-ignorable) character, escaped or not "
             f"(U+{ord(ignorable[0]):04X})"
         )
+    # Split as a server that decodes first would: on '/' and '\', escaped or not; what
+    # follows ';' (Tomcat's "..;"), '?' or '#' in a segment cut off, as a server that
+    # decodes before it splits off the query or fragment reads "/..%3Fx" as "/..?x".
+    segments = decoded.replace("\\", "/").split("/")
+    if {".", ".."} & {_SEGMENT_END.split(s, maxsplit=1)[0] for s in segments}:
+        raise ValueError(
+            "must not hold '.' or '..' segments (escaped, or with %2F, %5C, %3B, %3F or %23)"
+        )
     if {".", ".."} & set(_SPLIT_ANYWHERE.split(decoded)):
         raise ValueError(
             "must not hold '.' or '..' next to a character beyond ASCII (a server's code "
@@ -266,11 +276,6 @@ def api_path(path: object) -> str:
         )
     if _ESCAPE.search(decoded):
         raise ValueError("must not hold an escaped escape (%25 then two hex digits: %252e)")
-    # Split as a server that decodes first would: on '/' and '\', escaped or not; a
-    # segment's ";parameters" (Tomcat's "..;") cut off.
-    segments = decoded.replace("\\", "/").split("/")
-    if {".", ".."} & {s.partition(";")[0] for s in segments}:
-        raise ValueError("must not hold '.' or '..' segments (escaped, or with %2F, %5C or %3B)")
     return path
 
 
