@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from vidapi_async.batch import jobs_from_manifest
+from vidapi_async.batch import jobs_from_folder, jobs_from_manifest, jobs_from_source
 
 from .conftest import make_file
 
@@ -81,3 +81,26 @@ def test_a_long_line_is_read(tmp_path: Path) -> None:
 def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
     path = _manifest(tmp_path, b"path,title,title\na.mp4,one,two\n")
     assert "title" in str(_refused(path))
+
+
+def test_a_jsonl_key_twice_in_one_row_is_refused(tmp_path: Path) -> None:
+    make_file(tmp_path / "a.mp4", 1000)
+    path = tmp_path / "jobs.jsonl"
+    path.write_text('{"path": "a.mp4", "title": "x", "channel": "news", "title": "y"}\n')
+    with pytest.raises(va.InvalidArgumentError) as caught:
+        list(jobs_from_manifest(str(path)))
+    assert f"{path} line 1" in str(caught.value)
+    assert "'title' twice" in str(caught.value)
+
+
+def test_manifests_feeds_and_folders_are_named_by_a_path_object_too(tmp_path: Path) -> None:
+    (tmp_path / "v").mkdir()
+    make_file(tmp_path / "v" / "a.mp4", 1000)
+    (tmp_path / "jobs.csv").write_text("path,title,channel\nv/a.mp4,x,news\n")
+    (tmp_path / "jobs.jsonl").write_text('{"path": "v/a.mp4", "title": "x", "channel": "news"}\n')
+    expected = [str(tmp_path / "v" / "a.mp4")]
+    for path in (tmp_path / "jobs.csv", tmp_path / "jobs.jsonl"):
+        assert [j.path for j in jobs_from_manifest(path)] == expected
+        assert [j.path for j in jobs_from_source(path, channel=None)] == expected
+    assert [j.path for j in jobs_from_folder(tmp_path / "v", channel="news")] == expected
+    assert [j.path for j in jobs_from_source(tmp_path / "v", channel="news")] == expected

@@ -143,9 +143,13 @@ class _Reader:
 
 
 def jobs_from_feed(
-    path: str, *, channel: str | None = None, categories: Collection[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    channel: str | None = None,
+    categories: Collection[str] | None = None,
 ) -> Iterator[UploadJob]:
     """The jobs of a Media RSS feed file (blocking reads; run it off the loop)."""
+    path = os.fspath(path)
     return once_each(path, _feed_jobs(path, channel, categories))
 
 

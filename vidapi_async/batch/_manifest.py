@@ -295,7 +295,7 @@ def _rows(reader: csv.DictReader[str], path: str) -> Iterator[dict[str, str | No
 
 
 def jobs_from_manifest(
-    path: str, *, channel: str | None = None, encoding: str = "utf-8"
+    path: str | os.PathLike[str], *, channel: str | None = None, encoding: str = "utf-8"
 ) -> Iterator[UploadJob]:
     """The jobs of a CSV manifest (``.jsonl``: JSON Lines), one row at a time.
     ``encoding``: the file's, UTF-8 by default (with or without a byte order mark). A
@@ -304,6 +304,7 @@ def jobs_from_manifest(
     ``InvalidArgumentError`` naming the file and the line (both lines for a job twice);
     an unknown column or key, naming it and its line."""
     _decoder(encoding)  # an unknown encoding: refused before the file is opened
+    path = os.fspath(path)
     rows = _jsonl_rows if path.lower().endswith(".jsonl") else _csv_rows
     return once_each(path, rows(path, channel, encoding))
 
@@ -341,6 +342,19 @@ def _csv_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[i
             yield line, job_from_row(row, base=base, channel=channel, where=where)
 
 
+class _KeyTwice(Exception):
+    """A JSON object that names one key twice (json keeps the last one silently)."""
+
+
+def _once_each_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in row:
+            raise _KeyTwice(f"{key!r} twice in one object (which one is meant?)")
+        row[key] = value
+    return row
+
+
 def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[int, UploadJob]]:
     base = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as raw:
@@ -349,7 +363,9 @@ def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple
                 continue
             where = f"{path} line {line}"
             try:
-                row = json.loads(text)
+                row = json.loads(text, object_pairs_hook=_once_each_key)
+            except _KeyTwice as exc:
+                raise InvalidArgumentError("manifest", f"{where}: {exc}") from None
             except (ValueError, RecursionError) as exc:
                 raise InvalidArgumentError("manifest", f"{where}: not JSON ({exc})") from None
             if not isinstance(row, dict):
@@ -359,7 +375,7 @@ def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple
 
 
 def check_source(
-    source: str,
+    source: str | os.PathLike[str],
     *,
     channel: str | None,
     encoding: str = "utf-8",
@@ -391,9 +407,10 @@ def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
     return videos, skipped
 
 
-def jobs_from_folder(folder: str, *, channel: str | None) -> Iterator[UploadJob]:
+def jobs_from_folder(folder: str | os.PathLike[str], *, channel: str | None) -> Iterator[UploadJob]:
     """One job per video file in ``folder`` (sorted; not recursive), titled by name:
     ``folder_entries`` says which files, and why the others are left out."""
+    folder = os.fspath(folder)
     if not channel:
         raise UsageError("a folder source needs --channel (a CSV manifest can name one per row)")
     for name in folder_entries(folder)[0]:
@@ -408,7 +425,7 @@ def _title_of(name: str) -> str:
 
 
 def jobs_from_source(
-    source: str,
+    source: str | os.PathLike[str],
     *,
     channel: str | None,
     encoding: str = "utf-8",
@@ -417,6 +434,7 @@ def jobs_from_source(
     """A folder, a ``.csv`` or ``.jsonl`` manifest (read as ``encoding``), or a Media
     RSS feed (``.xml``/``.rss``; ``categories``: the platform's, for its
     ``media:category``)."""
+    source = os.fspath(source)
     if os.path.isdir(source):
         return jobs_from_folder(source, channel=channel)
     lower = source.lower()
