@@ -57,6 +57,7 @@ from ._upload import routes as upload_routes
 from ._v2 import routes as v2_routes
 from ._v2 import v2_error_response
 from ._v2_library import routes as v2_library_routes
+from ._v2_live import routes as v2_live_routes
 from ._webhooks import Deliveries
 from ._wire import error_response as _legacy_error_response
 
@@ -403,6 +404,7 @@ class Emulator:
         api.add_routes(library_routes)
         api.add_routes(v2_routes)
         api.add_routes(v2_library_routes)
+        api.add_routes(v2_live_routes)
         api.add_routes(control)
         upload = web.Application(
             middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40
