@@ -16,7 +16,7 @@ import logging
 import os
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
@@ -331,6 +331,37 @@ class Client:
         """The OAuth token endpoint: the provider's own, else ``<base_url>/oauth/token``."""
         return self._requester.token_url
 
+    def offers(self, operation: Callable[..., object]) -> bool:
+        """Whether the API dialect this client speaks offers ``operation``: one of this
+        client's operations, given as itself and not called (``client.create_subtitle``
+        or ``client.subtitles.create``), so that a misspelt name is caught by the type
+        checker. ``False``: calling it raises ``UnsupportedOperationError`` before
+        anything is sent (API v2 has no subtitle files; the legacy API no
+        ``raw.patch``). One script then runs in both dialects::
+
+            if client.offers(client.create_subtitle):
+                await client.create_subtitle(video.id, language="en", url=srt_url)
+
+        An argument a dialect lacks (v2's ``expiry_date=``) is refused when given; the
+        operation itself is offered. Anything but an operation of this client is an
+        ``InvalidArgumentError``."""
+        return all(self._requester.offers(name) for name in self._operation_names(operation))
+
+    def _operation_names(self, operation: object) -> tuple[str, ...]:
+        """The namespaced name of one of this client's operations, and its flat ones."""
+        owner = getattr(operation, "__self__", None)
+        name = getattr(getattr(operation, "__func__", None), "__name__", None)
+        for namespace in _NAMESPACES:
+            if owner is getattr(self, namespace) and name and not name.startswith("_"):
+                target = f"{namespace}.{name}"
+                if callable(getattr(owner, name, None)):
+                    flat = (a.name for a in vars(Client).values() if isinstance(a, alias))
+                    return (target, *(f for f in flat if getattr(Client, f).target == target))
+        raise InvalidArgumentError(
+            "operation",
+            "expected one of this client's operations, not called (client.create_subtitle)",
+        )
+
     async def access_token(self) -> AccessToken:
         """The token in use (fetched or refreshed if needed). Its repr hides the token."""
         return await self._requester.access_token()
@@ -420,6 +451,19 @@ class Client:
     """Alias of [`client.account.get_webhook`][vidapi_async.Account.get_webhook]."""
     remove_webhook = alias("account", Account.remove_webhook)
     """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
+
+
+_NAMESPACES: Final = (
+    "videos",
+    "uploads",
+    "subtitles",
+    "live",
+    "account",
+    "playlists",
+    "players",
+    "raw",
+)
+"""The client's namespaces, where its operations live (``Client.offers``)."""
 
 
 def _check_v2_grant(auth: TokenProvider) -> None:

@@ -19,7 +19,7 @@ import attrs
 
 from . import _protocol as wire
 from . import _validate as check
-from ._errors import InvalidArgumentError, UnsupportedOperationError, UsageError
+from ._errors import InvalidArgumentError, UsageError
 from ._observe import operation
 from ._pages import iter_next_pages, iter_pages
 from ._service import Service
@@ -169,10 +169,7 @@ class RawCalls(Service):
         """API v2 only: ``PATCH path`` with ``data`` as a JSON body (only the fields
         sent change; the platform answers 204, returned as ``{}``). Retried as reads
         are (sending the same values twice changes nothing more)."""
-        if not self._requester.v2:
-            raise UnsupportedOperationError(
-                "raw.patch", "legacy", "the legacy API updates with POST: use post()"
-            )
+        self._requester.refuse("raw.patch")
         request = raw_request(self._requester.base_url, "PATCH", path, data=data, dialect="v2")
         return dict(await self._requester.call(request))
 

@@ -17,7 +17,12 @@ from . import _validate as check
 from ._aio import Transport, api_timeout
 from ._auth import StaticToken, TokenProvider
 from ._config import Timeouts
-from ._errors import ClientClosedError, InsufficientScopeError, InvalidTokenError
+from ._errors import (
+    ClientClosedError,
+    InsufficientScopeError,
+    InvalidTokenError,
+    UnsupportedOperationError,
+)
 from ._models import AccessToken
 from ._protocol import _v2 as v2
 from ._retry import RetryPolicy, retrying
@@ -28,6 +33,11 @@ log = logging.getLogger("vidapi_async")
 
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
+
+LEGACY_UNSUPPORTED: Final = {
+    "raw.patch": "the legacy API updates with POST: use post()",
+}
+"""Operations the legacy API does not offer (``v2.UNSUPPORTED``'s counterpart)."""
 
 DIALECTS: Final = ("legacy", "v2")
 """The API dialects a client speaks (``Client(api=...)``)."""
@@ -91,6 +101,13 @@ class Requester:
         (called first: nothing is sent)."""
         if self.v2:
             v2.unsupported(operation)
+        elif operation in LEGACY_UNSUPPORTED:
+            raise UnsupportedOperationError(operation, "legacy", LEGACY_UNSUPPORTED[operation])
+
+    def offers(self, operation: str) -> bool:
+        """Whether the dialect offers ``operation`` (a flat or namespaced name)."""
+        refused = v2.UNSUPPORTED if self.v2 else LEGACY_UNSUPPORTED
+        return operation not in refused
 
     async def profile_id(self) -> str:
         """The v2 profile to create under: the one given to the client, else the one
