@@ -24,16 +24,17 @@ from . import _validate as check
 from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import OAuth, StaticToken, TokenProvider
+from ._auth import StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
     DEFAULT_READ_SIZE,
     Timeouts,
 )
+from ._dialect import DIALECTS, dialect_for
+from ._dialect_legacy import DEFAULT_BASE_URL
 from ._errors import (
     InvalidArgumentError,
-    UnsupportedOperationError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
@@ -42,9 +43,8 @@ from ._models import AccessToken
 from ._observe import Observer
 from ._players import Players
 from ._playlists import Playlists
-from ._protocol import _v2 as v2
 from ._raw import RawCalls
-from ._requester import DIALECTS, Requester
+from ._requester import Requester
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
@@ -59,7 +59,6 @@ __all__ = ["DEFAULT_BASE_URL", "Client"]
 
 log = logging.getLogger("vidapi_async")
 
-DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
 
@@ -124,21 +123,21 @@ class Client:
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
-        dialect = _dialect(api)
+        dialect = dialect_for(
+            _dialect_name(api),
+            None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+        )
         if auth is None:
-            if dialect == "v2" and scopes is not None:
-                scopes = v2.expand_scopes(v2.v2_scopes(scopes))
+            if scopes is not None:
+                scopes = dialect.token_scopes(scopes)
             auth = StaticToken(access_token or "", scopes)
         elif scopes is not None:
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        if dialect == "v2":
-            _check_v2_grant(auth)
-        if profile_id is not None and dialect != "v2":
-            raise UsageError("profile_id= goes with api='v2' (the legacy API has no profiles)")
+        dialect.check_auth(auth)
         if base_url is None:
-            base_url = v2.DEFAULT_BASE_URL if dialect == "v2" else DEFAULT_BASE_URL
+            base_url = dialect.default_base_url
         checked_base_url = check.base_url(base_url)
         if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
             raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
@@ -175,10 +174,7 @@ class Client:
             transport=transport,
             timeouts=timeouts or Timeouts(),
             retry=RetryPolicy() if retry is None else retry,
-            api=dialect,
-            profile_id=None
-            if profile_id is None
-            else check.text(profile_id, "profile_id", blank=False),
+            dialect=dialect,
         )
         if chunk_size is not NOT_GIVEN:
             deprecated("Client(chunk_size=)", "read_size=")
@@ -246,7 +242,7 @@ class Client:
     @property
     def api(self) -> str:
         """The API dialect spoken: ``"legacy"`` or ``"v2"`` (``Client(api=...)``)."""
-        return self._requester.dialect
+        return self._requester.dialect.name
 
     @property
     def timeouts(self) -> Timeouts:
@@ -466,17 +462,7 @@ _NAMESPACES: Final = (
 """The client's namespaces, where its operations live (``Client.offers``)."""
 
 
-def _check_v2_grant(auth: TokenProvider) -> None:
-    """API v2 has no password grant, and no authorization-code grant yet (spec
-    api-v2 §2): a provider of either is refused before any request."""
-    grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
-    if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
-        raise UnsupportedOperationError(
-            f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
-        )
-
-
-def _dialect(api: str | None) -> str:
+def _dialect_name(api: str | None) -> str:
     """``api=``, else ``$VIDAPI_API``, else ``"legacy"``; anything else is an
     ``InvalidArgumentError`` naming the dialects."""
     if api is None:

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from . import _validate as check
-from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
-from ._observe import VIDEO_ID, describe, operation
-from ._protocol import _v2 as v2
+from ._observe import operation
 from ._service import Service
 from ._video_metadata import video_form
-from ._videos import create_request, post_video, read_video
+from ._videos import post_video
 
 __all__ = ["LiveStreams"]
 
@@ -51,21 +48,10 @@ class LiveStreams(Service):
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
                 times.append((name, value))
-        if self._requester.v2:
-            given: dict[str, object] = {**dict(form), **dict(times)}
-            given.update(published=published, is_created_for_kids=is_created_for_kids)
-            profile_id = await self._requester.profile_id()
-            request = v2.create_livestream(self._requester.base_url, profile_id, given)
-            data = v2.livestream_from(await self._requester.call(request))
-            video = structure(data, Video, what=request.what)
-            describe(self._requester, VIDEO_ID, video.id)
-            return video
-        form.append(("mode", "live"))
-        form += [(name, str(value)) for name, value in times]
-        request = create_request(self._requester, form, fields=LIVE_FIELDS, scope="manage_videos")
-        video = structure(await self._requester.call(request), Video, what=request.what)
-        describe(self._requester, VIDEO_ID, video.id)
-        return video
+        metadata = {"published": published, "is_created_for_kids": is_created_for_kids}
+        return await self._requester.dialect.create_live_stream(
+            self._requester, form, times, metadata
+        )
 
     @operation("make_live")
     async def convert(self, video_id: str | Video) -> Video:
@@ -81,10 +67,4 @@ class LiveStreams(Service):
 
         In API v2: the livestream read at ``GET /livestreams/{id}`` (scope
         ``live.read``; the path is UNCONFIRMED)."""
-        if self._requester.v2:
-            vid = check.video_id(video_id)
-            describe(self._requester, VIDEO_ID, vid)
-            request = v2.get_livestream(self._requester.base_url, vid)
-            data = v2.livestream_from(await self._requester.call(request))
-            return structure({"id": vid, **data}, Video, what=request.what)
-        return await read_video(self._requester, video_id, LIVE_FIELDS, "manage_videos")
+        return await self._requester.dialect.get_live_stream(self._requester, video_id)

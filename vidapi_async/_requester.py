@@ -10,7 +10,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
@@ -24,23 +24,17 @@ from ._errors import (
     UnsupportedOperationError,
 )
 from ._models import AccessToken
-from ._protocol import _v2 as v2
 from ._retry import RetryPolicy, retrying
 
-__all__ = ["DIALECTS", "LARGE_ANSWER_BYTES", "Requester"]
+if TYPE_CHECKING:
+    from ._dialect import Dialect
+
+__all__ = ["LARGE_ANSWER_BYTES", "Requester"]
 
 log = logging.getLogger("vidapi_async")
 
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
-
-LEGACY_UNSUPPORTED: Final = {
-    "raw.patch": "the legacy API updates with POST: use post()",
-}
-"""Operations the legacy API does not offer (``v2.UNSUPPORTED``'s counterpart)."""
-
-DIALECTS: Final = ("legacy", "v2")
-"""The API dialects a client speaks (``Client(api=...)``)."""
 
 
 class Requester:
@@ -57,8 +51,7 @@ class Requester:
         transport: Transport,
         timeouts: Timeouts,
         retry: RetryPolicy,
-        api: str = "legacy",
-        profile_id: str | None = None,
+        dialect: Dialect,
     ) -> None:
         self.base_url = base_url
         """The API's address (checked by the client)."""
@@ -78,47 +71,29 @@ class Requester:
         """The API's origin: the only one the token is sent to."""
         self.https = self.origin[0] == "https"
         """Whether the API is reached over https (server-given addresses must be too)."""
-        self.dialect = api
-        """The dialect spoken: ``"legacy"`` or ``"v2"`` (``_protocol._v2``)."""
-        self.v2 = api == "v2"
-        """Whether the dialect is API v2 (read by the namespaces to build requests)."""
-        self._decode = v2.decode_api_response if self.v2 else wire.decode_api_response
-        self._default_token_url = (
-            v2.token_url_for(base_url) if self.v2 else f"{base_url}/oauth/token"
-        )
-        self._profile_id = profile_id
-        self._profile_lock = asyncio.Lock()
+        self.dialect = dialect
+        """The API dialect spoken (``_dialect.Dialect``), chosen when the client was
+        built: the namespaces call it where the legacy API and v2 differ."""
+        self._decode = dialect.decode
+        self._default_token_url = dialect.token_url(base_url)
 
     @property
     def token_url(self) -> str:
         """The provider's token endpoint, else the dialect's: ``<base_url>/oauth/token``
-        (legacy), ``v2.token_url_for(base_url)`` (v2)."""
+        (legacy), ``{base_url}/token`` (v2, but the platform's own for its root)."""
         url = getattr(self.auth, "token_url", None)
         return url if isinstance(url, str) else self._default_token_url
 
     def refuse(self, operation: str) -> None:
         """``UnsupportedOperationError`` when the dialect does not offer ``operation``
         (called first: nothing is sent)."""
-        if self.v2:
-            v2.unsupported(operation)
-        elif operation in LEGACY_UNSUPPORTED:
-            raise UnsupportedOperationError(operation, "legacy", LEGACY_UNSUPPORTED[operation])
+        why = self.dialect.refused.get(operation)
+        if why is not None:
+            raise UnsupportedOperationError(operation, self.dialect.name, why)
 
     def offers(self, operation: str) -> bool:
         """Whether the dialect offers ``operation`` (a flat or namespaced name)."""
-        refused = v2.UNSUPPORTED if self.v2 else LEGACY_UNSUPPORTED
-        return operation not in refused
-
-    async def profile_id(self) -> str:
-        """The v2 profile to create under: the one given to the client, else the one
-        ``GET /me`` lists (asked once, then kept); several without a choice is an
-        ``InvalidArgumentError`` naming them."""
-        if self._profile_id is not None:
-            return self._profile_id
-        async with self._profile_lock:
-            if self._profile_id is None:
-                self._profile_id = v2.choose_profile(await self.call(v2.me(self.base_url)), None)
-            return self._profile_id
+        return operation not in self.dialect.refused
 
     def check_open(self) -> None:
         """Refuse to work for a closed client."""
