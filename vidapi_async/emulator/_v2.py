@@ -91,6 +91,11 @@ DEFAULT_PAGE_SIZE = 20
 REPEAT_DELETE_SUCCEEDS = True
 """A repeat delete by the owner answers 204 ("may still return success")."""
 DOC_URL = "https://developers.dailymotion.com/reference/api-errors"
+MAX_TAGS = 150
+"""The most tags a video takes (the project's choice, docs/guides/decisions.md: the
+platform publishes no limit); more is a 400 ``INVALID_PARAMETER``."""
+MAX_TAG_LENGTH = 100
+"""The longest tag, in characters (a choice, as ``MAX_TAGS``)."""
 
 _CODES = {
     400: "INVALID_PARAMETER",  # UNCONFIRMED, as every code but the two below
@@ -332,6 +337,10 @@ def _translate(
             raise _invalid("tags", "tags must be a list of strings")
         if any("," in t or _has(t, ("Cc", "Cf", "Cs", "Zl", "Zp")) for t in tags):
             raise _invalid("tags", "a tag holds a comma or a control character")
+        if len(tags) > MAX_TAGS:
+            raise _invalid("tags", f"{len(tags)} tags; at most {MAX_TAGS}")
+        if any(len(t.strip()) > MAX_TAG_LENGTH for t in tags):
+            raise _invalid("tags", f"a tag is longer than {MAX_TAG_LENGTH} characters")
         form["tags"] = ",".join(t.strip() for t in tags)
     if "geo_restriction" in body:
         extra["geoblocking"] = _geo(body["geo_restriction"])
