@@ -1,6 +1,7 @@
 """``Client``: every operation of the API, as coroutines returning typed models.
 
-The client builds one requester (``_requester.Requester``: the token and its scopes,
+The client chooses its API dialect (``_dialect``: the legacy API or v2), builds one
+requester (``_requester.Requester``: the token and its scopes,
 retries, limits, decoding, observation) and hands it to one namespace per group of
 operations, each a small class in its own module that never sees the client:
 ``client.videos`` (``_videos``), ``client.uploads`` (``_upload_calls``),
@@ -81,7 +82,8 @@ class Client:
     operations, models and errors (its root ``https://api.dailymotion.com/v2`` unless
     ``base_url`` names another; tokens from ``vidapi_async.ApiKey``); it creates under
     ``profile_id``, else under the one profile ``GET /me`` lists. An operation v2 does
-    not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2").
+    not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2");
+    ``client.offers(operation)`` says so beforehand.
     Use it as ``async with Client(...) as client:`` or call ``await client.close()``.
     A closed client cannot be reopened.
 
