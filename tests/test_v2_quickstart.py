@@ -1,7 +1,7 @@
 """The README's quickstart in API v2 against the emulator, with only the client's
-arguments changed (``api="v2"`` and the demo API key, asked for the scopes the script
-needs: live streams are a plan feature, ``live.manage``, which ``ApiKey``'s default
-scopes leave out). It runs end to end: its subtitle step is guarded by
+arguments changed (``api="v2"`` and the demo API key, nothing else: the key asks for
+``live.manage``, a plan feature its default scopes leave out, when the live stream
+needs it). It runs end to end: its subtitle step is guarded by
 ``client.offers(client.create_subtitle)`` (v2 has no subtitle files), and its live
 stream is v2's livestream resource."""
 
@@ -18,14 +18,13 @@ from vidapi_async.emulator import Emulator
 from .conftest import make_file
 from .test_readme import quickstart
 
-V2_CLIENT = 'auth=va.ApiKey("demo-api-key", "demo-api-secret", scopes=V2_SCOPES), api="v2",'
-V2_SCOPES = '["account.read", "video.read", "video.manage", "live.manage"]'
+V2_CLIENT = 'auth=va.ApiKey("demo-api-key", "demo-api-secret"), api="v2",'
 
 
 def in_v2(script: str) -> str:
     old = 'access_token=os.environ["VIDAPI_TOKEN"],'
     assert script.count(old) == 1
-    return script.replace(old, V2_CLIENT.replace("V2_SCOPES", V2_SCOPES))
+    return script.replace(old, V2_CLIENT)
 
 
 async def run(emulator: Emulator, folder: Path, script: str) -> tuple[int, str, str]:

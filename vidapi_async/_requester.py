@@ -149,6 +149,21 @@ class Requester:
                 status=None,
             )
 
+    async def scoped_token(self, request: wire.Request, token: AccessToken) -> AccessToken:
+        """``token`` when it may hold the request's scope; else the provider's own
+        answer, when it has a ``widen`` hook (``ApiKey`` without ``scopes=`` asks for a
+        token with the scope added), else ``InsufficientScopeError`` before sending."""
+        scope = request.scope
+        if not scope or token.scopes is None or scope in token.scopes:
+            return token
+        widen = getattr(self.auth, "widen", None)
+        if widen is not None:
+            wider = await widen(scope, self.post_token_form, self.token_url, what=request.what)
+            if wider is not None:
+                self.token = token = wider
+        self.check_scope(request, token)
+        return token
+
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
         (to be awaited: a plain function, one coroutine fewer per call)."""
@@ -169,7 +184,7 @@ class Requester:
             # A static token is the same every time: no provider's coroutine to await.
             token = auth._token if type(auth) is StaticToken else await self.access_token()
             if request.scope is not None:
-                self.check_scope(request, token)
+                token = await self.scoped_token(request, token)
             resp = await self.transport.send(
                 request.method,
                 request.url,

@@ -122,6 +122,12 @@ changing videos need (UNCONFIRMED whether a grant without ``scope`` gets the key
 every permission, spec §2 "Body")."""
 
 
+SCOPE_REFUSED_ERRORS: Final = frozenset({"invalid_scope", "access_denied"})
+"""The token endpoint's OAuth ``error`` codes that refuse a scope the key's plan or
+permissions lack (UNCONFIRMED: spec §2 names no code; RFC 6749's ``invalid_scope``,
+and ``access_denied``). Any other error is not taken as a refusal of the scope."""
+
+
 def v2_scopes(names: Iterable[str]) -> tuple[str, ...]:
     """Scope names in v2's vocabulary: v2 names (``video.manage``, bundles) as given,
     legacy ones through ``SCOPES_FOR_LEGACY``; one with no v2 counterpart is an
