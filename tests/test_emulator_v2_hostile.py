@@ -51,3 +51,28 @@ async def test_v2_patch_keeps_line_breaks_in_a_description(emulator: Emulator) -
     status, _, read = await _patched(emulator, {"description": "a\nb\tc"})
     assert status == 204
     assert read["description"] == "a\nb\tc"
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [[f"t{i}" for i in range(151)], ["x" * 101]],
+    ids=["151 tags", "a tag of 101 characters"],
+)
+async def test_v2_refuses_more_tags_than_the_client_sends(
+    emulator: Emulator, tags: list[str]
+) -> None:
+    """At most 150 tags of 100 characters (docs/guides/decisions.md), refused in v2's
+    error shape: the emulator checks it itself, not only the client."""
+    status, answer, read = await _patched(emulator, {"tags": tags})
+    assert status == 400, answer
+    error = answer["error"]
+    assert error["code"] == "INVALID_PARAMETER" and error["correlation_id"]
+    assert error["details"]["param"] == "tags"
+    assert read["tags"] == []
+
+
+async def test_v2_takes_150_tags_of_100_characters(emulator: Emulator) -> None:
+    tags = [f"{i:03d}" + "x" * 97 for i in range(150)]
+    status, answer, read = await _patched(emulator, {"tags": tags})
+    assert status == 204, answer
+    assert read["tags"] == tags

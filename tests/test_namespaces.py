@@ -58,6 +58,7 @@ NOT_OPERATIONS = {
     "close",
     "closed",
     "connection_limit",
+    "offers",
     "players",
     "playlists",
     "retry",

@@ -110,8 +110,7 @@ def _add_profile(emulator: Emulator, owner: str, profile_id: str) -> None:
         (lambda c: c.get_auth_info(), "get_auth_info"),
         (lambda c: c.upload_subtitle("x1", b"1\n", language="en"), "upload_subtitle"),
         (lambda c: c.list_subtitles("x1"), "list_subtitles"),
-        (lambda c: c.create_live_stream(title="l", channel="news"), "create_live_stream"),
-        (lambda c: c.get_live_stream("x1"), "get_live_stream"),
+        (lambda c: c.make_live("x1"), "make_live"),
     ],
 )
 async def test_what_v2_does_not_offer_is_refused_before_sending(call, name) -> None:  # type: ignore[no-untyped-def]

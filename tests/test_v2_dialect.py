@@ -156,7 +156,7 @@ def test_fields_v2_lacks_and_operations_it_lacks_are_typed_errors_naming_both() 
         v2.update_video(BASE, "x1", {"expiry_date": 1780315200})
     assert info.value.dialect == "v2"
     assert "expiry_date" in info.value.operation and "update_video" in info.value.operation
-    for operation in ("upload_subtitle", "set_thumbnail", "create_live_stream", "make_live"):
+    for operation in ("upload_subtitle", "set_thumbnail", "make_live"):
         with pytest.raises(va.UnsupportedOperationError, match=rf"{operation} .*API v2"):
             v2.unsupported(operation)
     v2.unsupported("create_video")  # offered: no error

@@ -49,7 +49,9 @@ async def test_the_cli_batch_on_a_queue_in_v2(tmp_path: Path, dsn: str) -> None:
             sys.executable,
             "-m",
             "vidapi_async.cli",
-            *("--api", "v2", "--token", token, "--base-url", emu.v2_base_url, "--json"),
+            # --token=TOKEN: a random token may start with "-", which argparse would
+            # take for an option after a separate "--token"
+            *("--api", "v2", f"--token={token}", "--base-url", emu.v2_base_url, "--json"),
             *("batch", str(folder), "--channel", "news", "--journal", dsn),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

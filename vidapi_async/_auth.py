@@ -28,7 +28,12 @@ PostForm = Callable[[str, tuple[tuple[str, str], ...]], Awaitable[Mapping[str, A
 
 @runtime_checkable
 class TokenProvider(Protocol):
-    """What the client needs of a source of tokens."""
+    """What the client needs of a source of tokens.
+
+    Optional: ``async widen(scope, post_form, token_url, *, what)``, called when an
+    operation (``what``) needs a scope the token in use is known to lack: a token that
+    holds it, or ``None`` to have the operation refused (``InsufficientScopeError``)
+    before anything is sent; it may raise that error itself (``ApiKey`` does)."""
 
     async def get_token(self, post_form: PostForm, token_url: str) -> AccessToken:
         """A token valid for a while yet, fetching or refreshing one if needed."""

@@ -1,6 +1,7 @@
 """``Client``: every operation of the API, as coroutines returning typed models.
 
-The client builds one requester (``_requester.Requester``: the token and its scopes,
+The client chooses its API dialect (``_dialect``: the legacy API or v2), builds one
+requester (``_requester.Requester``: the token and its scopes,
 retries, limits, decoding, observation) and hands it to one namespace per group of
 operations, each a small class in its own module that never sees the client:
 ``client.videos`` (``_videos``), ``client.uploads`` (``_upload_calls``),
@@ -16,7 +17,7 @@ import logging
 import os
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
@@ -24,16 +25,17 @@ from . import _validate as check
 from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import OAuth, StaticToken, TokenProvider
+from ._auth import StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
     DEFAULT_READ_SIZE,
     Timeouts,
 )
+from ._dialect import DIALECTS, dialect_for
+from ._dialect_legacy import DEFAULT_BASE_URL
 from ._errors import (
     InvalidArgumentError,
-    UnsupportedOperationError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
@@ -42,9 +44,8 @@ from ._models import AccessToken
 from ._observe import Observer
 from ._players import Players
 from ._playlists import Playlists
-from ._protocol import _v2 as v2
 from ._raw import RawCalls
-from ._requester import DIALECTS, Requester
+from ._requester import Requester
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import MAX_SOURCE_SIZE, SourcePolicy
@@ -59,7 +60,6 @@ __all__ = ["DEFAULT_BASE_URL", "Client"]
 
 log = logging.getLogger("vidapi_async")
 
-DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
 
@@ -82,7 +82,8 @@ class Client:
     operations, models and errors (its root ``https://api.dailymotion.com/v2`` unless
     ``base_url`` names another; tokens from ``vidapi_async.ApiKey``); it creates under
     ``profile_id``, else under the one profile ``GET /me`` lists. An operation v2 does
-    not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2").
+    not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2");
+    ``client.offers(operation)`` says so beforehand.
     Use it as ``async with Client(...) as client:`` or call ``await client.close()``.
     A closed client cannot be reopened.
 
@@ -124,21 +125,21 @@ class Client:
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
-        dialect = _dialect(api)
+        dialect = dialect_for(
+            _dialect_name(api),
+            None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+        )
         if auth is None:
-            if dialect == "v2" and scopes is not None:
-                scopes = v2.expand_scopes(v2.v2_scopes(scopes))
+            if scopes is not None:
+                scopes = dialect.token_scopes(scopes)
             auth = StaticToken(access_token or "", scopes)
         elif scopes is not None:
             raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
         if not isinstance(auth, TokenProvider):
             raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        if dialect == "v2":
-            _check_v2_grant(auth)
-        if profile_id is not None and dialect != "v2":
-            raise UsageError("profile_id= goes with api='v2' (the legacy API has no profiles)")
+        dialect.check_auth(auth)
         if base_url is None:
-            base_url = v2.DEFAULT_BASE_URL if dialect == "v2" else DEFAULT_BASE_URL
+            base_url = dialect.default_base_url
         checked_base_url = check.base_url(base_url)
         if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
             raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
@@ -175,10 +176,7 @@ class Client:
             transport=transport,
             timeouts=timeouts or Timeouts(),
             retry=RetryPolicy() if retry is None else retry,
-            api=dialect,
-            profile_id=None
-            if profile_id is None
-            else check.text(profile_id, "profile_id", blank=False),
+            dialect=dialect,
         )
         if chunk_size is not NOT_GIVEN:
             deprecated("Client(chunk_size=)", "read_size=")
@@ -246,7 +244,7 @@ class Client:
     @property
     def api(self) -> str:
         """The API dialect spoken: ``"legacy"`` or ``"v2"`` (``Client(api=...)``)."""
-        return self._requester.dialect
+        return self._requester.dialect.name
 
     @property
     def timeouts(self) -> Timeouts:
@@ -330,6 +328,37 @@ class Client:
     def token_url(self) -> str:
         """The OAuth token endpoint: the provider's own, else ``<base_url>/oauth/token``."""
         return self._requester.token_url
+
+    def offers(self, operation: Callable[..., object]) -> bool:
+        """Whether the API dialect this client speaks offers ``operation``: one of this
+        client's operations, given as itself and not called (``client.create_subtitle``
+        or ``client.subtitles.create``), so that a misspelt name is caught by the type
+        checker. ``False``: calling it raises ``UnsupportedOperationError`` before
+        anything is sent (API v2 has no subtitle files; the legacy API no
+        ``raw.patch``). One script then runs in both dialects::
+
+            if client.offers(client.create_subtitle):
+                await client.create_subtitle(video.id, language="en", url=srt_url)
+
+        An argument a dialect lacks (v2's ``expiry_date=``) is refused when given; the
+        operation itself is offered. Anything but an operation of this client is an
+        ``InvalidArgumentError``."""
+        return all(self._requester.offers(name) for name in self._operation_names(operation))
+
+    def _operation_names(self, operation: object) -> tuple[str, ...]:
+        """The namespaced name of one of this client's operations, and its flat ones."""
+        owner = getattr(operation, "__self__", None)
+        name = getattr(getattr(operation, "__func__", None), "__name__", None)
+        for namespace in _NAMESPACES:
+            if owner is getattr(self, namespace) and name and not name.startswith("_"):
+                target = f"{namespace}.{name}"
+                if callable(getattr(owner, name, None)):
+                    flat = (a.name for a in vars(Client).values() if isinstance(a, alias))
+                    return (target, *(f for f in flat if getattr(Client, f).target == target))
+        raise InvalidArgumentError(
+            "operation",
+            "expected one of this client's operations, not called (client.create_subtitle)",
+        )
 
     async def access_token(self) -> AccessToken:
         """The token in use (fetched or refreshed if needed). Its repr hides the token."""
@@ -422,17 +451,20 @@ class Client:
     """Alias of [`client.account.remove_webhook`][vidapi_async.Account.remove_webhook]."""
 
 
-def _check_v2_grant(auth: TokenProvider) -> None:
-    """API v2 has no password grant, and no authorization-code grant yet (spec
-    api-v2 §2): a provider of either is refused before any request."""
-    grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
-    if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
-        raise UnsupportedOperationError(
-            f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
-        )
+_NAMESPACES: Final = (
+    "videos",
+    "uploads",
+    "subtitles",
+    "live",
+    "account",
+    "playlists",
+    "players",
+    "raw",
+)
+"""The client's namespaces, where its operations live (``Client.offers``)."""
 
 
-def _dialect(api: str | None) -> str:
+def _dialect_name(api: str | None) -> str:
     """``api=``, else ``$VIDAPI_API``, else ``"legacy"``; anything else is an
     ``InvalidArgumentError`` naming the dialects."""
     if api is None:

@@ -40,10 +40,7 @@ class ClientInternals:
         """``UnsupportedOperationError`` now, before anything is sent, when the client's
         API dialect does not offer ``operation`` (``"upload_subtitle"`` in v2): a command
         or a job that would need it later is refused before its upload."""
-        if self._client.api == "v2":
-            from ._protocol import _v2
-
-            _v2.unsupported(operation)
+        self._client._requester.refuse(operation)
 
     @property
     def observer(self) -> Observer:

@@ -1,17 +1,17 @@
-"""``client.live``: live streams, videos with ``mode=live`` (scope ``manage_videos``)."""
+"""``client.live``: live streams, videos with ``mode=live`` (scope ``manage_videos``);
+in API v2, its livestream resource (scopes ``live.manage``, ``live.read``)."""
 
 from __future__ import annotations
 
 import logging
 
-from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._fields import LIVE_FIELDS
 from ._models import Video
-from ._observe import VIDEO_ID, describe, operation
+from ._observe import operation
 from ._service import Service
 from ._video_metadata import video_form
-from ._videos import create_request, post_video, read_video
+from ._videos import post_video
 
 __all__ = ["LiveStreams"]
 
@@ -37,19 +37,21 @@ class LiveStreams(Service):
 
         ``start_time``/``end_time`` (UNIX timestamps) schedule it. The result carries
         the live fields, ``live_publish_url`` (the ingest address) among them.
+
+        In API v2: ``POST /profiles/{profile_id}/livestreams`` (scope ``live.manage``),
+        read back as the same ``Video``: ``mode`` ``"live"``, ``id`` the livestream's.
         """
-        self._requester.refuse("create_live_stream")
         form = video_form(locals())
-        form.append(("mode", "live"))
+        times = []
         for name, value in (("start_time", start_time), ("end_time", end_time)):
             if value is not None:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
-                form.append((name, str(value)))
-        request = create_request(self._requester, form, fields=LIVE_FIELDS, scope="manage_videos")
-        video = structure(await self._requester.call(request), Video, what=request.what)
-        describe(self._requester, VIDEO_ID, video.id)
-        return video
+                times.append((name, value))
+        metadata = {"published": published, "is_created_for_kids": is_created_for_kids}
+        return await self._requester.dialect.create_live_stream(
+            self._requester, form, times, metadata
+        )
 
     @operation("make_live")
     async def convert(self, video_id: str | Video) -> Video:
@@ -61,6 +63,8 @@ class LiveStreams(Service):
 
     @operation("get_live_stream")
     async def get(self, video_id: str | Video) -> Video:
-        """A live stream's live fields (on air, ingest address, recording state, ...)."""
-        self._requester.refuse("get_live_stream")
-        return await read_video(self._requester, video_id, LIVE_FIELDS, "manage_videos")
+        """A live stream's live fields (on air, ingest address, recording state, ...).
+
+        In API v2: the livestream read at ``GET /livestreams/{id}`` (scope
+        ``live.read``; the path is UNCONFIRMED)."""
+        return await self._requester.dialect.get_live_stream(self._requester, video_id)

@@ -3,23 +3,22 @@ videos in them. Writes need scope ``manage_playlists``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Iterable
+from typing import Final
 
 from . import _validate as check
-from ._convert import structure
 from ._errors import InvalidArgumentError
 from ._fields import VIDEO_FIELDS
 from ._models import Playlist, Video
 from ._observe import operation
-from ._protocol import _v2 as v2
 from ._sentinel import NOT_GIVEN, NotGiven
-from ._service import Service, form_of
+from ._service import Service
 
-__all__ = ["PLAYLIST_FIELDS", "Playlists"]
+__all__ = ["PLAYLIST_FIELDS", "PLAYLIST_SCOPE", "Playlists"]
 
 PLAYLIST_FIELDS: Final = ("id", "name", "description", "private", "owner", "videos_total")
-_SCOPE: Final = "manage_playlists"
+PLAYLIST_SCOPE: Final = "manage_playlists"
+"""The legacy API's scope for playlist writes."""
 
 
 def _id(value: object) -> str:
@@ -42,32 +41,14 @@ class Playlists(Service):
         }
         if description is not None:
             values["description"] = check.text(description, "description")
-        if self._requester.v2:
-            profile_id = await self._requester.profile_id()
-            request = v2.create_playlist(
-                self._requester.base_url, profile_id, name, description=description, private=private
-            )
-            return self._playlist(await self._requester.call(request), request.what)
-        return await self._send(
-            "POST",
-            "/me/playlists",
-            Playlist,
-            fields=PLAYLIST_FIELDS,
-            form=form_of(values, "playlist"),
-            idempotent=False,
-            scope=_SCOPE,
-        )
+        return await self._requester.dialect.create_playlist(self._requester, values)
 
     @operation("playlists.get")
     async def get(
         self, playlist_id: str | Playlist, fields: Iterable[str] = PLAYLIST_FIELDS
     ) -> Playlist:
         """``GET /playlist/<id>``: a playlist (another's private one is a ``ForbiddenError``)."""
-        pid = _id(playlist_id)
-        if self._requester.v2:
-            request = v2.playlist_request(self._requester.base_url, "GET", pid)
-            return self._playlist(await self._requester.call(request), request.what)
-        return await self._send("GET", f"/playlist/{pid}", Playlist, fields=fields)
+        return await self._requester.dialect.get_playlist(self._requester, _id(playlist_id), fields)
 
     @operation("playlists.update")
     async def update(
@@ -89,36 +70,14 @@ class Playlists(Service):
             values["private"] = check.boolean(private, "private")
         if not values:
             raise InvalidArgumentError("fields", "give at least one field to write")
-        pid = _id(playlist_id)
-        if self._requester.v2:  # PATCH answers 204: the playlist is read after
-            request = v2.playlist_request(
-                self._requester.base_url,
-                "PATCH",
-                pid,
-                name=None if isinstance(name, NotGiven) else name,
-                description=None if isinstance(description, NotGiven) else description,
-                private=None if isinstance(private, NotGiven) else private,
-            )
-            await self._requester.call(request)
-            return await self.get(pid)
-        return await self._send(
-            "POST",
-            f"/playlist/{pid}",
-            Playlist,
-            fields=PLAYLIST_FIELDS,
-            form=form_of(values, "fields"),
-            scope=_SCOPE,
+        return await self._requester.dialect.update_playlist(
+            self._requester, _id(playlist_id), values
         )
 
     @operation("playlists.delete")
     async def delete(self, playlist_id: str | Playlist) -> None:
         """``DELETE /playlist/<id>`` (the videos themselves stay)."""
-        pid = _id(playlist_id)
-        if self._requester.v2:
-            request = v2.playlist_request(self._requester.base_url, "DELETE", pid)
-        else:
-            request = self._requester.api("DELETE", f"/playlist/{pid}", scope=_SCOPE)
-        await self._requester.call(request)
+        await self._requester.dialect.delete_playlist(self._requester, _id(playlist_id))
 
     def mine(self, fields: Iterable[str] = PLAYLIST_FIELDS) -> AsyncIterator[Playlist]:
         """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
@@ -130,27 +89,16 @@ class Playlists(Service):
         """``POST /playlist/<id>/videos/<video_id>``: append a video (one's own or a
         public one); adding one already there changes nothing, so it is retried.
         v2: ``POST /playlists/{id}/videos``."""
-        if self._requester.v2:
-            request = v2.add_playlist_video(
-                self._requester.base_url, _id(playlist_id), check.video_id(video_id)
-            )
-            await self._requester.call(request)
-            return
-        await self._video_call("POST", playlist_id, video_id)
+        vid = check.video_id(video_id)
+        await self._requester.dialect.add_playlist_video(self._requester, _id(playlist_id), vid)
 
     @operation("playlists.remove_video")
     async def remove_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
         """``DELETE /playlist/<id>/videos/<video_id>``; one not in it: ``NotFoundError``."""
         self._requester.refuse("playlists.remove_video")
-        await self._video_call("DELETE", playlist_id, video_id)
-
-    async def _video_call(
-        self, method: str, playlist_id: str | Playlist, video_id: str | Video
-    ) -> None:
         vid = check.video_id(video_id)
         path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
-        form: list[tuple[str, str]] | None = [] if method == "POST" else None
-        await self._requester.call(self._requester.api(method, path, form=form, scope=_SCOPE))
+        await self._requester.call(self._requester.api("DELETE", path, scope=PLAYLIST_SCOPE))
 
     def videos(
         self, playlist_id: str | Playlist, fields: Iterable[str] | None = None
@@ -159,7 +107,3 @@ class Playlists(Service):
         self._requester.refuse("playlists.videos")
         path = f"/playlist/{_id(playlist_id)}/videos"
         return self._list(path, Video, VIDEO_FIELDS if fields is None else fields)
-
-    @staticmethod
-    def _playlist(data: Mapping[str, Any], what: str) -> Playlist:
-        return structure(v2.playlist_from(data), Playlist, what=what)

@@ -19,9 +19,8 @@ import attrs
 
 from . import _protocol as wire
 from . import _validate as check
-from ._errors import InvalidArgumentError, UnsupportedOperationError, UsageError
+from ._errors import InvalidArgumentError, UsageError
 from ._observe import operation
-from ._pages import iter_next_pages, iter_pages
 from ._service import Service
 
 __all__ = ["RawCalls", "raw_request", "scope_for"]
@@ -130,7 +129,7 @@ class RawCalls(Service):
             path,
             params=params,
             fields=fields,
-            dialect=self._requester.dialect,
+            dialect=self._requester.dialect.name,
         )
         return dict(await self._requester.call(request))
 
@@ -160,7 +159,7 @@ class RawCalls(Service):
             data=data or {},
             fields=fields,
             idempotent=idempotent,
-            dialect=self._requester.dialect,
+            dialect=self._requester.dialect.name,
         )
         return dict(await self._requester.call(request))
 
@@ -169,10 +168,7 @@ class RawCalls(Service):
         """API v2 only: ``PATCH path`` with ``data`` as a JSON body (only the fields
         sent change; the platform answers 204, returned as ``{}``). Retried as reads
         are (sending the same values twice changes nothing more)."""
-        if not self._requester.v2:
-            raise UnsupportedOperationError(
-                "raw.patch", "legacy", "the legacy API updates with POST: use post()"
-            )
+        self._requester.refuse("raw.patch")
         request = raw_request(self._requester.base_url, "PATCH", path, data=data, dialect="v2")
         return dict(await self._requester.call(request))
 
@@ -180,7 +176,7 @@ class RawCalls(Service):
     async def delete(self, path: str) -> dict[str, Any]:
         """``DELETE path``; retried as reads are (deleting twice deletes once)."""
         request = raw_request(
-            self._requester.base_url, "DELETE", path, dialect=self._requester.dialect
+            self._requester.base_url, "DELETE", path, dialect=self._requester.dialect.name
         )
         return dict(await self._requester.call(request))
 
@@ -210,32 +206,8 @@ class RawCalls(Service):
         given = dict(params or {})
         if "page" in given or "limit" in given or "page_size" in given:
             raise UsageError("paginate() sets page and limit itself: use limit= and max_items=")
-        if self._requester.v2:
-            async for row in self._paginate_v2(path, given, fields, limit, max_items):
-                yield row
-            return
-        raw_request(
-            self._requester.base_url, "GET", path, params=given, fields=fields
-        )  # checked now
-
-        def page_request(page: int) -> wire.Request:
-            query = {**given, "page": page, "limit": limit}
-            return raw_request(self._requester.base_url, "GET", path, params=query, fields=fields)
-
-        async for _, item in iter_pages(self._requester.call, page_request, max_items=max_items):
-            yield dict(item)
-
-    async def _paginate_v2(
-        self,
-        path: str,
-        given: dict[str, object],
-        fields: Iterable[str] | str | None,
-        limit: int,
-        max_items: int | None,
-    ) -> AsyncIterator[dict[str, Any]]:
-        query = {**given, "page": 1, "page_size": limit}
-        request = raw_request(
-            self._requester.base_url, "GET", path, params=query, fields=fields, dialect="v2"
+        rows = self._requester.dialect.raw_pages(
+            self._requester, path, given, fields, limit, max_items
         )
-        async for _, item in iter_next_pages(self._requester.call, request, max_items=max_items):
-            yield dict(item)
+        async for row in rows:
+            yield row

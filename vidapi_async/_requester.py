@@ -10,27 +10,31 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._aio import Transport, api_timeout
 from ._auth import StaticToken, TokenProvider
 from ._config import Timeouts
-from ._errors import ClientClosedError, InsufficientScopeError, InvalidTokenError
+from ._errors import (
+    ClientClosedError,
+    InsufficientScopeError,
+    InvalidTokenError,
+    UnsupportedOperationError,
+)
 from ._models import AccessToken
-from ._protocol import _v2 as v2
 from ._retry import RetryPolicy, retrying
 
-__all__ = ["DIALECTS", "LARGE_ANSWER_BYTES", "Requester"]
+if TYPE_CHECKING:
+    from ._dialect import Dialect
+
+__all__ = ["LARGE_ANSWER_BYTES", "Requester"]
 
 log = logging.getLogger("vidapi_async")
 
 LARGE_ANSWER_BYTES: Final = 256 * 1024
 """Answers larger than this are decoded in a worker thread (16 MiB of JSON: 0.2 s)."""
-
-DIALECTS: Final = ("legacy", "v2")
-"""The API dialects a client speaks (``Client(api=...)``)."""
 
 
 class Requester:
@@ -47,8 +51,7 @@ class Requester:
         transport: Transport,
         timeouts: Timeouts,
         retry: RetryPolicy,
-        api: str = "legacy",
-        profile_id: str | None = None,
+        dialect: Dialect,
     ) -> None:
         self.base_url = base_url
         """The API's address (checked by the client)."""
@@ -68,40 +71,29 @@ class Requester:
         """The API's origin: the only one the token is sent to."""
         self.https = self.origin[0] == "https"
         """Whether the API is reached over https (server-given addresses must be too)."""
-        self.dialect = api
-        """The dialect spoken: ``"legacy"`` or ``"v2"`` (``_protocol._v2``)."""
-        self.v2 = api == "v2"
-        """Whether the dialect is API v2 (read by the namespaces to build requests)."""
-        self._decode = v2.decode_api_response if self.v2 else wire.decode_api_response
-        self._default_token_url = (
-            v2.token_url_for(base_url) if self.v2 else f"{base_url}/oauth/token"
-        )
-        self._profile_id = profile_id
-        self._profile_lock = asyncio.Lock()
+        self.dialect = dialect
+        """The API dialect spoken (``_dialect.Dialect``), chosen when the client was
+        built: the namespaces call it where the legacy API and v2 differ."""
+        self._decode = dialect.decode
+        self._default_token_url = dialect.token_url(base_url)
 
     @property
     def token_url(self) -> str:
         """The provider's token endpoint, else the dialect's: ``<base_url>/oauth/token``
-        (legacy), ``v2.token_url_for(base_url)`` (v2)."""
+        (legacy), ``{base_url}/token`` (v2, but the platform's own for its root)."""
         url = getattr(self.auth, "token_url", None)
         return url if isinstance(url, str) else self._default_token_url
 
     def refuse(self, operation: str) -> None:
         """``UnsupportedOperationError`` when the dialect does not offer ``operation``
         (called first: nothing is sent)."""
-        if self.v2:
-            v2.unsupported(operation)
+        why = self.dialect.refused.get(operation)
+        if why is not None:
+            raise UnsupportedOperationError(operation, self.dialect.name, why)
 
-    async def profile_id(self) -> str:
-        """The v2 profile to create under: the one given to the client, else the one
-        ``GET /me`` lists (asked once, then kept); several without a choice is an
-        ``InvalidArgumentError`` naming them."""
-        if self._profile_id is not None:
-            return self._profile_id
-        async with self._profile_lock:
-            if self._profile_id is None:
-                self._profile_id = v2.choose_profile(await self.call(v2.me(self.base_url)), None)
-            return self._profile_id
+    def offers(self, operation: str) -> bool:
+        """Whether the dialect offers ``operation`` (a flat or namespaced name)."""
+        return operation not in self.dialect.refused
 
     def check_open(self) -> None:
         """Refuse to work for a closed client."""
@@ -157,6 +149,21 @@ class Requester:
                 status=None,
             )
 
+    async def scoped_token(self, request: wire.Request, token: AccessToken) -> AccessToken:
+        """``token`` when it may hold the request's scope; else the provider's own
+        answer, when it has a ``widen`` hook (``ApiKey`` without ``scopes=`` asks for a
+        token with the scope added), else ``InsufficientScopeError`` before sending."""
+        scope = request.scope
+        if not scope or token.scopes is None or scope in token.scopes:
+            return token
+        widen = getattr(self.auth, "widen", None)
+        if widen is not None:
+            wider = await widen(scope, self.post_token_form, self.token_url, what=request.what)
+            if wider is not None:
+                self.token = token = wider
+        self.check_scope(request, token)
+        return token
+
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
         (to be awaited: a plain function, one coroutine fewer per call)."""
@@ -177,7 +184,7 @@ class Requester:
             # A static token is the same every time: no provider's coroutine to await.
             token = auth._token if type(auth) is StaticToken else await self.access_token()
             if request.scope is not None:
-                self.check_scope(request, token)
+                token = await self.scoped_token(request, token)
             resp = await self.transport.send(
                 request.method,
                 request.url,

@@ -42,24 +42,6 @@ class Service:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._requester.base_url}>"
 
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        cls: type[T],
-        *,
-        fields: Iterable[str] | None = None,
-        form: Iterable[tuple[str, str]] | None = None,
-        idempotent: bool = True,
-        scope: str | None = None,
-    ) -> T:
-        query = [] if fields is None else [("fields", check.fields_value(fields))]
-        request = self._requester.api(
-            method, path, query=query, form=form, scope=scope, idempotent=idempotent
-        )
-        data = await self._requester.call(request)
-        return structure(data, cls, what=request.what)
-
     async def _list(
         self, path: str, cls: type[T], fields: Iterable[str], scope: str | None = None
     ) -> AsyncIterator[T]:

@@ -26,7 +26,6 @@ from ._errors import (
 from ._files import LocalFile, inspect_file
 from ._models import UploadedFile, UploadProgress, UploadSession
 from ._observe import SOURCE_SIZE, describe, operation, upload_log
-from ._protocol import _v2 as v2
 from ._requester import Requester
 from ._retry import retrying
 from ._service import Service
@@ -79,13 +78,7 @@ class Uploads(Service):
     async def get_session(self) -> UploadSession:
         """``GET /file/upload`` (v2: ``POST /files/upload_sessions``): a one-time
         address to upload one file to."""
-        if self._requester.v2:
-            request = v2.upload_session(self._requester.base_url)
-            # v2's progress_url is documented (spec): one missing is an unexpected answer.
-            data = v2.upload_session_from(await self._requester.call(request), request.what)
-            return structure(data, UploadSession, what=request.what)
-        request = self._requester.api("GET", "/file/upload", scope="manage_videos")
-        return structure(await self._requester.call(request), UploadSession, what=request.what)
+        return await self._requester.dialect.upload_session(self._requester)
 
     @operation("get_upload_progress")
     async def get_progress(self, upload: UploadSession | str) -> UploadProgress:

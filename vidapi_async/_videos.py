@@ -1,8 +1,10 @@
 """``client.videos``: create, upload, read, list, change, protect, delete and wait for
 a video, give it a thumbnail, and the categories its ``channel`` takes.
 
-``create_request``, ``post_video`` and ``read_video`` are the requests these share with
-``client.live`` (a live stream is a video with ``mode=live``)."""
+Where the legacy API and v2 differ, the client's dialect (``_dialect``) is called.
+``create_request``, ``post_video``, ``read_video`` and ``with_tag`` are the legacy API's
+requests that ``client.live`` and the legacy dialect share (a live stream is a video
+with ``mode=live`` there)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from . import _protocol as wire
 from . import _validate as check
@@ -27,25 +28,22 @@ from ._errors import (
     InvalidArgumentError,
     ReadyTimeoutError,
     TransportError,
-    UnsupportedOperationError,
     UsageError,
 )
 from ._fields import VIDEO_FIELDS
 from ._files import inspect_file
 from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._pages import iter_next_pages, iter_pages
-from ._protocol import _v2 as v2
 from ._requester import Requester
 from ._retry import create_checked
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._service import Service
 from ._sources import UploadSource
 from ._upload_calls import Uploads
-from ._video_metadata import METADATA_NAMES, extra_form, video_form
+from ._video_metadata import METADATA_NAMES, video_form
 from ._webhooks import WebhookEvents
 
-__all__ = ["Videos", "create_request", "post_video", "read_video"]
+__all__ = ["Videos", "create_request", "post_video", "read_video", "with_tag"]
 
 log = logging.getLogger("vidapi_async")
 
@@ -119,17 +117,11 @@ class Videos(Service):
         before its upload); ``given``: the same metadata as values (API v2's JSON)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
-        if self._requester.v2:
-            request = await self._create_v2(url, dict(given or {}), extra, dedupe_tag, password)
-            decode: Callable[[Mapping[str, Any]], Mapping[str, Any]] = v2.video_from
-        else:
-            form = [("url", url), *metadata, *extra_form(extra, metadata)]
-            if password is not None:
-                form.append(("password", check.password(password) or ""))
-            if dedupe_tag is not None:
-                form = _with_tag(form, dedupe_tag)
-            request = create_request(self._requester, form)
-            decode = _as_is
+        dialect = self._requester.dialect
+        request = await dialect.create_video_request(
+            self._requester, url, metadata, given or {}, extra, dedupe_tag, password
+        )
+        decode = dialect.video_from
         if dedupe_tag is None:
             video = structure(decode(await self._requester.call(request)), Video, what=request.what)
         else:
@@ -146,36 +138,15 @@ class Videos(Service):
         describe(self._requester, VIDEO_ID, video.id)
         return video
 
-    async def _create_v2(
-        self,
-        url: str,
-        given: dict[str, object],
-        extra: Mapping[str, str] | None,
-        dedupe_tag: str | None,
-        password: str | None,
-    ) -> wire.Request:
-        """API v2's create request (``POST /profiles/{profile_id}/videos``, JSON)."""
-        _no_extra("create_video", extra)
-        if password is not None:
-            given["password"] = check.password(password)
-        if dedupe_tag is not None:
-            tags = given.get("tags")
-            tags = [t for t in tags.split(",") if t] if isinstance(tags, str) else tags
-            given["tags"] = [*(tags if isinstance(tags, list | tuple) else ()), dedupe_tag]
-        profile_id = await self._requester.profile_id()
-        return v2.create_video(self._requester.base_url, profile_id, url, given)
-
     @operation("delete_video")
     async def delete(self, video_id: str | Video) -> None:
         """``DELETE /video/<id>``. Deleting a video that is already gone raises
         ``NotFoundError``."""
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
-        if self._requester.v2:
-            request = v2.delete_video(self._requester.base_url, video_id)
-        else:
-            request = self._requester.api("DELETE", f"/video/{video_id}", scope="manage_videos")
-        await self._requester.call(request)
+        await self._requester.call(
+            self._requester.dialect.delete_video_request(self._requester, video_id)
+        )
 
     async def mine(
         self, fields: Iterable[str] | str = VIDEO_FIELDS, *, page_size: int = 100
@@ -184,23 +155,10 @@ class Videos(Service):
         time as the iteration goes (the platform's ``total`` is approximate: this pages
         on ``has_more``)."""
         asked = check.field_names(fields)
-        names = ",".join(asked if "id" in asked else ["id", *asked])  # as get has it
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
-        if self._requester.v2:
-            async for video in self._list_v2(asked, page_size=page_size):
-                yield video
-            return
-
-        def page_request(page: int) -> wire.Request:
-            query = [("fields", names), ("sort", "old"), ("page", str(page))]
-            return self._requester.api(
-                "GET", "/me/videos", query=[*query, ("limit", str(page_size))]
-            )
-
-        # The shared page loop: an empty page ends it; a repeated page is an error.
-        async for request, item in iter_pages(self._requester.call, page_request):
-            yield structure(item, Video, what=request.what)
+        async for video in self._requester.dialect.videos(self._requester, asked, page_size):
+            yield video
 
     @operation("find_videos_by_tag")
     async def find_by_tag(self, tag: str) -> list[Video]:
@@ -208,36 +166,7 @@ class Videos(Service):
         first (at most 100)."""
         if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
             raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
-        if self._requester.v2:
-            return [video async for video in self._list_v2(VIDEO_FIELDS, tag=tag)]
-        request = self._requester.api(
-            "GET",
-            "/me/videos",
-            query=[
-                ("tags", tag),
-                ("fields", ",".join(VIDEO_FIELDS)),
-                ("sort", "old"),
-                ("limit", "100"),
-            ],
-        )
-        data = await self._requester.call(request)
-        items = data.get("list")
-        return [
-            structure(item, Video, what=request.what)
-            for item in (items if isinstance(items, list) else [])
-        ]
-
-    async def _list_v2(
-        self, fields: Iterable[str], *, page_size: int = v2.PAGE_SIZE_MAX, tag: str | None = None
-    ) -> AsyncIterator[Video]:
-        """API v2's listing of the profile's videos, oldest first, following ``next``
-        until it is null."""
-        profile_id = await self._requester.profile_id()
-        request = v2.list_videos(
-            self._requester.base_url, profile_id, fields, page_size=page_size, tag=tag
-        )
-        async for page, item in iter_next_pages(self._requester.call, request):
-            yield structure(v2.video_from(item), Video, what=page.what)
+        return await self._requester.dialect.videos_by_tag(self._requester, tag)
 
     @operation("upload_video")
     async def upload(
@@ -278,8 +207,7 @@ class Videos(Service):
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
         await self._check_category(channel)
-        if self._requester.v2:  # the profile is known before any byte is sent
-            await self._requester.profile_id()
+        await self._requester.dialect.ready_to_create(self._requester)
         given = _given(locals(), form)
         uploaded = await self._uploads.file(
             source,
@@ -297,9 +225,7 @@ class Videos(Service):
     async def get(self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
         video_id, request = _video_request(self._requester, video_id, fields, None)
-        data = await self._requester.call(request)
-        if self._requester.v2:
-            data = v2.video_from(data)
+        data = self._requester.dialect.video_from(await self._requester.call(request))
         return structure({"id": video_id, **data}, Video, what=request.what)
 
     @operation("wait_until_ready")
@@ -390,27 +316,10 @@ class Videos(Service):
                 raise UsageError("give the form text once: extra= (fields is its old name)")
             extra = fields
         form = video_form(locals())
-        if self._requester.v2:
-            _no_extra("update_video", extra)
-            if not form:
-                raise InvalidArgumentError("update_video", "give at least one field to write")
-            return await self._patch_v2(video_id, _given(locals(), form), returning)
-        form += extra_form(extra, form)
-        if any(key == "password" for key, _ in form):
-            raise InvalidArgumentError("extra", "use set_password() for the password")
-        if not form:
-            raise InvalidArgumentError("update_video", "give at least one field to write")
-        return await post_video(self._requester, video_id, form, returning)
-
-    async def _patch_v2(
-        self, video_id: str | Video, given: Mapping[str, object], returning: Iterable[str]
-    ) -> Video:
-        """API v2's ``PATCH /videos/{id}`` (answered 204, no body), then the video read
-        with the ``returning`` fields."""
-        vid = check.video_id(video_id)
-        describe(self._requester, VIDEO_ID, vid)
-        await self._requester.call(v2.update_video(self._requester.base_url, vid, given))
-        return await self.get(vid, returning)
+        given = _given(locals(), form)
+        return await self._requester.dialect.update_video(
+            self._requester, video_id, form, given, extra, returning, self.get
+        )
 
     @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
@@ -421,10 +330,8 @@ class Videos(Service):
         log line, repr or error message. Returns the video with ``password_protected``.
         """
         value = check.password(password)
-        if self._requester.v2:
-            return await self._patch_v2(video_id, {"password": value}, ("id", "password_protected"))
-        return await post_video(
-            self._requester, video_id, [("password", value or "")], ("id", "password_protected")
+        return await self._requester.dialect.set_password(
+            self._requester, video_id, value, self.get
         )
 
     @operation("set_thumbnail")
@@ -478,7 +385,7 @@ class Videos(Service):
     async def _check_category(self, channel: str) -> None:
         """Refuse a channel that is not one of the platform's categories; where the
         list cannot be had, say so in the debug log and let the server judge."""
-        if self._requester.v2:  # v2 documents no list of categories: the server judges
+        if not self._requester.offers("categories"):  # no list to check: the server judges
             return
         try:
             slugs = await self.categories()
@@ -544,16 +451,7 @@ def _video_request(
     names = check.fields_value(fields)
     video_id = check.video_id(video_id)
     describe(requester, VIDEO_ID, video_id)
-    if requester.v2:
-        return video_id, v2.get_video(requester.base_url, video_id, names.split(","))
-    path = f"/video/{video_id}"
-    return video_id, wire.api_request(
-        requester.base_url, "GET", path, query=[("fields", names)], scope=scope
-    )
-
-
-def _as_is(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    return data
+    return video_id, requester.dialect.video_request(requester, video_id, names, scope)
 
 
 def _given(arguments: Mapping[str, object], form: Iterable[tuple[str, str]]) -> dict[str, object]:
@@ -576,15 +474,7 @@ def _given(arguments: Mapping[str, object], form: Iterable[tuple[str, str]]) -> 
     return given
 
 
-def _no_extra(operation: str, extra: Mapping[str, str] | None) -> None:
-    """API v2 takes typed JSON fields: ``extra=`` (form text) is refused there."""
-    if extra:
-        raise UnsupportedOperationError(
-            f"{operation}(extra=...)", "v2", "extra= is form text; API v2 takes typed JSON fields"
-        )
-
-
-def _with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:
+def with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:
     """``form`` with ``tag`` added to its ``tags`` (the pair made if there is none)."""
     for i, (key, value) in enumerate(form):
         if key == "tags":

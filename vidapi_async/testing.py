@@ -23,7 +23,13 @@ __all__ = ["client_for"]
 
 DEMO_API_KEY: Final = ("demo-api-key", "demo-api-secret")
 """The emulator's demo API key and secret for API v2 (public by design)."""
-V2_SCOPES: Final = ("account.read", "bundle.publisher", "playlist.read", "player.read")
+V2_SCOPES: Final = (
+    "account.read",
+    "bundle.publisher",
+    "playlist.read",
+    "player.read",
+    "live.read",
+)
 """What ``client_for(..., api="v2")`` asks for: every operation v2 offers."""
 
 

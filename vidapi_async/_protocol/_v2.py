@@ -37,16 +37,19 @@ __all__ = [
     "add_playlist_video",
     "api_error",
     "choose_profile",
+    "create_livestream",
     "create_player",
     "create_playlist",
     "create_video",
     "decode_api_response",
     "delete_video",
     "expand_scopes",
+    "get_livestream",
     "get_profile",
     "get_video",
     "iso_from_unix",
     "list_videos",
+    "livestream_from",
     "me",
     "next_page",
     "page_items",
@@ -119,6 +122,12 @@ changing videos need (UNCONFIRMED whether a grant without ``scope`` gets the key
 every permission, spec §2 "Body")."""
 
 
+SCOPE_REFUSED_ERRORS: Final = frozenset({"invalid_scope", "access_denied"})
+"""The token endpoint's OAuth ``error`` codes that refuse a scope the key's plan or
+permissions lack (UNCONFIRMED: spec §2 names no code; RFC 6749's ``invalid_scope``,
+and ``access_denied``). Any other error is not taken as a refusal of the scope."""
+
+
 def v2_scopes(names: Iterable[str]) -> tuple[str, ...]:
     """Scope names in v2's vocabulary: v2 names (``video.manage``, bundles) as given,
     legacy ones through ``SCOPES_FOR_LEGACY``; one with no v2 counterpart is an
@@ -150,14 +159,13 @@ def expand_scopes(names: Iterable[str]) -> frozenset[str]:
 
 UNSUPPORTED: Final[Mapping[str, str]] = {
     # operation -> why (spec §4 "Subtitles / thumbnails", "Livestreams", §5 "live").
+    # create_live_stream and get_live_stream speak v2's livestream resource instead.
     "upload_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
     "create_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
     "list_subtitles": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
     "delete_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
     "set_thumbnail": "no v2 endpoint sets a custom thumbnail",
-    "create_live_stream": "live is a separate livestream resource in v2, not a video mode",
-    "make_live": "live is a separate livestream resource in v2, not a video mode",
-    "get_live_stream": "live is a separate livestream resource in v2, not a video mode",
+    "make_live": "live is a separate livestream resource in v2: a video cannot become live",
     "get_auth_info": "v2 has no /auth; the token's scopes come with it",
     "categories": "v2 documents no list of categories",
     "playlists.remove_video": "no v2 path to remove a video from a playlist was found",
@@ -430,18 +438,38 @@ def create_video(
     """``POST /profiles/{profile_id}/videos`` (spec §4 "Videos"): the uploaded file's
     ``url`` as ``source.file_url``, with the fields v2 requires (``title``,
     ``visibility``, ``category``, ``is_for_kids``; visibility ``public`` unless said)."""
-    body, secrets = video_body(metadata, operation="create_video")
+    return _create_on_profile(
+        base_url, profile_id, "videos", metadata, {"source": {"file_url": file_url}}
+    )
+
+
+def _create_on_profile(
+    base_url: str,
+    profile_id: str,
+    kind: str,
+    metadata: Mapping[str, object],
+    more: Mapping[str, Any],
+) -> Request:
+    """``POST /profiles/{profile_id}/{kind}`` (a video or a livestream): the fields v2
+    requires of both (``title``, ``category``; ``visibility`` public and
+    ``is_for_kids`` false unless said), then ``more``."""
+    operation, what, scope = (
+        ("create_video", "video", "video.manage")
+        if kind == "videos"
+        else ("create_live_stream", "live stream", "live.manage")
+    )
+    body, secrets = video_body(metadata, operation=operation)
     for name, v2_name in (("title", "title"), ("channel", "category")):
         if v2_name not in body:
-            raise e.InvalidArgumentError(name, "API v2 requires it on a new video")
+            raise e.InvalidArgumentError(name, f"API v2 requires it on a new {what}")
     body.setdefault("visibility", "public")
     body.setdefault("is_for_kids", False)
-    body["source"] = {"file_url": file_url}
+    body.update(more)
     request = api_request(
         base_url,
         "POST",
-        f"/profiles/{_segment(profile_id, 'profile_id')}/videos",
-        scope="video.manage",
+        f"/profiles/{_segment(profile_id, 'profile_id')}/{kind}",
+        scope=scope,
         idempotent=False,
     )
     return _json(request, body, secrets)
@@ -791,6 +819,76 @@ def webhook_from(profile: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     events = hook.get("events")
     return {"url": hook["callback_url"], "events": list(events) if isinstance(events, list) else []}
+
+
+# --- livestreams ---------------------------------------------------------------------------
+
+LIVESTREAM_PATH: Final = "/livestreams/{id}"
+"""A livestream's own path, read with ``GET`` (UNCONFIRMED: spec §4 "Livestreams" gives
+no read path; this is the PATCH path, itself (3p), which no operation here sends)."""
+LIVESTREAM_READ_SCOPE: Final = "live.read"
+"""The scope a livestream read needs (spec §4: ``live.read``; its path UNCONFIRMED)."""
+LIVESTREAM_INGEST_URL: Final = "rtmp_url"
+"""The field of ``ingest`` read as ``live_publish_url`` (UNCONFIRMED: (3p) notes name
+``ingest.rtmp_url`` and ``ingest.srt_url``)."""
+LIVESTREAM_PAGE_URL: Final = "livestream_url"
+"""The field read as the live stream's ``url``, its page (UNCONFIRMED: (3p) field,
+read as ``video_url`` is for a video)."""
+LIVESTREAM_TIMES: Final[Mapping[str, str]] = {
+    # v2 name -> legacy name (spec §4: start_at/end_at, ISO 8601)
+    "start_at": "start_time",
+    "end_at": "end_time",
+}
+
+
+def create_livestream(base_url: str, profile_id: str, metadata: Mapping[str, object]) -> Request:
+    """``POST /profiles/{profile_id}/livestreams`` (spec §4 "Livestreams", scope
+    ``live.manage``): ``title``, ``category``, ``visibility`` and ``is_for_kids``
+    always (required), ``start_at``/``end_at`` (ISO 8601) from the legacy
+    ``start_time``/``end_time`` UNIX seconds when given."""
+    given = dict(metadata)
+    times = {v2: given.pop(legacy, None) for v2, legacy in LIVESTREAM_TIMES.items()}
+    more = {
+        v2_name: iso_from_unix(value, LIVESTREAM_TIMES[v2_name])
+        for v2_name, value in times.items()
+        if value is not None
+    }
+    return _create_on_profile(base_url, profile_id, "livestreams", given, more)
+
+
+def get_livestream(base_url: str, livestream_id: str) -> Request:
+    """``GET`` a livestream at ``LIVESTREAM_PATH`` (UNCONFIRMED path, spec §4)."""
+    path = LIVESTREAM_PATH.format(id=_segment(livestream_id, "livestream_id"))
+    return api_request(base_url, "GET", path, scope=LIVESTREAM_READ_SCOPE)
+
+
+def livestream_from(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 livestream as the legacy mapping of a live video: ``mode`` ``"live"``,
+    ``id`` from ``livestream_id``, ``live_publish_url`` from ``ingest``, the page as
+    ``url``, ``start_time``/``end_time`` in UNIX seconds; the video renames
+    (``category``, ``visibility``, ...) as ``video_from`` reads them. Its ``status``
+    (values unpublished) is kept as ``livestream_status``, not read as a video's
+    processing status; ``ingest`` stays under its own name (its ``srt_url`` too)."""
+    rest = {
+        k: v
+        for k, v in item.items()
+        if k not in ("livestream_id", LIVESTREAM_PAGE_URL, "status", *LIVESTREAM_TIMES)
+    }
+    out = video_from(rest)
+    if "livestream_id" in item:
+        out["id"] = item["livestream_id"]
+    out["mode"] = "live"
+    if LIVESTREAM_PAGE_URL in item:
+        out["url"] = item[LIVESTREAM_PAGE_URL]
+    if "status" in item:
+        out["livestream_status"] = item["status"]
+    ingest = item.get("ingest")
+    if isinstance(ingest, Mapping):
+        out["live_publish_url"] = ingest.get(LIVESTREAM_INGEST_URL)
+    for v2_name, legacy in LIVESTREAM_TIMES.items():
+        if v2_name in item:
+            out[legacy] = unix_from_iso(item[v2_name], v2_name)
+    return out
 
 
 # --- answers ------------------------------------------------------------------------------

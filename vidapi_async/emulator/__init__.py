@@ -38,7 +38,7 @@ import os
 import secrets
 import ssl
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -57,6 +57,7 @@ from ._upload import routes as upload_routes
 from ._v2 import routes as v2_routes
 from ._v2 import v2_error_response
 from ._v2_library import routes as v2_library_routes
+from ._v2_live import routes as v2_live_routes
 from ._webhooks import Deliveries
 from ._wire import error_response as _legacy_error_response
 
@@ -255,7 +256,11 @@ class Emulator:
     Users: ``demo``/``demo-password`` (static token ``demo-token``) and
     ``other``/``other-password`` (``other-token``), OAuth client
     ``demo-client``/``demo-secret``. ``tokens`` replaces demo's static tokens
-    (token -> scopes).
+    (token -> scopes). API v2's private API keys: ``demo-api-key``/``demo-api-secret``
+    (every scope, ``live.manage`` among them) and the others of ``_v2.API_KEYS``;
+    ``api_keys`` adds keys or replaces one of the same name: key -> (secret, username,
+    the v2 scopes it may be granted), e.g. a key whose plan has no live streaming
+    (a token asked with ``live.manage`` is then refused with ``invalid_scope``).
 
     A new video reads ``status: processing`` (with ``encoding_progress``) for
     ``encoding_delay`` seconds, then ``ready``.
@@ -293,6 +298,7 @@ class Emulator:
         faults: Faults | None = None,
         token_lifetime: float = 36000.0,
         tokens: Mapping[str, tuple[str, ...]] | None = None,
+        api_keys: Mapping[str, tuple[str, str, Iterable[str]]] | None = None,
         public_host: str | None = None,
         probe: bool = True,
         escaped_seals: bool = True,
@@ -320,6 +326,10 @@ class Emulator:
         self.faults = faults or Faults()
         """The faults injected; change them while it runs (``emu.faults.error_rate``)."""
         self._token_lifetime = token_lifetime
+        self._api_keys = {
+            key: (secret, user, tuple(scopes))
+            for key, (secret, user, scopes) in (api_keys or {}).items()
+        }
         self._tokens: dict[str, tuple[str, ...]] = (
             dict(tokens) if tokens is not None else {DEMO_TOKEN: ALL_SCOPES}
         )
@@ -379,6 +389,7 @@ class Emulator:
             encoding_delay=self._encoding_delay,
             escaped_seals=self._escaped_seals,
             static_tokens=static,
+            api_keys=dict(self._api_keys),
             videos_per_day=lambda: self.faults.videos_per_day,
         )
         backend.install_static_tokens()
@@ -403,6 +414,7 @@ class Emulator:
         api.add_routes(library_routes)
         api.add_routes(v2_routes)
         api.add_routes(v2_library_routes)
+        api.add_routes(v2_live_routes)
         api.add_routes(control)
         upload = web.Application(
             middlewares=[_middleware(platform, "upload")], client_max_size=1 << 40

@@ -181,6 +181,9 @@ class Backend:
     escaped_seals: bool = True
     clients: dict[str, str] = attrs.Factory(lambda: {"demo-client": "demo-secret"})
     """OAuth clients: client_id -> client_secret."""
+    api_keys: dict[str, tuple[str, str, tuple[str, ...]]] = attrs.Factory(dict)
+    """API v2's private API keys beyond (or in place of) ``_v2.API_KEYS``: key ->
+    (secret, username, the v2 scopes the key may be granted)."""
     accounts: dict[str, Account] = attrs.Factory(
         lambda: {
             "demo": Account("demo", "demo-password", "Demo User"),

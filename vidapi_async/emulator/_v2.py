@@ -80,7 +80,9 @@ API_KEYS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "other-api-key": ("other-api-secret", "other", SCOPES),
     "demo-readonly-key": ("demo-readonly-secret", "demo", ("account.read", "video.read")),
 }
-"""Private API keys of the emulated organisation (public by design)."""
+"""Private API keys of the emulated organisation (public by design); the demo key may
+be granted every scope, ``live.manage`` (a plan feature) among them. ``Emulator(api_keys=)``
+adds others, e.g. a key without live."""
 
 TOKEN_LIFETIME = 1800
 """Seconds a v2 token lives (UNCONFIRMED: third-party code sees ``expires_in`` ≈1800)."""
@@ -91,6 +93,11 @@ DEFAULT_PAGE_SIZE = 20
 REPEAT_DELETE_SUCCEEDS = True
 """A repeat delete by the owner answers 204 ("may still return success")."""
 DOC_URL = "https://developers.dailymotion.com/reference/api-errors"
+MAX_TAGS = 150
+"""The most tags a video takes (the project's choice, docs/guides/decisions.md: the
+platform publishes no limit); more is a 400 ``INVALID_PARAMETER``."""
+MAX_TAG_LENGTH = 100
+"""The longest tag, in characters (a choice, as ``MAX_TAGS``)."""
 
 _CODES = {
     400: "INVALID_PARAMETER",  # UNCONFIRMED, as every code but the two below
@@ -186,7 +193,9 @@ async def token(request: web.Request) -> web.Response:
     if media_type(request.headers.get("Content-Type", "")) != "application/x-www-form-urlencoded":
         return _oauth(400, "invalid_request", "send the form url-encoded")
     form = dict(urllib.parse.parse_qsl((await request.read()).decode("utf-8", "replace")))
-    key = API_KEYS.get(form.get("client_id", ""))
+    backend = _b(request)
+    client_id = form.get("client_id", "")
+    key = backend.api_keys.get(client_id) or API_KEYS.get(client_id)
     if key is None or not hmac.compare_digest(key[0], form.get("client_secret", "")):
         return _oauth(401, "invalid_client", "The API key or its secret is wrong")
     if form.get("grant_type") != "client_credentials":
@@ -199,7 +208,6 @@ async def token(request: web.Request) -> web.Response:
     beyond = sorted(_expanded(asked) - set(BUNDLES) - set(allowed))
     if beyond:
         return _oauth(400, "invalid_scope", f"The key is not allowed {beyond[0]!r}")
-    backend = _b(request)
     lifetime = int(min(TOKEN_LIFETIME, backend.token_lifetime))
     access = secrets.token_urlsafe(32)
     granted = sorted(set(asked))
@@ -332,6 +340,10 @@ def _translate(
             raise _invalid("tags", "tags must be a list of strings")
         if any("," in t or _has(t, ("Cc", "Cf", "Cs", "Zl", "Zp")) for t in tags):
             raise _invalid("tags", "a tag holds a comma or a control character")
+        if len(tags) > MAX_TAGS:
+            raise _invalid("tags", f"{len(tags)} tags; at most {MAX_TAGS}")
+        if any(len(t.strip()) > MAX_TAG_LENGTH for t in tags):
+            raise _invalid("tags", f"a tag is longer than {MAX_TAG_LENGTH} characters")
         form["tags"] = ",".join(t.strip() for t in tags)
     if "geo_restriction" in body:
         extra["geoblocking"] = _geo(body["geo_restriction"])

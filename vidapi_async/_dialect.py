@@ -1,0 +1,249 @@
+"""The API dialect a client speaks: one object, chosen when the ``Client`` is built
+(``dialect_for``), that every namespace calls where the two APIs differ, instead of
+asking which one it speaks. ``Dialect`` says what a dialect does; the legacy API
+(``_dialect_legacy.Legacy``) and API v2 (``_dialect_v2.V2``) are its two
+implementations. A third dialect would be a module of its own, and one line here.
+
+A dialect builds its requests with its sans-io module (``_protocol`` for the legacy
+API, ``_protocol._v2`` for v2) and sends them through the requester it is given; what
+is async beyond one request (v2's profile lookup, its read after a PATCH answered 204)
+is a method taking that requester. The namespaces keep what both dialects share: the
+checks of the arguments, the tracing, the models returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._dialect_legacy import Legacy
+from ._dialect_v2 import V2
+
+if TYPE_CHECKING:
+    from ._auth import TokenProvider
+    from ._models import Player, Playlist, UploadSession, User, Video, Webhook
+    from ._protocol import Request
+    from ._requester import Requester
+
+__all__ = ["DIALECTS", "Dialect", "ReadVideo", "dialect_for"]
+
+ReadVideo = Callable[[str, Iterable[str]], Awaitable["Video"]]
+"""``client.videos.get``, for the dialects that read a video after writing it."""
+
+
+class Dialect(Protocol):
+    """What the namespaces ask of an API dialect. Every method that sends takes the
+    client's requester (token, retries, limits, decoding) and returns the same models
+    in both dialects, in the legacy API's names."""
+
+    name: str
+    """``"legacy"`` or ``"v2"`` (``Client.api``, ``UnsupportedOperationError.dialect``)."""
+    default_base_url: str
+    """The API's root when ``base_url`` is not given."""
+    refused: Mapping[str, str]
+    """The operations (flat or namespaced names) this dialect does not offer, and why."""
+
+    # --- the client and the requester ----------------------------------------------------
+
+    def token_scopes(self, scopes: Iterable[str]) -> Iterable[str]:
+        """A static token's scopes (``Client(access_token=, scopes=)``) as checked."""
+        ...
+
+    def check_auth(self, auth: TokenProvider) -> None:
+        """Refuse, before any request, a token provider this dialect cannot use."""
+        ...
+
+    def token_url(self, base_url: str) -> str:
+        """The token endpoint for an API root, when the provider names none."""
+        ...
+
+    def decode(
+        self,
+        request: Request,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        secrets: Iterable[str | None] = (),
+    ) -> Mapping[str, Any]:
+        """An answer's JSON object, or the typed error for this dialect's error shape."""
+        ...
+
+    # --- videos --------------------------------------------------------------------------
+
+    async def ready_to_create(self, requester: Requester) -> None:
+        """Learn, before an upload's first byte, what a create will need (v2: the profile)."""
+        ...
+
+    async def create_video_request(
+        self,
+        requester: Requester,
+        url: str,
+        form: list[tuple[str, str]],
+        given: Mapping[str, object],
+        extra: Mapping[str, str] | None,
+        dedupe_tag: str | None,
+        password: str | None,
+    ) -> Request:
+        """The create of a video from an uploaded file's ``url``: ``form`` is its
+        metadata checked and encoded, ``given`` the same as values."""
+        ...
+
+    def video_from(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A video answer as the mapping the ``Video`` model is filled from."""
+        ...
+
+    def video_request(
+        self, requester: Requester, video_id: str, names: str, scope: str | None
+    ) -> Request:
+        """The read of a video's fields (``names``: legacy names, comma-joined)."""
+        ...
+
+    def delete_video_request(self, requester: Requester, video_id: str) -> Request:
+        """The delete of a video."""
+        ...
+
+    def videos(
+        self, requester: Requester, fields: Sequence[str], page_size: int
+    ) -> AsyncIterator[Video]:
+        """The caller's videos, oldest first, a page at a time."""
+        ...
+
+    async def videos_by_tag(self, requester: Requester, tag: str) -> list[Video]:
+        """The caller's videos carrying ``tag``, oldest first."""
+        ...
+
+    async def update_video(
+        self,
+        requester: Requester,
+        video_id: str | Video,
+        form: list[tuple[str, str]],
+        given: Mapping[str, object],
+        extra: Mapping[str, str] | None,
+        returning: Iterable[str],
+        read: ReadVideo,
+    ) -> Video:
+        """Write the metadata given, and only that; the video with ``returning``."""
+        ...
+
+    async def set_password(
+        self, requester: Requester, video_id: str | Video, password: str | None, read: ReadVideo
+    ) -> Video:
+        """Protect a video (``None``: remove its password); the video with
+        ``password_protected``."""
+        ...
+
+    # --- live streams --------------------------------------------------------------------
+
+    async def create_live_stream(
+        self,
+        requester: Requester,
+        form: list[tuple[str, str]],
+        times: Sequence[tuple[str, int]],
+        metadata: Mapping[str, object],
+    ) -> Video:
+        """A new live stream: ``form`` its checked metadata, ``times`` its
+        ``start_time``/``end_time`` given, ``metadata`` the values of both."""
+        ...
+
+    async def get_live_stream(self, requester: Requester, video_id: str | Video) -> Video:
+        """A live stream's live fields."""
+        ...
+
+    # --- uploads, the account ------------------------------------------------------------
+
+    async def upload_session(self, requester: Requester) -> UploadSession:
+        """A one-time address to upload one file to."""
+        ...
+
+    async def me(self, requester: Requester, names: str) -> User:
+        """The account the token belongs to."""
+        ...
+
+    async def set_webhook(
+        self, requester: Requester, url: str, events: Sequence[str], secret: str | None
+    ) -> Webhook:
+        """Send the account's events to ``url``; the webhook as kept."""
+        ...
+
+    async def get_webhook(self, requester: Requester) -> Webhook | None:
+        """The account's webhook, or ``None``."""
+        ...
+
+    async def remove_webhook(self, requester: Requester) -> None:
+        """Stop the account's events."""
+        ...
+
+    # --- playlists, players, raw listings ------------------------------------------------
+
+    async def create_playlist(self, requester: Requester, values: Mapping[str, object]) -> Playlist:
+        """A new playlist (``values``: ``name``, ``private``, maybe ``description``)."""
+        ...
+
+    async def get_playlist(
+        self, requester: Requester, playlist_id: str, fields: Iterable[str]
+    ) -> Playlist:
+        """A playlist."""
+        ...
+
+    async def update_playlist(
+        self, requester: Requester, playlist_id: str, values: Mapping[str, object]
+    ) -> Playlist:
+        """Change what ``values`` holds (checked, at least one)."""
+        ...
+
+    async def delete_playlist(self, requester: Requester, playlist_id: str) -> None:
+        """Delete a playlist."""
+        ...
+
+    async def add_playlist_video(
+        self, requester: Requester, playlist_id: str, video_id: str
+    ) -> None:
+        """Append a video to a playlist."""
+        ...
+
+    async def create_player(
+        self, requester: Requester, label: str, settings: Mapping[str, str | bool | int]
+    ) -> Player:
+        """A new player labelled ``label`` with ``settings``."""
+        ...
+
+    async def get_player(
+        self, requester: Requester, player_id: str, fields: Iterable[str]
+    ) -> Player:
+        """A player's settings."""
+        ...
+
+    async def update_player(
+        self, requester: Requester, player_id: str, settings: Mapping[str, str | bool | int]
+    ) -> Player:
+        """Change a player's settings (checked, at least one)."""
+        ...
+
+    async def delete_player(self, requester: Requester, player_id: str) -> None:
+        """Delete a player."""
+        ...
+
+    def raw_pages(
+        self,
+        requester: Requester,
+        path: str,
+        params: Mapping[str, object],
+        fields: Iterable[str] | str | None,
+        limit: int,
+        max_items: int | None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """A list endpoint's items, page by page, in this dialect's paging."""
+        ...
+
+
+_KINDS: Mapping[str, Callable[[str | None], Dialect]] = {"legacy": Legacy, "v2": V2}
+DIALECTS = tuple(_KINDS)
+"""The API dialects a client speaks (``Client(api=...)``)."""
+
+
+def dialect_for(api: str, profile_id: str | None = None) -> Dialect:
+    """The dialect named ``api`` (one of ``DIALECTS``, checked by the caller);
+    ``profile_id``: the profile v2 creates under (the legacy API has none: a
+    ``UsageError``)."""
+    return _KINDS[api](profile_id)
