@@ -10,6 +10,8 @@ import stat
 import sys
 from pathlib import Path
 
+import pytest
+
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import DEMO_API_KEY
 
@@ -167,3 +169,31 @@ async def test_vidapi_api_patches_in_v2(tmp_path: Path) -> None:
         assert code == 0, (out, err)
         [video] = emu.videos()
         assert video["title"] == "after"
+
+
+async def test_a_kept_v2_login_widens_its_scopes_unless_they_were_given(tmp_path: Path) -> None:
+    import vidapi_async as va
+    from vidapi_async._tokens import TokenStore
+
+    async with Emulator(probe=False) as emu:
+        for given, widens in (
+            ((), True),
+            (("--scope", "account.read video.manage video.read"), False),
+        ):
+            login_file = tmp_path / f"login{len(given)}.json"
+            env = _env(emu, login_file)
+            base = ("--api", "v2", "--base-url", emu.v2_base_url, "--client-id", KEY)
+            code, _, err = await cli(env, "login", *base, *given, "--expect-user", "demo")
+            assert code == 0, err
+            kept = TokenStore(str(login_file)).load()
+            assert kept is not None
+            async with va.Client(
+                auth=kept.provider(), api="v2", base_url=emu.v2_base_url
+            ) as client:
+                if widens:
+                    live = await client.create_live_stream(title="t", channel="news")
+                    assert live.mode == "live"
+                else:  # --scope given: a limit, as ApiKey(scopes=...) is
+                    with pytest.raises(va.InsufficientScopeError) as refused:
+                        await client.create_live_stream(title="t", channel="news")
+                    assert refused.value.scope == "live.manage"

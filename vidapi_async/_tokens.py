@@ -43,6 +43,9 @@ class StoredLogin:
     uid: str | None = None
     api: str = "legacy"
     """The API dialect the login is for: ``"legacy"`` or ``"v2"`` (an API key)."""
+    scopes_given: bool = True
+    """v2: whether the login was given its scopes (a limit); if not, the kept key asks
+    for a scope an operation needs beyond them, as ``ApiKey()`` without ``scopes=``."""
 
     def token(self) -> AccessToken:
         return AccessToken(
@@ -59,7 +62,7 @@ class StoredLogin:
             return ApiKey(
                 self.client_id,
                 self.client_secret,
-                scopes=self.scopes,
+                scopes=self.scopes if self.scopes_given else None,
                 token=self.token(),
                 on_token=on_token,
             )

@@ -51,7 +51,8 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--scope",
         default=None,
         help="space-separated scopes (default: manage_videos; --api v2: "
-        f"{' '.join(v2.DEFAULT_SCOPES)})",
+        f"{' '.join(v2.DEFAULT_SCOPES)}, and a scope a later command needs is asked "
+        "for then; given, they are a limit)",
     )
     p.add_argument(
         "--port",
@@ -247,6 +248,7 @@ async def _login_v2(args: argparse.Namespace, secret: str) -> int:
         expires_at=token.expires_at,
         scopes=scopes,
         api="v2",
+        scopes_given=bool(args.scope),
     )
     await asyncio.to_thread(store.save, login)
     print(
