@@ -415,12 +415,12 @@ def trace_batch() -> None:
 
     inner_job = _runner.BatchUploader._run_job_inner
 
-    async def run_job(self: object, job: object, seq: object = None) -> object:
+    async def run_job(self: object, job: object, *args: object) -> object:
         name = os.path.basename(job.path)  # type: ignore[attr-defined]
         current.set(name)
         mark_worker(name)
         try:
-            return await inner_job(self, job, seq)  # type: ignore[arg-type]
+            return await inner_job(self, job, *args)  # type: ignore[arg-type]
         finally:
             mark(name, "J1")
 
