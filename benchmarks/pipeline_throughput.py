@@ -856,7 +856,7 @@ def main() -> None:
 
 TRACE_SEGMENTS = (
     ("job start -> its upload reaches the server", "J0", "Ua"),
-    ("  start -> file work in a thread begins", "J0", "P0"),
+    ("  start -> its file work in a thread is done", "J0", "P1"),  # < 0: done ahead
     ("  file work in the thread (checks / read)", "P0", "P1"),
     ("  waiting for an address (take)", "T0", "T1"),
     ("  upload call -> pump thread runs it", "U0", "R0"),
