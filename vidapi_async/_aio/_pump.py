@@ -720,8 +720,9 @@ class UploadPump:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
                 loop.call_soon_threadsafe(settle, done)
 
+        running = self._threads.submit(run)
         self._jobs.add(job)
-        self._threads.submit(run).add_done_callback(post)
+        running.add_done_callback(post)  # (at once, here, if the thread is done already)
         try:
             await waiter
             answer = outcome[0].result()
