@@ -7,7 +7,7 @@ import hashlib
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -127,6 +127,54 @@ async def test_a_job_takes_one_trip_to_a_worker_thread(
     trips = per_jobs
     assert [r.status for r in results] == [va.JobStatus.DONE] * len(jobs)
     assert len(trips) <= len(jobs), Counter(trips)
+
+
+async def test_queued_jobs_share_their_trips_to_a_worker_thread(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk checks of the jobs waiting in the queue go to a worker thread together,
+    in one trip, when the first of them is taken: a trip per job wakes a thread and
+    hands the interpreter's lock back and forth, which cost a batch of small files more
+    than the checks themselves."""
+    files = make_files(tmp_path / "files", 40)
+    trips: list[int] = []
+    real_to_thread = asyncio.to_thread
+
+    async def counting_to_thread(fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        trips.append(len(args[0]) if args and isinstance(args[0], list) else 1)
+        return await real_to_thread(fn, *args, **kwargs)
+
+    async with client_for(emulator) as client:
+        await client.upload_file(files[0])  # the client's one-off setup, not per job
+        monkeypatch.setattr(asyncio, "to_thread", counting_to_thread)
+        async with va.BatchUploader(client, concurrency=8) as batch:
+            results = [r async for r in batch.run(jobs_for(files))]
+    assert [r.status for r in results] == [va.JobStatus.DONE] * len(files)
+    assert_one_video_per_job(emulator, files)
+    assert len(trips) <= len(files) / 2, trips
+
+
+async def test_a_trickling_job_source_starts_each_job_at_once(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Jobs that come one at a time (an async source waiting for each job's result
+    before giving the next) are not held back to be checked with later ones."""
+    files = make_files(tmp_path / "files", 4)
+    finished = asyncio.Event()
+
+    async def one_at_a_time() -> AsyncIterator[va.UploadJob]:
+        for job in jobs_for(files):
+            finished.clear()
+            yield job
+            await finished.wait()  # the next job only once this one has ended
+
+    async with client_for(emulator) as client, va.BatchUploader(client, concurrency=4) as batch:
+        done = []
+        async with asyncio.timeout(30):
+            async for result in batch.run(one_at_a_time()):
+                done.append(result.status)
+                finished.set()
+    assert done == [va.JobStatus.DONE] * len(files)
 
 
 async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path) -> None:

@@ -78,3 +78,20 @@ async def test_the_client_refuses_a_password_before_sending(
     with pytest.raises(va.InvalidArgumentError) as caught:
         await client.set_password("x123", bad)
     assert caught.value.argument == "password"
+
+
+def test_keys_of_ascii_are_judged_as_every_other_key() -> None:
+    """The check's short cut for ASCII keys refuses exactly the characters the general
+    rule does (of ASCII: the control characters, DEL included)."""
+    import unicodedata
+
+    from vidapi_async.batch._journal import check_key
+
+    for code in range(128):
+        char = chr(code)
+        refused = unicodedata.category(char) in {"Cc", "Cs", "Cf", "Zl", "Zp"}
+        if refused:
+            with pytest.raises(va.InvalidArgumentError):
+                check_key(f"a{char}b")
+        else:
+            assert check_key(f"a{char}b") == f"a{char}b"

@@ -32,6 +32,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 
 import attrs
 
@@ -701,16 +702,36 @@ class UploadPump:
             bandwidth=bandwidth,
         )
         run = job.run if wrap is None else wrap(job.run)
-        future = asyncio.wrap_future(self._threads.submit(run), loop=loop)
+        # The thread's end comes back in one hop: it posts ``settle`` to the loop, which
+        # wakes this task (``wrap_future`` under ``shield`` took three turns of a loop
+        # that 16 pipelines keep busy, each behind every callback queued meanwhile).
+        waiter: asyncio.Future[None] = loop.create_future()
+        ended: list[asyncio.Future[None]] = []  # waiting for the thread after a cancel
+        outcome: list[Future[RawResponse]] = []
+
+        def settle(done: Future[RawResponse]) -> None:  # on the loop
+            self._jobs.discard(job)
+            outcome.append(done)
+            for future in (waiter, *ended):
+                if not future.done():
+                    future.set_result(None)
+
+        def post(done: Future[RawResponse]) -> None:  # in the thread, as it ends
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, done)
+
+        running = self._threads.submit(run)
         self._jobs.add(job)
-        future.add_done_callback(lambda _: self._jobs.discard(job))
+        running.add_done_callback(post)  # (at once, here, if the thread is done already)
         try:
-            answer = await asyncio.shield(future)
+            await waiter
+            answer = outcome[0].result()
         except asyncio.CancelledError:
-            job.abort()
-            await asyncio.wait([future])  # the thread ends promptly: its socket is shut
-            if not future.cancelled():
-                future.exception()  # retrieved: its failure is the cancellation's echo
+            if not outcome:
+                job.abort()
+                ended.append(loop.create_future())
+                await ended[0]  # the thread ends promptly: its socket is shut
+            # (its failure, if any, is the cancellation's echo: not raised)
             raise
         except _Aborted:
             if failures:
@@ -721,8 +742,9 @@ class UploadPump:
                 f"{method} {url_for_humans(url)}: response larger than {MAX_ANSWER_BYTES} bytes",
                 status=None,
             ) from None
-        # Progress posted before the answer may still be queued: let it run first.
-        await asyncio.sleep(0)
+        if progress is not None:
+            # Progress posted before the answer may still be queued: let it run first.
+            await asyncio.sleep(0)
         if failures:
             raise failures[0]
         return answer

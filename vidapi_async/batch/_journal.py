@@ -97,6 +97,8 @@ def check_key(key: object) -> str:
             f"{len(key)} characters, more than the {MAX_KEY_LENGTH} a journal holds "
             f"(it starts {key[:20]!r})",
         )
+    if key.isascii() and key.isprintable():
+        return key  # the usual key: no ASCII character outside these is refused
     bad = next((c for c in key if unicodedata.category(c) in _NOT_IN_KEYS), None)
     if bad is not None:
         raise InvalidArgumentError(

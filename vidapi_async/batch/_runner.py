@@ -31,6 +31,7 @@ finishes.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hashlib
 import logging
@@ -39,8 +40,10 @@ import re
 import time
 import warnings
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
+
+import attrs
 
 from .. import _validate as check
 from .._client import Client
@@ -315,15 +318,20 @@ class BatchUploader:
         self._passed, self._next_turn = set(), 0
         todo: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
         results: asyncio.Queue[object] = asyncio.Queue(maxsize=self.concurrency)
+        unchecked: collections.deque[_Checks] = collections.deque()
+        """Queued jobs whose disk checks nobody has asked for yet, oldest first."""
 
         crashed: list[BaseException] = []
 
         async def feed() -> None:
+            loop = asyncio.get_running_loop()
             try:
                 async for seq, job in _numbered(_each(jobs)):
                     if not isinstance(job, UploadJob):
                         raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
-                    await todo.put((seq, job))
+                    checks = _Checks(job, loop.create_future())
+                    unchecked.append(checks)
+                    await todo.put((seq, job, checks))
                     self._waiting += 1
             except asyncio.CancelledError:
                 raise
@@ -332,12 +340,24 @@ class BatchUploader:
             for _ in range(self.concurrency):
                 await todo.put(_STOP)
 
+        def checked(checks: _Checks) -> asyncio.Future[Prepared]:
+            """The job's disk checks; asked for with those of every job queued after it
+            (one trip to a worker thread for them all) if nobody has asked yet."""
+            if unchecked and unchecked[0] is checks:
+                group = list(unchecked)
+                unchecked.clear()
+                task = asyncio.create_task(_check_all(group), name="vidapi-batch-checks")
+                self._tasks.append(task)
+                task.add_done_callback(self._forget_task)
+            return checks.done
+
         async def work() -> None:
             try:
                 while (item := await todo.get()) is not _STOP:
                     assert isinstance(item, tuple)
                     self._waiting -= 1
-                    await results.put(await self._run_job(item[1], item[0]))
+                    seq, job, checks = item
+                    await results.put(await self._run_job(job, seq, checked(checks)))
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # a bug, not a job failure: stop the batch
@@ -365,6 +385,10 @@ class BatchUploader:
                 raise crashed[0]
         finally:
             await self._stop_tasks()
+
+    def _forget_task(self, task: asyncio.Task[None]) -> None:
+        with contextlib.suppress(ValueError):  # (gone already: the batch was stopped)
+            self._tasks.remove(task)
 
     async def _warm_pump(self) -> None:
         """Have the client's upload pump made now, not by the first upload. Shielded:
@@ -405,9 +429,14 @@ class BatchUploader:
                 skip.append(key)
         return BatchPlan(create=tuple(create), update=tuple(update), skip=tuple(skip))
 
-    async def _run_job(self, job: UploadJob, seq: int | None = None) -> JobResult:
+    async def _run_job(
+        self,
+        job: UploadJob,
+        seq: int | None = None,
+        checked: Awaitable[Prepared] | None = None,
+    ) -> JobResult:
         try:
-            result = await self._observed(job, seq)
+            result = await self._observed(job, seq, checked)
         finally:
             if seq is not None:
                 await self._pass_turn(seq)
@@ -449,16 +478,18 @@ class BatchUploader:
         async with self._turn:
             await self._turn.wait_for(lambda: self._next_turn >= seq)
 
-    async def _observed(self, job: UploadJob, seq: int | None) -> JobResult:
+    async def _observed(
+        self, job: UploadJob, seq: int | None, checked: Awaitable[Prepared] | None
+    ) -> JobResult:
         observer = internals(self.client).observer
         if not observer.active:
-            return await self._run_job_inner(job, seq)
+            return await self._run_job_inner(job, seq, checked)
         started = time.perf_counter()
         counted = observer.job_started()
         outcome: str | None = "failed"
         try:
             with observer.job_span():
-                result = await self._run_job_inner(job, seq)
+                result = await self._run_job_inner(job, seq, checked)
                 observer.label_video(result.video_id)  # made now, or by an earlier run
                 if result.status is JobStatus.FAILED:
                     observer.job_failed(result.error)
@@ -472,9 +503,18 @@ class BatchUploader:
         finally:
             observer.job_finished(outcome, time.perf_counter() - started, counted)
 
-    async def _run_job_inner(self, job: UploadJob, seq: int | None = None) -> JobResult:
+    async def _run_job_inner(
+        self,
+        job: UploadJob,
+        seq: int | None = None,
+        checked: Awaitable[Prepared] | None = None,
+    ) -> JobResult:
+        """``checked``: the job's disk checks under way (``run`` asks for those of the
+        queued jobs together); without, one trip to a worker thread for this job's."""
         assert self._journal is not None
-        key, local, subtitles, stale = await asyncio.to_thread(_prepare, job)  # one hop
+        if checked is None:
+            checked = asyncio.to_thread(_prepare, job)
+        key, local, subtitles, stale = await checked
         if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
             key = await self._recorded_url_key(key, job.url)
         forget = getattr(self._journal, "forget", None)
@@ -1070,9 +1110,45 @@ def _bad_param(exc: BadRequestError) -> str | None:
 _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 
-def _prepare(
-    job: UploadJob,
-) -> tuple[str, LocalFile | FileError | None, dict[str, LocalFile] | UsageError, str | None]:
+Prepared = tuple[str, LocalFile | FileError | None, dict[str, LocalFile] | UsageError, str | None]
+"""What ``_prepare`` finds of a job on disk."""
+
+
+@attrs.define
+class _Checks:
+    """A queued job, and its disk checks once done (``_check_all``)."""
+
+    job: UploadJob
+    done: asyncio.Future[Prepared]
+
+
+async def _check_all(group: list[_Checks]) -> None:
+    """The disk checks of ``group``'s jobs in one trip to a worker thread, each handed
+    to its job's future. A failure (a bug: ``_prepare`` returns the checks' failures)
+    is each job's; cancelled (the batch stopped), the jobs' futures are cancelled."""
+    try:
+        found = await asyncio.to_thread(_prepare_all, [checks.job for checks in group])
+    except asyncio.CancelledError:
+        for checks in group:
+            checks.done.cancel()
+        raise
+    except Exception as exc:
+        for checks in group:
+            if not checks.done.done():
+                checks.done.set_exception(exc)
+                checks.done.exception()  # its worker raises it; not "never retrieved"
+        return
+    for checks, prepared in zip(group, found, strict=True):
+        if not checks.done.done():
+            checks.done.set_result(prepared)
+
+
+def _prepare_all(jobs: list[UploadJob]) -> list[Prepared]:
+    """``_prepare`` for each job (blocking: in a worker thread)."""
+    return [_prepare(job) for job in jobs]
+
+
+def _prepare(job: UploadJob) -> Prepared:
     """Everything a job needs from the disk, in one trip to a worker thread (blocking):
     its key, its file checked, its subtitle files checked (or the first broken one),
     and the key of a failure recorded while its file was missing, to forget. The
