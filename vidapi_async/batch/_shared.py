@@ -9,7 +9,9 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
   task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
-  whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again.
+  whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again
+  (a new job; the old one ended ``aborted``). procrastinate is used through its public
+  interface only (``_queue``).
   A failure for good (bad file, 4xx) is recorded and not retried; a transient one is
   retried by the queue (``max_attempts``). The worker's own credentials refused (401,
   ``OAuthError``, 403 insufficient scope): no job's fault; the job goes back to the queue
@@ -73,7 +75,7 @@ from ._jobs import (
     missing_key,
     url_key,
 )
-from ._postgres import Outage, PostgresJournal, connect_cause
+from ._postgres import PostgresJournal, connect_cause
 from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
@@ -87,137 +89,6 @@ TASK = "vidapi.pipeline"
 _QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,63}")
 
 log = logging.getLogger("vidapi_async.worker")
-
-_RACES = ("Job was not found or not in", "Job was not found or has an invalid status")
-
-
-def _is_race(exc: BaseException) -> bool:
-    """A queue call refused because another worker changed the job first."""
-    seen: BaseException | None = exc
-    for _ in range(5):  # procrastinate's ConnectorException holds the message as its cause
-        if seen is None:
-            return False
-        if any(text in str(seen) for text in _RACES):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: set[int]) -> Any:
-    """procrastinate's ``JobManager``, made patient and race-tolerant: every call waits
-    while the database is away; a retry or finish that another worker made moot (it
-    took the job over, or it is finished) is logged at debug; a job this worker lost is
-    left to its new holder; a worker whose row was pruned (paused too long) registers
-    again under a new id."""
-    from procrastinate import manager
-
-    class PatientJobManager(manager.JobManager):
-        def __init__(self) -> None:
-            super().__init__(connector)
-            self._alias: dict[int, int] = {}
-
-        def _id(self, worker_id: int) -> int:
-            return self._alias.get(worker_id, worker_id)
-
-        async def fetch_job(self, queues: Any, worker_id: int) -> Any:
-            async def fetch() -> Any:
-                try:
-                    return await base.fetch_job(self, queues, self._id(worker_id))
-                except Exception as exc:
-                    if "foreign key" not in str(exc).lower():
-                        raise
-                await self._register_again(worker_id)
-                return await base.fetch_job(self, queues, self._id(worker_id))
-
-            return await outage.patiently(fetch)
-
-        async def _register_again(self, worker_id: int) -> None:
-            new = await base.register_worker(self)
-            log.debug("worker %s was pruned (paused?); registered again as %s", worker_id, new)
-            self._alias[worker_id] = new
-
-        async def update_heartbeat(self, worker_id: int) -> None:
-            async def beat() -> None:
-                row = await self.connector.execute_query_one_async(
-                    "update procrastinate_workers set last_heartbeat = now() "
-                    "where id = %(worker_id)s returning id",
-                    worker_id=self._id(worker_id),
-                )
-                if row is None:
-                    await self._register_again(worker_id)
-
-            await self._unless_stopping(beat)  # stopping with the database away: skipped
-
-        async def register_worker(self) -> int:
-            return int(await outage.patiently(lambda: base.register_worker(self)))
-
-        async def unregister_worker(self, worker_id: int) -> None:
-            await self._unless_stopping(lambda: base.unregister_worker(self, self._id(worker_id)))
-
-        async def _unless_stopping(self, call: Any) -> None:
-            """``call`` patiently; skipped when the worker stops with the database
-            away (its row and its jobs are then left to be taken over)."""
-            try:
-                await outage.patiently(call)
-            except JournalError:
-                if not outage.give_up.is_set():
-                    raise
-                log.debug("stopping with the database away: left for another worker")
-
-        async def prune_stalled_workers(self, seconds_since_heartbeat: float) -> list[int]:
-            return list(
-                await outage.patiently(
-                    lambda: base.prune_stalled_workers(self, seconds_since_heartbeat)
-                )
-            )
-
-        async def get_stalled_jobs(self, *args: Any, **kwargs: Any) -> Any:
-            return await outage.patiently(lambda: base.get_stalled_jobs(self, *args, **kwargs))
-
-        async def list_jobs_to_abort_async(self, queue: str | None = None) -> Any:
-            return await outage.patiently(lambda: base.list_jobs_to_abort_async(self, queue))
-
-        async def finish_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
-            await self._settle(
-                job_id, lambda: base.finish_job_by_id_async(self, job_id, *args, **kwargs)
-            )
-
-        async def retry_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
-            if job_id in handed_back:  # no fault of the job's: no attempt counted
-                handed_back.discard(job_id)
-
-                async def back() -> None:
-                    await base.retry_job_by_id_async(self, job_id, *args, **kwargs)
-                    await self.connector.execute_query_async(
-                        "update procrastinate_jobs set attempts = attempts - 1 "
-                        "where id = %(job_id)s and attempts > 0",
-                        job_id=job_id,
-                    )
-
-                await self._settle(job_id, back)
-                return
-            await self._settle(
-                job_id, lambda: base.retry_job_by_id_async(self, job_id, *args, **kwargs)
-            )
-
-        async def _settle(self, job_id: int, call: Any) -> None:
-            if job_id in lost:
-                lost.discard(job_id)
-                log.debug("job %s: left to the worker that took it over", job_id)
-                return
-            try:
-                await self._unless_stopping(call)
-            except Exception as exc:
-                if not _is_race(exc):
-                    raise
-                log.debug("job %s: taken over or finished by another worker already", job_id)
-
-    base = manager.JobManager
-    return PatientJobManager()
-
-
-class _Transient(Exception):
-    """Raised in the task so that the queue retries the job later."""
 
 
 def _spec(job: UploadJob) -> dict[str, Any]:
@@ -338,7 +209,7 @@ class Enqueued:
 
 @attrs.frozen
 class QueueStatus:
-    """A shared queue's jobs, from one read of the queue and the journal together
+    """A shared queue's jobs, from a read of the queue then one of the journal
     (``SharedBatch.status``). A job the journal records done counts as done whatever
     the queue says; a job the queue failed counts as failed."""
 
@@ -393,10 +264,6 @@ class SharedBatch:
         """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
-        self._lost: set[int] = set()
-        """Queue ids of jobs this worker lost: their new holder finishes them."""
-        self._handed_back: set[int] = set()
-        """Queue ids of jobs given back for this worker's refused credentials."""
         self._refused: asyncio.Future[APIError] | None = None
         """Set when the API refuses this worker's own credentials: it stops."""
 
@@ -420,18 +287,30 @@ class SharedBatch:
                 "(name text primary key, until timestamptz not null)"
             )
         )
+        # a queue job's tries that were no fault of its own (its worker's credentials
+        # refused): not counted against its attempts
+        await journal.execute(
+            q(
+                "create table if not exists {s}.handed_back "
+                "(job bigint primary key, n integer not null)"
+            )
+        )
+        from ._queue import PatientConnector, Retry, apply_schema
+
         # (procrastinate's pool checks a connection before handing it out: one lost to a
         # restart is replaced)
-        connector = procrastinate.PsycopgConnector(
-            conninfo=self._dsn, timeout=5.0, kwargs={"connect_timeout": 5}
+        connector = PatientConnector(
+            outage=journal.outage,
+            conninfo=self._dsn,
+            timeout=5.0,
+            kwargs={"connect_timeout": 5},
         )
         app = procrastinate.App(connector=connector)
-        app.job_manager = _job_manager(connector, journal.outage, self._lost, self._handed_back)
         app.task(
             name=TASK,
             queue=self.queue,
             pass_context=True,
-            retry=_retry_strategy(),
+            retry=Retry(never=(SpecMissing,)),
         )(_pipeline_task)
         await app.open_async()
         self._app = app
@@ -441,11 +320,7 @@ class SharedBatch:
             # starting at once do not both create them)
             await conn.execute("select pg_advisory_lock(7317001)")
             try:
-                row = await (
-                    await conn.execute("select to_regclass('procrastinate_jobs')")
-                ).fetchone()
-                if row is None or row[0] is None:
-                    await app.schema_manager.apply_schema_async()
+                await apply_schema(app)
             finally:
                 await conn.execute("select pg_advisory_unlock(7317001)")
 
@@ -595,24 +470,45 @@ class SharedBatch:
         many were deferred, the keys of those already there whose new spec differs and
         is not applied (theirs is kept: a job never runs with a spec changed under it),
         and the keys of the updates. Run under the enqueue lock: one spec per key."""
+        from ._queue import key_states, new_job
+
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
         cursor = await conn.execute(
             q(
-                "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)) "
-                "select n.k, exists(select 1 from procrastinate_jobs "
-                "where lock = %s || n.k and status in ('todo', 'doing')), s.spec "
-                "from new n left join {s}.specs s on s.key = n.k "
-                "where exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
-                "or exists(select 1 from procrastinate_jobs "
-                "where lock = %s || n.k and status in ('todo', 'doing'))"
+                "select n.k, s.spec, "
+                "exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
+                "from unnest(%s::text[]) n(k) join {s}.specs s on s.key = n.k"
             ),
-            (keys, list(specs.values()), _lock(self.queue, ""), _lock(self.queue, "")),
+            (keys,),
         )
+        known = await cursor.fetchall()
+        # Queued or running: a key enqueued before has its spec kept (the queue read
+        # under the enqueue lock, through procrastinate's listing of jobs waiting and
+        # running; a key never enqueued has none). A key queued with no spec kept
+        # (deleted by hand) is refused by the queue's queueing lock when deferred.
+        live = {
+            key
+            for key, state in (
+                await key_states(app, self.queue, [k for k, _, _ in known]) if known else {}
+            ).items()
+            if state != "failed"
+        }
+        done = {key for key, _, is_done in known if is_done}
+        stored_of = {key: stored for key, stored, _ in known}
+        done |= {
+            row[0]
+            for row in await (
+                await conn.execute(
+                    q("select key from {s}.jobs where key = any(%s::text[]) and stage = 'done'"),
+                    ([k for k in keys if k not in stored_of],),
+                )
+            ).fetchall()
+        }
         # compared here, not as jsonb: a path that is not UTF-8 is a lone surrogate's
         # escape in its spec, which jsonb refuses
-        rows = await cursor.fetchall()
+        rows = [(key, key in live, stored_of.get(key)) for key in keys if key in live | done]
         differ: list[str] = []
         updates: list[str] = []
         keep_old: dict[str, str] = {}  # there, with no spec kept: this one is kept
@@ -649,13 +545,7 @@ class SharedBatch:
             return 0, differ, updates
         from procrastinate.exceptions import AlreadyEnqueued  # documented
 
-        task = app.tasks[TASK]
-        new_jobs = [
-            task.configure(
-                lock=_lock(self.queue, key), queueing_lock=_lock(self.queue, key)
-            ).make_new_job(key=key)
-            for key in fresh
-        ]
+        new_jobs = [new_job(TASK, self.queue, _lock(self.queue, key), key) for key in fresh]
         try:
             async with conn.transaction():  # a savepoint: undone alone if refused
                 await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
@@ -714,6 +604,8 @@ class SharedBatch:
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
     ) -> None:
+        from ._queue import registration_lost
+
         app = self._ready()
         runner = BatchUploader(
             client,
@@ -734,23 +626,34 @@ class SharedBatch:
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
             context = {"shared": self, "runner": runner, "jobs": jobs}
-            worker = asyncio.create_task(
-                app.run_worker_async(
-                    queues=[self.queue],
-                    concurrency=concurrency,
-                    wait=True,
-                    additional_context=context,
-                    install_signal_handlers=False,
-                    update_heartbeat_interval=max(0.5, stalled_after / 6),
-                    stalled_worker_timeout=stalled_after,
-                    fetch_job_polling_interval=poll,
-                    shutdown_graceful_timeout=30,
-                    listen_notify=False,  # polls: a LISTEN lost to a restart ends a worker
-                ),
-                name="vidapi-worker",
-            )
+
+            def start() -> asyncio.Task[None]:
+                return asyncio.create_task(
+                    app.run_worker_async(
+                        queues=[self.queue],
+                        concurrency=concurrency,
+                        wait=True,
+                        additional_context=context,
+                        install_signal_handlers=False,
+                        update_heartbeat_interval=max(0.5, stalled_after / 6),
+                        stalled_worker_timeout=stalled_after,
+                        fetch_job_polling_interval=poll,
+                        shutdown_graceful_timeout=30,
+                        listen_notify=False,  # polls: a LISTEN lost to a restart ends a worker
+                    ),
+                    name="vidapi-worker",
+                )
+
+            worker = start()
             try:
-                while not worker.done():
+                while True:
+                    if worker.done():
+                        if not registration_lost(worker):
+                            break
+                        # paused past stalled_after while another worker started (and
+                        # pruned it): its jobs are taken over; it registers again
+                        log.debug("this worker's registration was pruned; registered again")
+                        worker = start()
                     await asyncio.wait(
                         [worker, refused, stopping], timeout=poll, return_when="FIRST_COMPLETED"
                     )
@@ -801,42 +704,30 @@ class SharedBatch:
             await asyncio.gather(worker, return_exceptions=True)
 
     async def _retry_stalled(self, stalled_after: float) -> None:
-        app = self._ready()
-        stalled = await app.job_manager.get_stalled_jobs(
-            queue=self.queue, seconds_since_heartbeat=stalled_after
-        )
-        now = datetime.datetime.now(datetime.UTC)
-        for job in stalled:
-            assert job.id is not None
+        from ._queue import take_over
+
+        for key in await take_over(self._ready(), TASK, self.queue, stalled_after):
             worker_log.warning(
                 "job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.task_kwargs.get("key") or job.lock,
+                key,
                 stalled_after,
             )
-            await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
 
     async def _publish_depth(self) -> None:
         """The queue's jobs queued and running, as the gauge ``vidapi.queue.jobs`` of the
         metrics endpoint (refreshed at each turn of the worker's loop, every ``poll``)."""
+        from ._queue import queue_counts
+
         if not _metrics.REGISTRY.on:
             return
-        row = await self.journal.fetchone(
-            "select count(*) filter (where status = 'todo'), "
-            "count(*) filter (where status = 'doing') "
-            "from procrastinate_jobs where queue_name = %s",
-            (self.queue,),
-        )
-        assert row is not None
-        for state, n in zip(("queued", "running"), row, strict=True):
-            _metrics.REGISTRY.set("vidapi.queue.jobs", int(n), {"state": state})
+        counts = await queue_counts(self._ready(), self.queue)
+        for state, n in zip(("queued", "running"), counts, strict=True):
+            _metrics.REGISTRY.set("vidapi.queue.jobs", n, {"state": state})
 
     async def _empty(self) -> bool:
-        row = await self.journal.fetchone(
-            "select count(*) from procrastinate_jobs where queue_name = %s "
-            "and status in ('todo', 'doing')",
-            (self.queue,),
-        )
-        return row is not None and row[0] == 0
+        from ._queue import queue_counts
+
+        return await queue_counts(self._ready(), self.queue) == (0, 0)
 
     # --- quota, shared -------------------------------------------------------------------
 
@@ -870,19 +761,21 @@ class SharedBatch:
         """Write the queue's mapping report to ``path`` (``.csv`` or ``.jsonl``): one row
         per job enqueued (key, source, status, video id, page and embed addresses when
         a ``client`` is given, error), in key order; how many rows."""
+        from ._queue import key_states
+
+        states = await key_states(self._ready(), self.queue)
         writer = ReportWriter(path)
         await writer.open()
         addresses = Links(client)
         rows = 0
         try:
-            for key, spec, stage, video_id, error, queued in await self.journal.fetchall(
+            for key, spec, stage, video_id, error in await self.journal.fetchall(
                 self.journal._q(
-                    "select s.key, s.spec, j.stage, j.video_id, j.error, "
-                    "(select status::text from procrastinate_jobs p where p.lock = s.key "
-                    "order by p.id desc limit 1) "
+                    "select s.key, s.spec, j.stage, j.video_id, j.error "
                     "from {s}.specs s left join {s}.jobs j on j.key = s.key order by s.key"
                 )
             ):
+                queued = states.get(key)
                 job = json.loads(spec)
                 source = job.get("path") or url_for_humans(job.get("url") or "")
                 if stage == "done":
@@ -911,13 +804,14 @@ class SharedBatch:
 
     async def status(self) -> QueueStatus:
         """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):
-        one read of the queue and the journal together (a job failed in the queue counts
+        a read of the queue then one of the journal (a job failed in the queue counts
         as failed, a job whose journal says done counts as done)."""
+        from ._queue import key_states
+
+        states = await key_states(self._ready(), self.queue)
         row = await self.journal.fetchone(
             self.journal._q(
-                "with q as (select distinct on (args->>'key') args->>'key' as key, "
-                "status::text as status from procrastinate_jobs where queue_name = %s "
-                "order by args->>'key', id desc), "
+                "with q as (select * from unnest(%s::text[], %s::text[]) q(key, status)), "
                 "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
                 "on q.key = j.key), "
                 "c as (select "
@@ -933,7 +827,7 @@ class SharedBatch:
                 "(select coalesce(json_object_agg(stage, n), '{{}}') from "
                 "(select stage, count(*) as n from {s}.jobs group by stage) st) from c"
             ),
-            (self.queue,),
+            (list(states), list(states.values())),
         )
         assert row is not None
         queued, running, done, failed, stages = row
@@ -961,14 +855,17 @@ async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
     try:
         row = await (
             await conn.execute(
-                "select to_regclass(%s) is not null and to_regclass(%s) is not null "
-                "and to_regclass('procrastinate_jobs') is not null",
+                "select to_regclass(%s) is not null and to_regclass(%s) is not null",
                 (f'"{schema}".jobs', f'"{schema}".specs'),
             )
         ).fetchone()
     finally:
         await conn.close()
-    return bool(row and row[0])
+    if not (row and row[0]):
+        return False
+    from ._queue import queue_tables_exist
+
+    return await queue_tables_exist(dsn)
 
 
 async def _pipeline_task(context: Any, key: str) -> None:
@@ -985,10 +882,6 @@ async def _pipeline_task(context: Any, key: str) -> None:
         jobs.discard(me)
 
 
-MAX_ATTEMPTS: Final = 5
-"""Times the queue runs a job again after a transient failure, before failing it."""
-RETRY_WAIT = 2
-"""Seconds the queue waits before running such a job again."""
 _LAST_TRY: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_last_try", default=False)
 """The job being run is on its last try: a transient failure now fails it for good."""
 
@@ -1014,14 +907,15 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         )
     elif until is None:
         runner._quota = None
-    _LAST_TRY.set(context.job.attempts >= MAX_ATTEMPTS)  # this task's own context
+    from ._queue import MAX_ATTEMPTS, GivenBack, Transient
+
+    tried = await _attempts_counted(shared, context.job)
+    _LAST_TRY.set(tried >= MAX_ATTEMPTS)  # this task's own context
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
     worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
-    if result.status is JobStatus.LOST:
-        if context.job.id is not None:
-            shared._lost.add(context.job.id)  # its new holder finishes it in the queue
-        return
     if result.status is not JobStatus.FAILED:
+        # LOST too: its queue job was ended when it was taken over, and the new one is
+        # its new holder's (procrastinate refuses this one's finish: a race)
         return
     error = result.error
     if _refused_credentials(error):
@@ -1034,17 +928,33 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
             type(error).__name__,
         )
         if context.job.id is not None:
-            shared._handed_back.add(context.job.id)
+            await shared.journal.execute(
+                shared.journal._q(
+                    "insert into {s}.handed_back values (%s, 1) "
+                    "on conflict (job) do update set n = {s}.handed_back.n + 1"
+                ),
+                (context.job.id,),
+            )
         if shared._refused is not None and not shared._refused.done():
             shared._refused.set_result(error)
-        raise _Transient(f"{type(error).__name__}: {error}")
+        raise GivenBack(f"{type(error).__name__}: {error}")
     if isinstance(error, QuotaExceededError):
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
         return  # recorded; a re-run after the reset resumes it
     if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
-        raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+        # the queue retries it
+        raise Transient(f"{type(error).__name__}: {error}", attempts=tried)
+
+
+async def _attempts_counted(shared: SharedBatch, job: Any) -> int:
+    """The tries of the queue job ``job`` (procrastinate's count) that count against
+    its attempts: those it was handed back for (table ``handed_back``) do not."""
+    row = await shared.journal.fetchone(
+        shared.journal._q("select n from {s}.handed_back where job = %s"), (job.id,)
+    )
+    return int(job.attempts) - (0 if row is None else int(row[0]))
 
 
 class SpecMissing(JournalError):
@@ -1067,19 +977,6 @@ async def _spec_missing(shared: SharedBatch, key: str) -> None:
         (key, f"SpecMissing: {why}"),
     )
     raise SpecMissing(shared.journal.where, f"job {key[:40]}: {why}")
-
-
-def _retry_strategy() -> Any:
-    """The queue's retries (``MAX_ATTEMPTS``), none for a job without its spec."""
-    import procrastinate
-
-    class Retry(procrastinate.RetryStrategy):
-        def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
-            if isinstance(exception, SpecMissing):
-                return None
-            return super().get_retry_decision(exception=exception, job=job)
-
-    return Retry(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT)
 
 
 def _refused_credentials(
