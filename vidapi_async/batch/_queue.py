@@ -26,6 +26,7 @@ journal's schema (table ``handed_back``) and read by ``Retry``.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import logging
 from collections.abc import Iterable
@@ -46,6 +47,7 @@ __all__ = [
     "Retry",
     "Transient",
     "apply_schema",
+    "key_of",
     "key_states",
     "new_job",
     "queue_counts",
@@ -87,6 +89,11 @@ class PatientConnector(procrastinate.PsycopgConnector):
     def __init__(self, *, outage: Outage, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.outage = outage
+        self.refused: tuple[int | None, BaseException] | None = None
+        """The first job operation the server refused otherwise (a disk full, a check
+        an administrator added): the job's id and the error. Raised in procrastinate's
+        task for the job, which nobody reads: ``refusal`` tells the worker's loop."""
+        self.refusal = asyncio.Event()
 
     async def execute_query_async(self, query: Any, **arguments: Any) -> None:
         run = super().execute_query_async
@@ -98,6 +105,10 @@ class PatientConnector(procrastinate.PsycopgConnector):
             log.debug("stopping with the database away: left for another worker")
         except queue_errors.ConnectorException as exc:
             if not _refused_by_procrastinate(exc):
+                if self.refused is None:
+                    job = arguments.get("job_id")
+                    self.refused = (job if isinstance(job, int) else None, exc)
+                    self.refusal.set()
                 raise
             log.debug("a queue job taken over or finished by another worker already")
 
@@ -149,6 +160,16 @@ async def take_over(
             again.append(key)
         await manager.finish_job(job, status=Status.ABORTED, delete_job=False)
     return again
+
+
+async def key_of(app: procrastinate.App, job_id: int | None) -> str | None:
+    """The key of the queue job ``job_id`` (``list_jobs_async``), if it is known."""
+    if job_id is None:
+        return None
+    for job in await app.job_manager.list_jobs_async(id=job_id):
+        key = job.task_kwargs.get("key")
+        return key if isinstance(key, str) else None
+    return None
 
 
 async def queue_counts(app: procrastinate.App, queue: str) -> tuple[int, int]:

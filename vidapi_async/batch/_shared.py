@@ -75,7 +75,7 @@ from ._jobs import (
     missing_key,
     url_key,
 )
-from ._postgres import PostgresJournal, connect_cause
+from ._postgres import PostgresJournal, connect_cause, db_away
 from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
@@ -86,7 +86,9 @@ __all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
-_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,63}")
+_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+"""A queue's name: procrastinate's notify channel for a queue is the name after a prefix
+of 23 characters, and PostgreSQL's channel names end at 63 bytes."""
 
 log = logging.getLogger("vidapi_async.worker")
 
@@ -128,10 +130,13 @@ def _spec(job: UploadJob) -> dict[str, Any]:
 
 
 def _lock(queue: str, key: str) -> str:
-    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: the key itself
-    on the queue ``vidapi`` (as in earlier releases), else prefixed with the queue's name
-    (procrastinate's locks span every queue)."""
-    return key if queue == "vidapi" else f"{queue}/{key}"
+    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: prefixed with
+    the queue's name on every queue (procrastinate's locks span every queue; a queue's
+    name holds no ``/``, so two queues' locks never overlap). Releases up to 0.1.0 gave
+    the queue ``vidapi`` the bare key: such jobs still run (a worker reads the key from
+    the job's arguments; a takeover keeps the job's lock), and one whose bare key is
+    another queue's lock is named when that lock is refused (``_check_lock_holder``)."""
+    return f"{queue}/{key}"
 
 
 def _job(spec: dict[str, Any]) -> UploadJob:
@@ -258,9 +263,13 @@ class SharedBatch:
         self.journal = PostgresJournal(dsn, schema=schema)
         self._wait = wait_for_database
         self._stopping = asyncio.Event()
-        if queue is not None and not _QUEUE.fullmatch(queue):
-            raise UsageError("queue: letters, digits, '_', '.' and '-', at most 63")
         self.queue = schema if queue is None else queue
+        if not _QUEUE.fullmatch(self.queue):
+            said = "queue" if queue is not None else f"the queue (schema {schema!r})"
+            raise UsageError(
+                f"{said}: letters, digits, '_', '.' and '-', at most 40 (procrastinate's "
+                "notify channel); give a longer schema a shorter queue="
+            )
         """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
@@ -278,23 +287,37 @@ class SharedBatch:
         await self.journal.open(wait=self._wait)
         journal = self.journal
         q = journal._q
-        await journal.execute(
-            q("create table if not exists {s}.specs (key text primary key, spec text not null)")
-        )
-        await journal.execute(
-            q(
-                "create table if not exists {s}.flags "
-                "(name text primary key, until timestamptz not null)"
-            )
-        )
-        # a queue job's tries that were no fault of its own (its worker's credentials
-        # refused): not counted against its attempts
-        await journal.execute(
-            q(
-                "create table if not exists {s}.handed_back "
-                "(job bigint primary key, n integer not null)"
-            )
-        )
+
+        async def tables(conn: Any) -> None:
+            # under the schema's DDL lock: two starts at once do not both create them
+            async with conn.transaction():
+                await journal.lock_ddl(conn)
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.specs "
+                        "(key text primary key, spec text not null)"
+                    )
+                )
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.flags "
+                        "(name text primary key, until timestamptz not null)"
+                    )
+                )
+                # a queue job's tries that were no fault of its own (its worker's
+                # credentials refused): not counted against its attempts
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.handed_back "
+                        "(job bigint primary key, n integer not null)"
+                    )
+                )
+
+        try:
+            await journal._run(tables)
+        except BaseException:
+            await journal.close()
+            raise
         from ._queue import PatientConnector, Retry, apply_schema
 
         # (procrastinate's pool checks a connection before handing it out: one lost to a
@@ -435,10 +458,9 @@ class SharedBatch:
         try:
             return await journal.outage.patiently(once)
         except psycopg.Error as exc:  # not an outage: the server refused a statement
-            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
-            raise journal._fail(
-                f"the server refused a statement ({type(exc).__name__}{state})"
-            ) from None
+            raise journal.refused(exc) from None
+        except _DeferRefused as exc:  # inside procrastinate's insert of a job
+            raise journal.refused(exc.error, exc.key) from None
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
@@ -543,7 +565,7 @@ class SharedBatch:
         differ.sort()
         if not fresh:
             return 0, differ, updates
-        from procrastinate.exceptions import AlreadyEnqueued  # documented
+        from procrastinate.exceptions import AlreadyEnqueued, ConnectorException  # documented
 
         new_jobs = [new_job(TASK, self.queue, _lock(self.queue, key), key) for key in fresh]
         try:
@@ -551,17 +573,39 @@ class SharedBatch:
                 await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
             return len(fresh), differ, updates
         except AlreadyEnqueued:
-            pass
-        # queued meanwhile by an enqueuer not taking the lock: one at a time
+            pass  # queued meanwhile by an enqueuer not taking the lock
+        except ConnectorException as exc:
+            if db_away(exc):
+                raise
+            # refused by the server: one at a time, to name the job
         added = 0
-        for job in new_jobs:
+        for job, key in zip(new_jobs, fresh, strict=True):
             try:
                 async with conn.transaction():
                     await app.job_manager.batch_defer_jobs_async([job], connection=conn)
             except AlreadyEnqueued:
+                await self._check_lock_holder(key)
                 continue
+            except ConnectorException as exc:
+                if db_away(exc):
+                    raise
+                raise _DeferRefused(key, exc) from exc
             added += 1
         return added, differ, updates
+
+    async def _check_lock_holder(self, key: str) -> None:
+        """The queueing lock of ``key`` refused: fine if a job of this queue for this key
+        holds it (queued meanwhile), else a job of another queue does (queued by a
+        release that gave the queue ``vidapi`` bare keys): ``JournalError`` naming it."""
+        lock = _lock(self.queue, key)
+        holders = await self._ready().job_manager.list_jobs_async(queueing_lock=lock, status="todo")
+        if any(j.queue == self.queue and j.task_kwargs.get("key") == key for j in holders):
+            return
+        raise self.journal._fail(
+            f"job {key[:40]}: its queue lock {lock[:60]!r} is held by another queue's "
+            "job (one queued on queue 'vidapi' by a release up to 0.1.0, under that "
+            "key); run that queue until it is empty, then enqueue again"
+        )
 
     # --- work ----------------------------------------------------------------------------
 
@@ -604,9 +648,11 @@ class SharedBatch:
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
     ) -> None:
-        from ._queue import registration_lost
+        from ._queue import PatientConnector, key_of, registration_lost
 
         app = self._ready()
+        connector = app.connector
+        assert isinstance(connector, PatientConnector)
         runner = BatchUploader(
             client,
             concurrency=concurrency,
@@ -645,19 +691,25 @@ class SharedBatch:
                 )
 
             worker = start()
+            ended: BaseException | None = None  # the worker's own end, not asked for
+            statement = asyncio.ensure_future(connector.refusal.wait())
             try:
                 while True:
                     if worker.done():
                         if not registration_lost(worker):
+                            if not worker.cancelled():
+                                ended = worker.exception()
                             break
                         # paused past stalled_after while another worker started (and
                         # pruned it): its jobs are taken over; it registers again
                         log.debug("this worker's registration was pruned; registered again")
                         worker = start()
                     await asyncio.wait(
-                        [worker, refused, stopping], timeout=poll, return_when="FIRST_COMPLETED"
+                        [worker, refused, stopping, statement],
+                        timeout=poll,
+                        return_when="FIRST_COMPLETED",
                     )
-                    if refused.done() or stopping.done():
+                    if refused.done() or stopping.done() or statement.done():
                         break
                     await self._retry_stalled(stalled_after)
                     if metrics_port is not None:
@@ -666,10 +718,22 @@ class SharedBatch:
                         break
             finally:
                 stopping.cancel()
+                statement.cancel()
                 await self._stop(worker, jobs)
         if refused.done():
             # the credentials' fault, not the jobs': they are left in the queue
             raise refused.result()
+        if connector.refused is not None:
+            # a job's finish (or retry) refused: it stays held by this worker, which
+            # stops (its heartbeat with it): another worker takes the job over
+            job_id, error = connector.refused
+            raise self.journal.refused(error, await key_of(app, job_id)) from None
+        if ended is not None:  # procrastinate's worker failed (a fetch refused...)
+            from procrastinate.exceptions import ConnectorException  # documented
+
+            if isinstance(ended, ConnectorException):
+                raise self.journal.refused(ended) from None
+            raise ended
 
     @property
     def stopped(self) -> bool:
@@ -955,6 +1019,17 @@ async def _attempts_counted(shared: SharedBatch, job: Any) -> int:
         shared.journal._q("select n from {s}.handed_back where job = %s"), (job.id,)
     )
     return int(job.attempts) - (0 if row is None else int(row[0]))
+
+
+class _DeferRefused(Exception):
+    """procrastinate's insert of the job ``key`` refused by the server (a check an
+    administrator added...): the enqueue's transaction is undone, and it raises
+    ``JournalError`` naming the key and the SQLSTATE."""
+
+    def __init__(self, key: str, error: BaseException) -> None:
+        super().__init__(key)
+        self.key = key
+        self.error = error
 
 
 class SpecMissing(JournalError):
