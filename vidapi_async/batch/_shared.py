@@ -7,7 +7,7 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   Jobs go in batches: two statements per few thousand jobs, enqueuers of one queue
   taking turns per batch (an advisory lock), so that one spec per key is decided.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
-  task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
+  task's ``lock`` is ``QUEUE/KEY``), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
   whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again
   (a new job; the old one ended ``aborted``). procrastinate is used through its public
