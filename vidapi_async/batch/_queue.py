@@ -49,6 +49,7 @@ __all__ = [
     "apply_schema",
     "key_of",
     "key_states",
+    "legacy_waiting",
     "new_job",
     "queue_counts",
     "queue_tables_exist",
@@ -185,20 +186,38 @@ _STATES: Final = (Status.DOING, Status.TODO, Status.FAILED)
 
 
 async def key_states(
-    app: procrastinate.App, queue: str, keys: Iterable[str] | None = None
+    app: procrastinate.App,
+    queue: str,
+    keys: Iterable[str] | None = None,
+    *,
+    only: Status | None = None,
 ) -> dict[str, str]:
     """The state in the queue of each key of ``queue`` (of ``keys`` only, if given)
     that has one: ``doing`` when a worker holds a job of it, else ``todo`` when one
     waits, else ``failed`` when one failed for good (``list_jobs_async``, one call per
-    state; jobs that succeeded, the bulk of a queue, are not read)."""
+    state; jobs that succeeded, the bulk of a queue, are not read). ``only``: that
+    state's keys alone (one call: ``doing``, the running jobs, is a short listing)."""
     wanted = None if keys is None else set(keys)
     states: dict[str, str] = {}
-    for status in reversed(_STATES):  # the strongest written last
+    for status in reversed(_STATES if only is None else (only,)):  # the strongest written last
         for job in await app.job_manager.list_jobs_async(queue=queue, status=status.value):
             key = job.task_kwargs.get("key")
             if isinstance(key, str) and (wanted is None or key in wanted):
                 states[key] = status.value
     return states
+
+
+async def legacy_waiting(app: procrastinate.App) -> dict[str, str]:
+    """The jobs waiting on the queue ``vidapi`` that a release up to 0.1.0 queued (their
+    queueing lock the bare key, not ``vidapi/KEY``): each one's queueing lock and key
+    (``list_jobs_async``; a listing of that queue's waiting jobs)."""
+    held: dict[str, str] = {}
+    for job in await app.job_manager.list_jobs_async(queue="vidapi", status=Status.TODO.value):
+        key = job.task_kwargs.get("key")
+        lock = job.queueing_lock
+        if isinstance(key, str) and lock is not None and lock != f"vidapi/{key}":
+            held[lock] = key
+    return held
 
 
 class Transient(Exception):

@@ -273,6 +273,9 @@ class SharedBatch:
         """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
+        self._legacy_gone = False
+        """No job of release 0.1.0 waited at this enqueue's last look (none is queued
+        any more: not looked for again)."""
         self._refused: asyncio.Future[APIError] | None = None
         """Set when the API refuses this worker's own credentials: it stops."""
 
@@ -487,12 +490,32 @@ class SharedBatch:
     async def _enqueue_batch(
         self, specs: dict[str, str], conn: Any
     ) -> tuple[int, list[str], list[str]]:
-        """Keep the specs and defer the jobs among them not done, queued or running
-        already, and the done ones whose metadata only changed (their update); how
-        many were deferred, the keys of those already there whose new spec differs and
-        is not applied (theirs is kept: a job never runs with a spec changed under it),
-        and the keys of the updates. Run under the enqueue lock: one spec per key."""
-        from ._queue import key_states, new_job
+        """Defer the jobs among ``specs`` not done, waiting or running already, and the
+        done ones whose metadata only changed (their update), and keep the specs of
+        those deferred; how many were deferred, the keys of those already there whose
+        new spec differs and is not applied (theirs is kept: a job never runs with a
+        spec changed under it), and the keys of the updates. Run under the enqueue
+        lock: one spec per key.
+
+        Which keys wait is told by the queue itself, in time linear in the batch: a
+        key's job is deferred under its queueing lock (one waiting job per lock), and
+        the keys refused are those waiting (``_defer``). The running ones are read
+        first (procrastinate's listing of the queue's running jobs, short), and again
+        after deferring: a job started meanwhile (or finished: the journal says done)
+        undoes the deferring, which is done again on what is true then."""
+        while True:
+            told = await self._try_batch(specs, conn)
+            if told is not None:
+                return told
+
+    async def _try_batch(
+        self, specs: dict[str, str], conn: Any
+    ) -> tuple[int, list[str], list[str]] | None:
+        """``_enqueue_batch`` once: ``None`` when a job of the batch started or
+        finished while it deferred (nothing of it kept)."""
+        from procrastinate.jobs import Status  # documented
+
+        from ._queue import key_states, legacy_waiting, new_job
 
         app = self._ready()
         keys = list(specs)
@@ -501,58 +524,83 @@ class SharedBatch:
             q(
                 "select n.k, s.spec, "
                 "exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
-                "from unnest(%s::text[]) n(k) join {s}.specs s on s.key = n.k"
+                "from unnest(%s::text[]) n(k) left join {s}.specs s on s.key = n.k"
             ),
             (keys,),
         )
-        known = await cursor.fetchall()
-        # Queued or running: a key enqueued before has its spec kept (the queue read
-        # under the enqueue lock, through procrastinate's listing of jobs waiting and
-        # running; a key never enqueued has none). A key queued with no spec kept
-        # (deleted by hand) is refused by the queue's queueing lock when deferred.
-        live = {
-            key
-            for key, state in (
-                await key_states(app, self.queue, [k for k, _, _ in known]) if known else {}
-            ).items()
-            if state != "failed"
-        }
-        done = {key for key, _, is_done in known if is_done}
-        stored_of = {key: stored for key, stored, _ in known}
-        done |= {
-            row[0]
-            for row in await (
-                await conn.execute(
-                    q("select key from {s}.jobs where key = any(%s::text[]) and stage = 'done'"),
-                    ([k for k in keys if k not in stored_of],),
-                )
-            ).fetchall()
-        }
+        facts = await cursor.fetchall()
+        stored_of = {key: stored for key, stored, _ in facts if stored is not None}
+        done = {key for key, _, is_done in facts if is_done}
+        running = set(await key_states(app, self.queue, keys, only=Status.DOING))
+        legacy: dict[str, str] = {}  # waiting jobs of release 0.1.0: lock -> key
+        if not self._legacy_gone:
+            legacy = await legacy_waiting(app)
+            self._legacy_gone = not legacy
+        if self.queue == "vidapi":  # 0.1.0's jobs are this queue's
+            running |= {key for key in legacy.values() if key in specs}
         # compared here, not as jsonb: a path that is not UTF-8 is a lone surrogate's
         # escape in its spec, which jsonb refuses
-        rows = [(key, key in live, stored_of.get(key)) for key in keys if key in live | done]
         differ: list[str] = []
+        keep_old: list[str] = []  # there, with no spec kept: this one is kept
+        candidates: list[str] = []  # deferred unless waiting
+        for key in keys:
+            stored = stored_of.get(key)
+            if key not in running and key not in done:
+                candidates.append(key)
+            elif stored is None:
+                keep_old.append(key)
+            elif (old := json.loads(stored)) != (new := json.loads(specs[key])):
+                if key not in running and _metadata_only(old, new):
+                    candidates.append(key)  # an update, unless one waits
+                else:
+                    differ.append(key)
+        jobs = {key: new_job(TASK, self.queue, _lock(self.queue, key), key) for key in candidates}
+        # likely waiting (a spec kept, not done): one at a time; the others together
+        alone = [key for key in candidates if key in stored_of and key not in done]
+        together = [key for key in candidates if key not in stored_of or key in done]
+
+        class _Moved(Exception):
+            pass
+
+        try:
+            async with conn.transaction():  # a savepoint: undone if a job moved meanwhile
+                refused = await self._defer(conn, together, jobs)
+                for key in alone:
+                    refused |= await self._defer(conn, [key], jobs)
+                deferred = [key for key in candidates if key not in refused]
+                if deferred:
+                    started = await key_states(app, self.queue, deferred, only=Status.DOING)
+                    finished = await conn.execute(
+                        q(
+                            "select key from {s}.jobs "
+                            "where key = any(%s::text[]) and stage = 'done'"
+                        ),
+                        ([key for key in deferred if key not in done],),
+                    )
+                    if started or await finished.fetchall():
+                        raise _Moved
+        except _Moved:
+            log.debug("enqueue: a job of the batch started or finished meanwhile; again")
+            return None
         updates: list[str] = []
-        keep_old: dict[str, str] = {}  # there, with no spec kept: this one is kept
-        for key, queued, stored in rows:
+        for key in candidates:
+            stored = stored_of.get(key)
+            if key not in refused:
+                if key in done:
+                    updates.append(key)
+                continue
+            if _lock(self.queue, key) in legacy:
+                await self._check_lock_holder(key)
             if stored is None:
-                keep_old[key] = specs[key]
-                continue
-            old, new = json.loads(stored), json.loads(specs[key])
-            if old == new:
-                continue
-            if not queued and _metadata_only(old, new):
-                updates.append(key)
-            else:
-                differ.append(key)
-        there = {row[0] for row in rows} - set(updates)
-        fresh = [key for key in keys if key not in there]
+                keep_old.append(key)
+            elif json.loads(stored) != json.loads(specs[key]):
+                differ.append(key)  # waiting: its spec is kept
         await conn.execute(
             q(
                 "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                 "on conflict (key) do update set spec = excluded.spec"
             ),
-            (fresh, [specs[k] for k in fresh]),
+            (deferred, [specs[k] for k in deferred]),
         )
         if keep_old:
             await conn.execute(
@@ -560,38 +608,38 @@ class SharedBatch:
                     "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                     "on conflict do nothing"
                 ),
-                (list(keep_old), list(keep_old.values())),
+                (keep_old, [specs[k] for k in keep_old]),
             )
         differ.sort()
-        if not fresh:
-            return 0, differ, updates
+        return len(deferred), differ, updates
+
+    async def _defer(self, conn: Any, keys: list[str], jobs: dict[str, Any]) -> set[str]:
+        """Defer the jobs of ``keys`` in one statement, in a savepoint; refused by a
+        queueing lock (a job of the key waits), halves deferred apart, down to the keys
+        refused alone: those keys. A job the server refuses otherwise is named
+        (``_DeferRefused``)."""
         from procrastinate.exceptions import AlreadyEnqueued, ConnectorException  # documented
 
-        new_jobs = [new_job(TASK, self.queue, _lock(self.queue, key), key) for key in fresh]
+        if not keys:
+            return set()
         try:
-            async with conn.transaction():  # a savepoint: undone alone if refused
-                await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
-            return len(fresh), differ, updates
+            async with conn.transaction():
+                await self._ready().job_manager.batch_defer_jobs_async(
+                    [jobs[key] for key in keys], connection=conn
+                )
+            return set()
         except AlreadyEnqueued:
-            pass  # queued meanwhile by an enqueuer not taking the lock
+            if len(keys) == 1:
+                return set(keys)
         except ConnectorException as exc:
             if db_away(exc):
                 raise
-            # refused by the server: one at a time, to name the job
-        added = 0
-        for job, key in zip(new_jobs, fresh, strict=True):
-            try:
-                async with conn.transaction():
-                    await app.job_manager.batch_defer_jobs_async([job], connection=conn)
-            except AlreadyEnqueued:
-                await self._check_lock_holder(key)
-                continue
-            except ConnectorException as exc:
-                if db_away(exc):
-                    raise
-                raise _DeferRefused(key, exc) from exc
-            added += 1
-        return added, differ, updates
+            if len(keys) == 1:
+                raise _DeferRefused(keys[0], exc) from exc
+        half = len(keys) // 2
+        return await self._defer(conn, keys[:half], jobs) | await self._defer(
+            conn, keys[half:], jobs
+        )
 
     async def _check_lock_holder(self, key: str) -> None:
         """The queueing lock of ``key`` refused: fine if a job of this queue for this key
