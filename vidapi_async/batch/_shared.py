@@ -565,8 +565,7 @@ class SharedBatch:
         try:
             async with conn.transaction():  # a savepoint: undone if a job moved meanwhile
                 refused = await self._defer(conn, together, jobs)
-                for key in alone:
-                    refused |= await self._defer(conn, [key], jobs)
+                refused |= await self._defer(conn, alone, jobs, halves=False)
                 deferred = [key for key in candidates if key not in refused]
                 if deferred:
                     started = await key_states(app, self.queue, deferred, only=Status.DOING)
@@ -613,11 +612,13 @@ class SharedBatch:
         differ.sort()
         return len(deferred), differ, updates
 
-    async def _defer(self, conn: Any, keys: list[str], jobs: dict[str, Any]) -> set[str]:
+    async def _defer(
+        self, conn: Any, keys: list[str], jobs: dict[str, Any], *, halves: bool = True
+    ) -> set[str]:
         """Defer the jobs of ``keys`` in one statement, in a savepoint; refused by a
-        queueing lock (a job of the key waits), halves deferred apart, down to the keys
-        refused alone: those keys. A job the server refuses otherwise is named
-        (``_DeferRefused``)."""
+        queueing lock (a job of the key waits), halves deferred apart (``halves``, else
+        each key alone: keys likely waiting), down to the keys refused alone: those
+        keys. A job the server refuses otherwise is named (``_DeferRefused``)."""
         from procrastinate.exceptions import AlreadyEnqueued, ConnectorException  # documented
 
         if not keys:
@@ -636,10 +637,11 @@ class SharedBatch:
                 raise
             if len(keys) == 1:
                 raise _DeferRefused(keys[0], exc) from exc
-        half = len(keys) // 2
-        return await self._defer(conn, keys[:half], jobs) | await self._defer(
-            conn, keys[half:], jobs
-        )
+        parts = [keys[: len(keys) // 2], keys[len(keys) // 2 :]] if halves else [[k] for k in keys]
+        refused: set[str] = set()
+        for part in parts:
+            refused |= await self._defer(conn, part, jobs)
+        return refused
 
     async def _check_lock_holder(self, key: str) -> None:
         """The queueing lock of ``key`` refused: fine if a job of this queue for this key
