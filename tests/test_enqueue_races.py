@@ -128,3 +128,31 @@ async def test_a_job_starting_while_its_key_is_enqueued_keeps_its_spec(
         assert await stored_title(shared, "k") == "t"
         status = await shared.status()
         assert (status.queued, status.running) == (0, 1)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("listing", [0, 10**6], ids=["deferred-one-at-a-time", "listed"])
+async def test_keys_waiting_are_told_by_either_reading(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    monkeypatch: pytest.MonkeyPatch,
+    listing: int,
+) -> None:
+    """Enqueued again while they wait: the keys waiting are told by their queueing lock
+    (deferred one at a time, refused) on a long queue, by a listing of the waiting jobs
+    on a short one; either way the same answer, and a new key among them is queued."""
+    from vidapi_async.batch import _shared
+
+    monkeypatch.setattr(_shared, "_LISTING_PER_KEY", listing)
+    f = make_file(tmp_path / "w.mp4", 1000)
+
+    def job(key: str, title: str = "t") -> va.UploadJob:
+        return va.UploadJob(path=f, title=title, channel="news", key=key)
+
+    async with SharedBatch(dsn) as shared:
+        first = await shared.enqueue([job("a"), job("b"), job("c")])
+        assert first.added == 3
+        told = await shared.enqueue([job("a"), job("b", "t2"), job("d"), job("c")])
+        assert (told.added, told.already, told.changed, told.updating) == (1, 3, ["b"], [])
+        assert await stored_title(shared, "b") == "t"
+        assert (await shared.status()).queued == 4

@@ -515,7 +515,7 @@ class SharedBatch:
         finished while it deferred (nothing of it kept)."""
         from procrastinate.jobs import Status  # documented
 
-        from ._queue import key_states, legacy_waiting, new_job
+        from ._queue import key_states, legacy_waiting, new_job, queue_counts
 
         app = self._ready()
         keys = list(specs)
@@ -555,16 +555,23 @@ class SharedBatch:
                 else:
                     differ.append(key)
         jobs = {key: new_job(TASK, self.queue, _lock(self.queue, key), key) for key in candidates}
-        # likely waiting (a spec kept, not done): one at a time; the others together
+        # likely waiting (a spec kept, not done): together, then one at a time; the
+        # others together, halves apart when refused. Many likely waiting on a short
+        # queue: its waiting jobs listed instead (cheaper than a statement per key).
         alone = [key for key in candidates if key in stored_of and key not in done]
         together = [key for key in candidates if key not in stored_of or key in done]
+        listed: set[str] = set()
+        if alone and (await queue_counts(app, self.queue))[0] < _LISTING_PER_KEY * len(alone):
+            listed = set(await key_states(app, self.queue, alone, only=Status.TODO))
+            together += [key for key in alone if key not in listed]
+            alone = []
 
         class _Moved(Exception):
             pass
 
         try:
             async with conn.transaction():  # a savepoint: undone if a job moved meanwhile
-                refused = await self._defer(conn, together, jobs)
+                refused = listed | await self._defer(conn, together, jobs)
                 refused |= await self._defer(conn, alone, jobs, halves=False)
                 deferred = [key for key in candidates if key not in refused]
                 if deferred:
@@ -1069,6 +1076,13 @@ async def _attempts_counted(shared: SharedBatch, job: Any) -> int:
         shared.journal._q("select n from {s}.handed_back where job = %s"), (job.id,)
     )
     return int(job.attempts) - (0 if row is None else int(row[0]))
+
+
+_LISTING_PER_KEY: Final = 20
+"""An enqueue lists the queue's waiting jobs rather than defer its likely-waiting keys
+one at a time while the queue holds fewer than this many per such key: a statement
+per key costs about as much as 20 listed jobs (``benchmarks/reenqueue_scale.py``), so
+either way a batch costs at most this many listed jobs per key (linear)."""
 
 
 class _DeferRefused(Exception):
