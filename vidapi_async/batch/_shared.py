@@ -376,9 +376,10 @@ class SharedBatch:
         *,
         batch_size: int = 2000,
     ) -> Enqueued:
-        """Add the jobs, ``batch_size`` at a time: per batch, one statement keeps their
-        specs and tells which are done, queued or running already, and one defers the
-        rest (memory does not grow with the number of jobs)."""
+        """Add the jobs, ``batch_size`` at a time: per batch, in one transaction, the
+        jobs not done, queued or running already are deferred (the queue's queueing
+        lock tells those waiting) and their specs kept; time linear in the number of
+        jobs, memory flat."""
         self._ready()
         added = already = 0
         unreadable: list[str] = []
