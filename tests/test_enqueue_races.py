@@ -89,3 +89,70 @@ async def test_a_manifest_with_one_key_twice_enqueues_nothing(
     assert "line 9 and line 2502" in err.decode()
     async with SharedBatch(dsn) as shared:
         assert (await shared.status()).queued == 0
+
+
+@pytest.mark.system
+async def test_a_job_starting_while_its_key_is_enqueued_keeps_its_spec(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The enqueue reads the running keys, then defers the others under their queueing
+    lock: a job that starts in between no longer holds that lock, so the defer is not
+    refused. Read before it started (the first reading of running keys misses it), the
+    key is still told ``changed``: not queued a second time, its spec not replaced."""
+    from procrastinate.jobs import Status
+
+    from vidapi_async.batch import _queue
+
+    f = make_file(tmp_path / "starts.mp4", 1000)
+    async with SharedBatch(dsn) as shared:
+        await shared.enqueue([va.UploadJob(path=f, title="t", channel="news", key="k")])
+        manager = shared._ready().job_manager
+        worker_id = await manager.register_worker()
+        assert await manager.fetch_job([shared.queue], worker_id) is not None  # running
+        real = _queue.key_states
+        missed: list[bool] = []
+
+        async def before_it_started(*args: object, **kwargs: object) -> dict[str, str]:
+            states = await real(*args, **kwargs)  # type: ignore[arg-type]
+            if kwargs.get("only") is Status.DOING and not missed:
+                missed.append(True)
+                return {}
+            return states
+
+        monkeypatch.setattr(_queue, "key_states", before_it_started)
+        told = await shared.enqueue([va.UploadJob(path=f, title="t2", channel="news", key="k")])
+        assert missed
+        assert (told.added, told.already, told.changed) == (0, 1, ["k"])
+        assert await stored_title(shared, "k") == "t"
+        status = await shared.status()
+        assert (status.queued, status.running) == (0, 1)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("listing", [0, 10**6], ids=["deferred-one-at-a-time", "listed"])
+async def test_keys_waiting_are_told_by_either_reading(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811 - the fixture
+    monkeypatch: pytest.MonkeyPatch,
+    listing: int,
+) -> None:
+    """Enqueued again while they wait: the keys waiting are told by their queueing lock
+    (deferred one at a time, refused) on a long queue, by a listing of the waiting jobs
+    on a short one; either way the same answer, and a new key among them is queued."""
+    from vidapi_async.batch import _shared
+
+    monkeypatch.setattr(_shared, "_LISTING_PER_KEY", listing)
+    f = make_file(tmp_path / "w.mp4", 1000)
+
+    def job(key: str, title: str = "t") -> va.UploadJob:
+        return va.UploadJob(path=f, title=title, channel="news", key=key)
+
+    async with SharedBatch(dsn) as shared:
+        first = await shared.enqueue([job("a"), job("b"), job("c")])
+        assert first.added == 3
+        told = await shared.enqueue([job("a"), job("b", "t2"), job("d"), job("c")])
+        assert (told.added, told.already, told.changed, told.updating) == (1, 3, ["b"], [])
+        assert await stored_title(shared, "b") == "t"
+        assert (await shared.status()).queued == 4

@@ -58,18 +58,21 @@ async def _refused_at_once(dsn: str) -> JournalError:
 
 
 async def test_pg_hba_reject_is_not_waited_for(cluster: Cluster) -> None:
-    await _refused_at_once(_dsn(cluster, "rejected"))
+    error = await _refused_at_once(_dsn(cluster, "rejected"))
+    assert "refused by the server's pg_hba.conf" in str(error)  # the cause, said
 
 
 async def test_ssl_required_by_a_server_without_ssl_is_not_waited_for(cluster: Cluster) -> None:
-    await _refused_at_once(_dsn(cluster, "postgres", "?sslmode=require"))
+    error = await _refused_at_once(_dsn(cluster, "postgres", "?sslmode=require"))
+    assert "the server does not support SSL" in str(error)
 
 
 async def test_revoked_connect_is_not_waited_for(cluster: Cluster) -> None:
     await _admin(cluster, "create role revoked login")
     await _admin(cluster, "revoke connect on database postgres from public")
     try:
-        await _refused_at_once(_dsn(cluster, "revoked"))
+        error = await _refused_at_once(_dsn(cluster, "revoked"))
+        assert "no CONNECT privilege" in str(error)
     finally:
         await _admin(cluster, "grant connect on database postgres to public")
 

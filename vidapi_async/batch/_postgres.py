@@ -48,6 +48,10 @@ T = TypeVar("T")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 _CAUSES = (
+    # refusals waiting does not mend (not in ``_WAITED``), said so that they can be mended
+    ("pg_hba.conf", "refused by the server's pg_hba.conf"),
+    ("does not support ssl", "the server does not support SSL (sslmode requires it)"),
+    ("connect privilege", "no CONNECT privilege on the database"),
     ("password authentication failed", "authentication failed"),
     ("authentication failed", "authentication failed"),
     ("no password supplied", "authentication failed (no password given)"),
@@ -304,35 +308,39 @@ class PostgresJournal:
             raise self._fail(said) from None
         q = self._q
         try:
-            await conn.execute(q("create schema if not exists {s}"))
-            await conn.execute(
-                q("create table if not exists {s}.meta (name text primary key, value text)")
-            )
-            row = await (
-                await conn.execute(q("select value from {s}.meta where name = 'version'"))
-            ).fetchone()
-            if row is not None and int(row[0]) > SCHEMA_VERSION:
-                raise self._fail(
-                    f"journal version {row[0]} is newer than this vidapi-async understands"
+            # Created in one transaction holding the schema's DDL lock: "if not exists"
+            # is not safe when two starts create a schema at once (UniqueViolation).
+            async with conn.transaction():
+                await self.lock_ddl(conn)
+                await conn.execute(q("create schema if not exists {s}"))
+                await conn.execute(
+                    q("create table if not exists {s}.meta (name text primary key, value text)")
                 )
-            await conn.execute(
-                q(
-                    "create table if not exists {s}.jobs ("
-                    "key text primary key, stage text not null, upload_url text, "
-                    "progress_url text, file_url text, video_id text, "
-                    "subtitles_done text not null, runs integer not null, error text, "
-                    "updated timestamptz not null default now(), metadata text)"
+                row = await (
+                    await conn.execute(q("select value from {s}.meta where name = 'version'"))
+                ).fetchone()
+                if row is not None and int(row[0]) > SCHEMA_VERSION:
+                    raise self._fail(
+                        f"journal version {row[0]} is newer than this vidapi-async understands"
+                    )
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.jobs ("
+                        "key text primary key, stage text not null, upload_url text, "
+                        "progress_url text, file_url text, video_id text, "
+                        "subtitles_done text not null, runs integer not null, error text, "
+                        "updated timestamptz not null default now(), metadata text)"
+                    )
                 )
-            )
-            # A version 1 journal gains the metadata column in place (empty).
-            await conn.execute(q("alter table {s}.jobs add column if not exists metadata text"))
-            await conn.execute(
-                q(
-                    "insert into {s}.meta values ('version', %s) "
-                    "on conflict (name) do update set value = excluded.value"
-                ),
-                (str(SCHEMA_VERSION),),
-            )
+                # A version 1 journal gains the metadata column in place (empty).
+                await conn.execute(q("alter table {s}.jobs add column if not exists metadata text"))
+                await conn.execute(
+                    q(
+                        "insert into {s}.meta values ('version', %s) "
+                        "on conflict (name) do update set value = excluded.value"
+                    ),
+                    (str(SCHEMA_VERSION),),
+                )
             known = [str(stage) for stage in Stage]
             bad = await (
                 await conn.execute(
@@ -350,6 +358,11 @@ class PostgresJournal:
         self._conn = conn
         self._opened = True
         self._prepare_statements()
+
+    async def lock_ddl(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Take this schema's DDL lock (an advisory lock held until the transaction on
+        ``conn`` ends): creators of one schema's tables take turns."""
+        await conn.execute("select pg_advisory_xact_lock(7317003, hashtext(%s))", (self.schema,))
 
     async def _connect_waiting(self) -> psycopg.AsyncConnection[Any]:
         import psycopg
@@ -400,12 +413,23 @@ class PostgresJournal:
         try:
             return await self.outage.patiently(once)
         except psycopg.Error as exc:  # not an outage: the server refused the statement
-            what = "" if job is None else f"job {job[:40]}: "
-            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
-            # (the server's message is not echoed: it may quote a row's values)
-            raise self._fail(
-                f"{what}the server refused a statement ({type(exc).__name__}{state})"
-            ) from None
+            raise self.refused(exc, job) from None
+
+    def refused(self, exc: BaseException, job: str | None = None) -> JournalError:
+        """The ``JournalError`` for a statement the server refused: ``exc``, a psycopg
+        error or one it caused (procrastinate's ``ConnectorException``), named by its
+        class and SQLSTATE (the server's message is not echoed: it may quote a row's
+        values), with the job's key if given."""
+        import psycopg
+
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, psycopg.Error):
+            cause = cause.__cause__
+        error = exc if cause is None else cause
+        state = getattr(error, "sqlstate", None)
+        said = f", SQLSTATE {state}" if state else ""
+        what = "" if job is None else f"job {job[:40]}: "
+        return self._fail(f"{what}the server refused a statement ({type(error).__name__}{said})")
 
     async def fetchone(self, query: Any, params: Any = None, *, job: str | None = None) -> Any:
         """One row of ``query`` (or ``None``), reconnecting as needed."""

@@ -7,9 +7,11 @@ in a ``PostgresJournal`` beside it (extra ``vidapi-async[postgres]``).
   Jobs go in batches: two statements per few thousand jobs, enqueuers of one queue
   taking turns per batch (an advisory lock), so that one spec per key is decided.
 - ``work`` runs a procrastinate worker: one job key at a time across every worker (the
-  task's ``lock`` is the key), each through the same pipeline as ``BatchUploader`` (the
+  task's ``lock`` is ``QUEUE/KEY``), each through the same pipeline as ``BatchUploader`` (the
   journal's stages, the tag check before a create is sent again). Jobs held by a worker
-  whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again.
+  whose heartbeat is older than ``stalled_after`` seconds are handed to the queue again
+  (a new job; the old one ended ``aborted``). procrastinate is used through its public
+  interface only (``_queue``).
   A failure for good (bad file, 4xx) is recorded and not retried; a transient one is
   retried by the queue (``max_attempts``). The worker's own credentials refused (401,
   ``OAuthError``, 403 insufficient scope): no job's fault; the job goes back to the queue
@@ -73,7 +75,7 @@ from ._jobs import (
     missing_key,
     url_key,
 )
-from ._postgres import Outage, PostgresJournal, connect_cause
+from ._postgres import PostgresJournal, connect_cause, db_away
 from ._report import Links, ReportWriter
 from ._runner import BatchUploader, _each
 
@@ -84,140 +86,11 @@ __all__ = ["QueueStatus", "SharedBatch", "SharedRate"]
 
 TASK = "vidapi.pipeline"
 
-_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,63}")
+_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+"""A queue's name: procrastinate's notify channel for a queue is the name after a prefix
+of 23 characters, and PostgreSQL's channel names end at 63 bytes."""
 
 log = logging.getLogger("vidapi_async.worker")
-
-_RACES = ("Job was not found or not in", "Job was not found or has an invalid status")
-
-
-def _is_race(exc: BaseException) -> bool:
-    """A queue call refused because another worker changed the job first."""
-    seen: BaseException | None = exc
-    for _ in range(5):  # procrastinate's ConnectorException holds the message as its cause
-        if seen is None:
-            return False
-        if any(text in str(seen) for text in _RACES):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _job_manager(connector: Any, outage: Outage, lost: set[int], handed_back: set[int]) -> Any:
-    """procrastinate's ``JobManager``, made patient and race-tolerant: every call waits
-    while the database is away; a retry or finish that another worker made moot (it
-    took the job over, or it is finished) is logged at debug; a job this worker lost is
-    left to its new holder; a worker whose row was pruned (paused too long) registers
-    again under a new id."""
-    from procrastinate import manager
-
-    class PatientJobManager(manager.JobManager):
-        def __init__(self) -> None:
-            super().__init__(connector)
-            self._alias: dict[int, int] = {}
-
-        def _id(self, worker_id: int) -> int:
-            return self._alias.get(worker_id, worker_id)
-
-        async def fetch_job(self, queues: Any, worker_id: int) -> Any:
-            async def fetch() -> Any:
-                try:
-                    return await base.fetch_job(self, queues, self._id(worker_id))
-                except Exception as exc:
-                    if "foreign key" not in str(exc).lower():
-                        raise
-                await self._register_again(worker_id)
-                return await base.fetch_job(self, queues, self._id(worker_id))
-
-            return await outage.patiently(fetch)
-
-        async def _register_again(self, worker_id: int) -> None:
-            new = await base.register_worker(self)
-            log.debug("worker %s was pruned (paused?); registered again as %s", worker_id, new)
-            self._alias[worker_id] = new
-
-        async def update_heartbeat(self, worker_id: int) -> None:
-            async def beat() -> None:
-                row = await self.connector.execute_query_one_async(
-                    "update procrastinate_workers set last_heartbeat = now() "
-                    "where id = %(worker_id)s returning id",
-                    worker_id=self._id(worker_id),
-                )
-                if row is None:
-                    await self._register_again(worker_id)
-
-            await self._unless_stopping(beat)  # stopping with the database away: skipped
-
-        async def register_worker(self) -> int:
-            return int(await outage.patiently(lambda: base.register_worker(self)))
-
-        async def unregister_worker(self, worker_id: int) -> None:
-            await self._unless_stopping(lambda: base.unregister_worker(self, self._id(worker_id)))
-
-        async def _unless_stopping(self, call: Any) -> None:
-            """``call`` patiently; skipped when the worker stops with the database
-            away (its row and its jobs are then left to be taken over)."""
-            try:
-                await outage.patiently(call)
-            except JournalError:
-                if not outage.give_up.is_set():
-                    raise
-                log.debug("stopping with the database away: left for another worker")
-
-        async def prune_stalled_workers(self, seconds_since_heartbeat: float) -> list[int]:
-            return list(
-                await outage.patiently(
-                    lambda: base.prune_stalled_workers(self, seconds_since_heartbeat)
-                )
-            )
-
-        async def get_stalled_jobs(self, *args: Any, **kwargs: Any) -> Any:
-            return await outage.patiently(lambda: base.get_stalled_jobs(self, *args, **kwargs))
-
-        async def list_jobs_to_abort_async(self, queue: str | None = None) -> Any:
-            return await outage.patiently(lambda: base.list_jobs_to_abort_async(self, queue))
-
-        async def finish_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
-            await self._settle(
-                job_id, lambda: base.finish_job_by_id_async(self, job_id, *args, **kwargs)
-            )
-
-        async def retry_job_by_id_async(self, job_id: int, *args: Any, **kwargs: Any) -> None:
-            if job_id in handed_back:  # no fault of the job's: no attempt counted
-                handed_back.discard(job_id)
-
-                async def back() -> None:
-                    await base.retry_job_by_id_async(self, job_id, *args, **kwargs)
-                    await self.connector.execute_query_async(
-                        "update procrastinate_jobs set attempts = attempts - 1 "
-                        "where id = %(job_id)s and attempts > 0",
-                        job_id=job_id,
-                    )
-
-                await self._settle(job_id, back)
-                return
-            await self._settle(
-                job_id, lambda: base.retry_job_by_id_async(self, job_id, *args, **kwargs)
-            )
-
-        async def _settle(self, job_id: int, call: Any) -> None:
-            if job_id in lost:
-                lost.discard(job_id)
-                log.debug("job %s: left to the worker that took it over", job_id)
-                return
-            try:
-                await self._unless_stopping(call)
-            except Exception as exc:
-                if not _is_race(exc):
-                    raise
-                log.debug("job %s: taken over or finished by another worker already", job_id)
-
-    base = manager.JobManager
-    return PatientJobManager()
-
-
-class _Transient(Exception):
-    """Raised in the task so that the queue retries the job later."""
 
 
 def _spec(job: UploadJob) -> dict[str, Any]:
@@ -257,10 +130,13 @@ def _spec(job: UploadJob) -> dict[str, Any]:
 
 
 def _lock(queue: str, key: str) -> str:
-    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: the key itself
-    on the queue ``vidapi`` (as in earlier releases), else prefixed with the queue's name
-    (procrastinate's locks span every queue)."""
-    return key if queue == "vidapi" else f"{queue}/{key}"
+    """The procrastinate lock (and queueing lock) of ``key`` on ``queue``: prefixed with
+    the queue's name on every queue (procrastinate's locks span every queue; a queue's
+    name holds no ``/``, so two queues' locks never overlap). Releases up to 0.1.0 gave
+    the queue ``vidapi`` the bare key: such jobs still run (a worker reads the key from
+    the job's arguments; a takeover keeps the job's lock), and one whose bare key is
+    another queue's lock is named when that lock is refused (``_check_lock_holder``)."""
+    return f"{queue}/{key}"
 
 
 def _job(spec: dict[str, Any]) -> UploadJob:
@@ -338,7 +214,7 @@ class Enqueued:
 
 @attrs.frozen
 class QueueStatus:
-    """A shared queue's jobs, from one read of the queue and the journal together
+    """A shared queue's jobs, from a read of the queue then one of the journal
     (``SharedBatch.status``). A job the journal records done counts as done whatever
     the queue says; a job the queue failed counts as failed."""
 
@@ -387,16 +263,19 @@ class SharedBatch:
         self.journal = PostgresJournal(dsn, schema=schema)
         self._wait = wait_for_database
         self._stopping = asyncio.Event()
-        if queue is not None and not _QUEUE.fullmatch(queue):
-            raise UsageError("queue: letters, digits, '_', '.' and '-', at most 63")
         self.queue = schema if queue is None else queue
+        if not _QUEUE.fullmatch(self.queue):
+            said = "queue" if queue is not None else f"the queue (schema {schema!r})"
+            raise UsageError(
+                f"{said}: letters, digits, '_', '.' and '-', at most 40 (procrastinate's "
+                "notify channel); give a longer schema a shorter queue="
+            )
         """The procrastinate queue's name (by default the schema's)."""
         self._dsn = dsn
         self._app: procrastinate.App | None = None
-        self._lost: set[int] = set()
-        """Queue ids of jobs this worker lost: their new holder finishes them."""
-        self._handed_back: set[int] = set()
-        """Queue ids of jobs given back for this worker's refused credentials."""
+        self._legacy_gone = False
+        """No job of release 0.1.0 waited at this enqueue's last look (none is queued
+        any more: not looked for again)."""
         self._refused: asyncio.Future[APIError] | None = None
         """Set when the API refuses this worker's own credentials: it stops."""
 
@@ -411,27 +290,53 @@ class SharedBatch:
         await self.journal.open(wait=self._wait)
         journal = self.journal
         q = journal._q
-        await journal.execute(
-            q("create table if not exists {s}.specs (key text primary key, spec text not null)")
-        )
-        await journal.execute(
-            q(
-                "create table if not exists {s}.flags "
-                "(name text primary key, until timestamptz not null)"
-            )
-        )
+
+        async def tables(conn: Any) -> None:
+            # under the schema's DDL lock: two starts at once do not both create them
+            async with conn.transaction():
+                await journal.lock_ddl(conn)
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.specs "
+                        "(key text primary key, spec text not null)"
+                    )
+                )
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.flags "
+                        "(name text primary key, until timestamptz not null)"
+                    )
+                )
+                # a queue job's tries that were no fault of its own (its worker's
+                # credentials refused): not counted against its attempts
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.handed_back "
+                        "(job bigint primary key, n integer not null)"
+                    )
+                )
+
+        try:
+            await journal._run(tables)
+        except BaseException:
+            await journal.close()
+            raise
+        from ._queue import PatientConnector, Retry, apply_schema
+
         # (procrastinate's pool checks a connection before handing it out: one lost to a
         # restart is replaced)
-        connector = procrastinate.PsycopgConnector(
-            conninfo=self._dsn, timeout=5.0, kwargs={"connect_timeout": 5}
+        connector = PatientConnector(
+            outage=journal.outage,
+            conninfo=self._dsn,
+            timeout=5.0,
+            kwargs={"connect_timeout": 5},
         )
         app = procrastinate.App(connector=connector)
-        app.job_manager = _job_manager(connector, journal.outage, self._lost, self._handed_back)
         app.task(
             name=TASK,
             queue=self.queue,
             pass_context=True,
-            retry=_retry_strategy(),
+            retry=Retry(never=(SpecMissing,)),
         )(_pipeline_task)
         await app.open_async()
         self._app = app
@@ -441,11 +346,7 @@ class SharedBatch:
             # starting at once do not both create them)
             await conn.execute("select pg_advisory_lock(7317001)")
             try:
-                row = await (
-                    await conn.execute("select to_regclass('procrastinate_jobs')")
-                ).fetchone()
-                if row is None or row[0] is None:
-                    await app.schema_manager.apply_schema_async()
+                await apply_schema(app)
             finally:
                 await conn.execute("select pg_advisory_unlock(7317001)")
 
@@ -475,9 +376,10 @@ class SharedBatch:
         *,
         batch_size: int = 2000,
     ) -> Enqueued:
-        """Add the jobs, ``batch_size`` at a time: per batch, one statement keeps their
-        specs and tells which are done, queued or running already, and one defers the
-        rest (memory does not grow with the number of jobs)."""
+        """Add the jobs, ``batch_size`` at a time: per batch, in one transaction, the
+        jobs not done, queued or running already are deferred (the queue's queueing
+        lock tells those waiting) and their specs kept; time linear in the number of
+        jobs, memory flat."""
         self._ready()
         added = already = 0
         unreadable: list[str] = []
@@ -560,10 +462,9 @@ class SharedBatch:
         try:
             return await journal.outage.patiently(once)
         except psycopg.Error as exc:  # not an outage: the server refused a statement
-            state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
-            raise journal._fail(
-                f"the server refused a statement ({type(exc).__name__}{state})"
-            ) from None
+            raise journal.refused(exc) from None
+        except _DeferRefused as exc:  # inside procrastinate's insert of a job
+            raise journal.refused(exc.error, exc.key) from None
 
     async def _record_missing(self, failed: dict[str, str], found: list[str]) -> None:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
@@ -590,51 +491,123 @@ class SharedBatch:
     async def _enqueue_batch(
         self, specs: dict[str, str], conn: Any
     ) -> tuple[int, list[str], list[str]]:
-        """Keep the specs and defer the jobs among them not done, queued or running
-        already, and the done ones whose metadata only changed (their update); how
-        many were deferred, the keys of those already there whose new spec differs and
-        is not applied (theirs is kept: a job never runs with a spec changed under it),
-        and the keys of the updates. Run under the enqueue lock: one spec per key."""
+        """Defer the jobs among ``specs`` not done, waiting or running already, and the
+        done ones whose metadata only changed (their update), and keep the specs of
+        those deferred; how many were deferred, the keys of those already there whose
+        new spec differs and is not applied (theirs is kept: a job never runs with a
+        spec changed under it), and the keys of the updates. Run under the enqueue
+        lock: one spec per key.
+
+        Which keys wait is told by the queue itself, in time linear in the batch: a
+        key's job is deferred under its queueing lock (one waiting job per lock), and
+        the keys refused are those waiting (``_defer``). The running ones are read
+        first (procrastinate's listing of the queue's running jobs, short), and again
+        after deferring: a job started meanwhile (or finished: the journal says done)
+        undoes the deferring, which is done again on what is true then."""
+        while True:
+            told = await self._try_batch(specs, conn)
+            if told is not None:
+                return told
+
+    async def _try_batch(
+        self, specs: dict[str, str], conn: Any
+    ) -> tuple[int, list[str], list[str]] | None:
+        """``_enqueue_batch`` once: ``None`` when a job of the batch started or
+        finished while it deferred (nothing of it kept)."""
+        from procrastinate.jobs import Status  # documented
+
+        from ._queue import key_states, legacy_waiting, new_job, queue_counts
+
         app = self._ready()
         keys = list(specs)
         q = self.journal._q
         cursor = await conn.execute(
             q(
-                "with new as (select * from unnest(%s::text[], %s::text[]) n(k, spec)) "
-                "select n.k, exists(select 1 from procrastinate_jobs "
-                "where lock = %s || n.k and status in ('todo', 'doing')), s.spec "
-                "from new n left join {s}.specs s on s.key = n.k "
-                "where exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
-                "or exists(select 1 from procrastinate_jobs "
-                "where lock = %s || n.k and status in ('todo', 'doing'))"
+                "select n.k, s.spec, "
+                "exists(select 1 from {s}.jobs where key = n.k and stage = 'done') "
+                "from unnest(%s::text[]) n(k) left join {s}.specs s on s.key = n.k"
             ),
-            (keys, list(specs.values()), _lock(self.queue, ""), _lock(self.queue, "")),
+            (keys,),
         )
+        facts = await cursor.fetchall()
+        stored_of = {key: stored for key, stored, _ in facts if stored is not None}
+        done = {key for key, _, is_done in facts if is_done}
+        running = set(await key_states(app, self.queue, keys, only=Status.DOING))
+        legacy: dict[str, str] = {}  # waiting jobs of release 0.1.0: lock -> key
+        if not self._legacy_gone:
+            legacy = await legacy_waiting(app)
+            self._legacy_gone = not legacy
+        if self.queue == "vidapi":  # 0.1.0's jobs are this queue's
+            running |= {key for key in legacy.values() if key in specs}
         # compared here, not as jsonb: a path that is not UTF-8 is a lone surrogate's
         # escape in its spec, which jsonb refuses
-        rows = await cursor.fetchall()
         differ: list[str] = []
+        keep_old: list[str] = []  # there, with no spec kept: this one is kept
+        candidates: list[str] = []  # deferred unless waiting
+        for key in keys:
+            stored = stored_of.get(key)
+            if key not in running and key not in done:
+                candidates.append(key)
+            elif stored is None:
+                keep_old.append(key)
+            elif (old := json.loads(stored)) != (new := json.loads(specs[key])):
+                if key not in running and _metadata_only(old, new):
+                    candidates.append(key)  # an update, unless one waits
+                else:
+                    differ.append(key)
+        jobs = {key: new_job(TASK, self.queue, _lock(self.queue, key), key) for key in candidates}
+        # likely waiting (a spec kept, not done): together, then one at a time; the
+        # others together, halves apart when refused. Many likely waiting on a short
+        # queue: its waiting jobs listed instead (cheaper than a statement per key).
+        alone = [key for key in candidates if key in stored_of and key not in done]
+        together = [key for key in candidates if key not in stored_of or key in done]
+        listed: set[str] = set()
+        if alone and (await queue_counts(app, self.queue))[0] < _LISTING_PER_KEY * len(alone):
+            listed = set(await key_states(app, self.queue, alone, only=Status.TODO))
+            together += [key for key in alone if key not in listed]
+            alone = []
+
+        class _Moved(Exception):
+            pass
+
+        try:
+            async with conn.transaction():  # a savepoint: undone if a job moved meanwhile
+                refused = listed | await self._defer(conn, together, jobs)
+                refused |= await self._defer(conn, alone, jobs, halves=False)
+                deferred = [key for key in candidates if key not in refused]
+                if deferred:
+                    started = await key_states(app, self.queue, deferred, only=Status.DOING)
+                    finished = await conn.execute(
+                        q(
+                            "select key from {s}.jobs "
+                            "where key = any(%s::text[]) and stage = 'done'"
+                        ),
+                        ([key for key in deferred if key not in done],),
+                    )
+                    if started or await finished.fetchall():
+                        raise _Moved
+        except _Moved:
+            log.debug("enqueue: a job of the batch started or finished meanwhile; again")
+            return None
         updates: list[str] = []
-        keep_old: dict[str, str] = {}  # there, with no spec kept: this one is kept
-        for key, queued, stored in rows:
+        for key in candidates:
+            stored = stored_of.get(key)
+            if key not in refused:
+                if key in done:
+                    updates.append(key)
+                continue
+            if _lock(self.queue, key) in legacy:
+                await self._check_lock_holder(key)
             if stored is None:
-                keep_old[key] = specs[key]
-                continue
-            old, new = json.loads(stored), json.loads(specs[key])
-            if old == new:
-                continue
-            if not queued and _metadata_only(old, new):
-                updates.append(key)
-            else:
-                differ.append(key)
-        there = {row[0] for row in rows} - set(updates)
-        fresh = [key for key in keys if key not in there]
+                keep_old.append(key)
+            elif json.loads(stored) != json.loads(specs[key]):
+                differ.append(key)  # waiting: its spec is kept
         await conn.execute(
             q(
                 "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                 "on conflict (key) do update set spec = excluded.spec"
             ),
-            (fresh, [specs[k] for k in fresh]),
+            (deferred, [specs[k] for k in deferred]),
         )
         if keep_old:
             await conn.execute(
@@ -642,36 +615,55 @@ class SharedBatch:
                     "insert into {s}.specs select * from unnest(%s::text[], %s::text[]) "
                     "on conflict do nothing"
                 ),
-                (list(keep_old), list(keep_old.values())),
+                (keep_old, [specs[k] for k in keep_old]),
             )
         differ.sort()
-        if not fresh:
-            return 0, differ, updates
-        from procrastinate.exceptions import AlreadyEnqueued  # documented
+        return len(deferred), differ, updates
 
-        task = app.tasks[TASK]
-        new_jobs = [
-            task.configure(
-                lock=_lock(self.queue, key), queueing_lock=_lock(self.queue, key)
-            ).make_new_job(key=key)
-            for key in fresh
-        ]
+    async def _defer(
+        self, conn: Any, keys: list[str], jobs: dict[str, Any], *, halves: bool = True
+    ) -> set[str]:
+        """Defer the jobs of ``keys`` in one statement, in a savepoint; refused by a
+        queueing lock (a job of the key waits), halves deferred apart (``halves``, else
+        each key alone: keys likely waiting), down to the keys refused alone: those
+        keys. A job the server refuses otherwise is named (``_DeferRefused``)."""
+        from procrastinate.exceptions import AlreadyEnqueued, ConnectorException  # documented
+
+        if not keys:
+            return set()
         try:
-            async with conn.transaction():  # a savepoint: undone alone if refused
-                await app.job_manager.batch_defer_jobs_async(new_jobs, connection=conn)
-            return len(fresh), differ, updates
+            async with conn.transaction():
+                await self._ready().job_manager.batch_defer_jobs_async(
+                    [jobs[key] for key in keys], connection=conn
+                )
+            return set()
         except AlreadyEnqueued:
-            pass
-        # queued meanwhile by an enqueuer not taking the lock: one at a time
-        added = 0
-        for job in new_jobs:
-            try:
-                async with conn.transaction():
-                    await app.job_manager.batch_defer_jobs_async([job], connection=conn)
-            except AlreadyEnqueued:
-                continue
-            added += 1
-        return added, differ, updates
+            if len(keys) == 1:
+                return set(keys)
+        except ConnectorException as exc:
+            if db_away(exc):
+                raise
+            if len(keys) == 1:
+                raise _DeferRefused(keys[0], exc) from exc
+        parts = [keys[: len(keys) // 2], keys[len(keys) // 2 :]] if halves else [[k] for k in keys]
+        refused: set[str] = set()
+        for part in parts:
+            refused |= await self._defer(conn, part, jobs)
+        return refused
+
+    async def _check_lock_holder(self, key: str) -> None:
+        """The queueing lock of ``key`` refused: fine if a job of this queue for this key
+        holds it (queued meanwhile), else a job of another queue does (queued by a
+        release that gave the queue ``vidapi`` bare keys): ``JournalError`` naming it."""
+        lock = _lock(self.queue, key)
+        holders = await self._ready().job_manager.list_jobs_async(queueing_lock=lock, status="todo")
+        if any(j.queue == self.queue and j.task_kwargs.get("key") == key for j in holders):
+            return
+        raise self.journal._fail(
+            f"job {key[:40]}: its queue lock {lock[:60]!r} is held by another queue's "
+            "job (one queued on queue 'vidapi' by a release up to 0.1.0, under that "
+            "key); run that queue until it is empty, then enqueue again"
+        )
 
     # --- work ----------------------------------------------------------------------------
 
@@ -714,7 +706,11 @@ class SharedBatch:
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
     ) -> None:
+        from ._queue import PatientConnector, key_of, registration_lost
+
         app = self._ready()
+        connector = app.connector
+        assert isinstance(connector, PatientConnector)
         runner = BatchUploader(
             client,
             concurrency=concurrency,
@@ -734,27 +730,44 @@ class SharedBatch:
         async with runner:
             jobs: set[asyncio.Task[Any]] = set()
             context = {"shared": self, "runner": runner, "jobs": jobs}
-            worker = asyncio.create_task(
-                app.run_worker_async(
-                    queues=[self.queue],
-                    concurrency=concurrency,
-                    wait=True,
-                    additional_context=context,
-                    install_signal_handlers=False,
-                    update_heartbeat_interval=max(0.5, stalled_after / 6),
-                    stalled_worker_timeout=stalled_after,
-                    fetch_job_polling_interval=poll,
-                    shutdown_graceful_timeout=30,
-                    listen_notify=False,  # polls: a LISTEN lost to a restart ends a worker
-                ),
-                name="vidapi-worker",
-            )
+
+            def start() -> asyncio.Task[None]:
+                return asyncio.create_task(
+                    app.run_worker_async(
+                        queues=[self.queue],
+                        concurrency=concurrency,
+                        wait=True,
+                        additional_context=context,
+                        install_signal_handlers=False,
+                        update_heartbeat_interval=max(0.5, stalled_after / 6),
+                        stalled_worker_timeout=stalled_after,
+                        fetch_job_polling_interval=poll,
+                        shutdown_graceful_timeout=30,
+                        listen_notify=False,  # polls: a LISTEN lost to a restart ends a worker
+                    ),
+                    name="vidapi-worker",
+                )
+
+            worker = start()
+            ended: BaseException | None = None  # the worker's own end, not asked for
+            statement = asyncio.ensure_future(connector.refusal.wait())
             try:
-                while not worker.done():
+                while True:
+                    if worker.done():
+                        if not registration_lost(worker):
+                            if not worker.cancelled():
+                                ended = worker.exception()
+                            break
+                        # paused past stalled_after while another worker started (and
+                        # pruned it): its jobs are taken over; it registers again
+                        log.debug("this worker's registration was pruned; registered again")
+                        worker = start()
                     await asyncio.wait(
-                        [worker, refused, stopping], timeout=poll, return_when="FIRST_COMPLETED"
+                        [worker, refused, stopping, statement],
+                        timeout=poll,
+                        return_when="FIRST_COMPLETED",
                     )
-                    if refused.done() or stopping.done():
+                    if refused.done() or stopping.done() or statement.done():
                         break
                     await self._retry_stalled(stalled_after)
                     if metrics_port is not None:
@@ -763,10 +776,22 @@ class SharedBatch:
                         break
             finally:
                 stopping.cancel()
+                statement.cancel()
                 await self._stop(worker, jobs)
         if refused.done():
             # the credentials' fault, not the jobs': they are left in the queue
             raise refused.result()
+        if connector.refused is not None:
+            # a job's finish (or retry) refused: it stays held by this worker, which
+            # stops (its heartbeat with it): another worker takes the job over
+            job_id, error = connector.refused
+            raise self.journal.refused(error, await key_of(app, job_id)) from None
+        if ended is not None:  # procrastinate's worker failed (a fetch refused...)
+            from procrastinate.exceptions import ConnectorException  # documented
+
+            if isinstance(ended, ConnectorException):
+                raise self.journal.refused(ended) from None
+            raise ended
 
     @property
     def stopped(self) -> bool:
@@ -801,42 +826,30 @@ class SharedBatch:
             await asyncio.gather(worker, return_exceptions=True)
 
     async def _retry_stalled(self, stalled_after: float) -> None:
-        app = self._ready()
-        stalled = await app.job_manager.get_stalled_jobs(
-            queue=self.queue, seconds_since_heartbeat=stalled_after
-        )
-        now = datetime.datetime.now(datetime.UTC)
-        for job in stalled:
-            assert job.id is not None
+        from ._queue import take_over
+
+        for key in await take_over(self._ready(), TASK, self.queue, stalled_after):
             worker_log.warning(
                 "job %s lost by a worker without a heartbeat for %gs: queued again",
-                job.task_kwargs.get("key") or job.lock,
+                key,
                 stalled_after,
             )
-            await app.job_manager.retry_job_by_id_async(job.id, retry_at=now)
 
     async def _publish_depth(self) -> None:
         """The queue's jobs queued and running, as the gauge ``vidapi.queue.jobs`` of the
         metrics endpoint (refreshed at each turn of the worker's loop, every ``poll``)."""
+        from ._queue import queue_counts
+
         if not _metrics.REGISTRY.on:
             return
-        row = await self.journal.fetchone(
-            "select count(*) filter (where status = 'todo'), "
-            "count(*) filter (where status = 'doing') "
-            "from procrastinate_jobs where queue_name = %s",
-            (self.queue,),
-        )
-        assert row is not None
-        for state, n in zip(("queued", "running"), row, strict=True):
-            _metrics.REGISTRY.set("vidapi.queue.jobs", int(n), {"state": state})
+        counts = await queue_counts(self._ready(), self.queue)
+        for state, n in zip(("queued", "running"), counts, strict=True):
+            _metrics.REGISTRY.set("vidapi.queue.jobs", n, {"state": state})
 
     async def _empty(self) -> bool:
-        row = await self.journal.fetchone(
-            "select count(*) from procrastinate_jobs where queue_name = %s "
-            "and status in ('todo', 'doing')",
-            (self.queue,),
-        )
-        return row is not None and row[0] == 0
+        from ._queue import queue_counts
+
+        return await queue_counts(self._ready(), self.queue) == (0, 0)
 
     # --- quota, shared -------------------------------------------------------------------
 
@@ -870,19 +883,21 @@ class SharedBatch:
         """Write the queue's mapping report to ``path`` (``.csv`` or ``.jsonl``): one row
         per job enqueued (key, source, status, video id, page and embed addresses when
         a ``client`` is given, error), in key order; how many rows."""
+        from ._queue import key_states
+
+        states = await key_states(self._ready(), self.queue)
         writer = ReportWriter(path)
         await writer.open()
         addresses = Links(client)
         rows = 0
         try:
-            for key, spec, stage, video_id, error, queued in await self.journal.fetchall(
+            for key, spec, stage, video_id, error in await self.journal.fetchall(
                 self.journal._q(
-                    "select s.key, s.spec, j.stage, j.video_id, j.error, "
-                    "(select status::text from procrastinate_jobs p where p.lock = s.key "
-                    "order by p.id desc limit 1) "
+                    "select s.key, s.spec, j.stage, j.video_id, j.error "
                     "from {s}.specs s left join {s}.jobs j on j.key = s.key order by s.key"
                 )
             ):
+                queued = states.get(key)
                 job = json.loads(spec)
                 source = job.get("path") or url_for_humans(job.get("url") or "")
                 if stage == "done":
@@ -911,13 +926,14 @@ class SharedBatch:
 
     async def status(self) -> QueueStatus:
         """Jobs queued, running, done, failed, and counts per stage (``QueueStatus``):
-        one read of the queue and the journal together (a job failed in the queue counts
+        a read of the queue then one of the journal (a job failed in the queue counts
         as failed, a job whose journal says done counts as done)."""
+        from ._queue import key_states
+
+        states = await key_states(self._ready(), self.queue)
         row = await self.journal.fetchone(
             self.journal._q(
-                "with q as (select distinct on (args->>'key') args->>'key' as key, "
-                "status::text as status from procrastinate_jobs where queue_name = %s "
-                "order by args->>'key', id desc), "
+                "with q as (select * from unnest(%s::text[], %s::text[]) q(key, status)), "
                 "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
                 "on q.key = j.key), "
                 "c as (select "
@@ -933,7 +949,7 @@ class SharedBatch:
                 "(select coalesce(json_object_agg(stage, n), '{{}}') from "
                 "(select stage, count(*) as n from {s}.jobs group by stage) st) from c"
             ),
-            (self.queue,),
+            (list(states), list(states.values())),
         )
         assert row is not None
         queued, running, done, failed, stages = row
@@ -961,14 +977,17 @@ async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
     try:
         row = await (
             await conn.execute(
-                "select to_regclass(%s) is not null and to_regclass(%s) is not null "
-                "and to_regclass('procrastinate_jobs') is not null",
+                "select to_regclass(%s) is not null and to_regclass(%s) is not null",
                 (f'"{schema}".jobs', f'"{schema}".specs'),
             )
         ).fetchone()
     finally:
         await conn.close()
-    return bool(row and row[0])
+    if not (row and row[0]):
+        return False
+    from ._queue import queue_tables_exist
+
+    return await queue_tables_exist(dsn)
 
 
 async def _pipeline_task(context: Any, key: str) -> None:
@@ -985,10 +1004,6 @@ async def _pipeline_task(context: Any, key: str) -> None:
         jobs.discard(me)
 
 
-MAX_ATTEMPTS: Final = 5
-"""Times the queue runs a job again after a transient failure, before failing it."""
-RETRY_WAIT = 2
-"""Seconds the queue waits before running such a job again."""
 _LAST_TRY: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_last_try", default=False)
 """The job being run is on its last try: a transient failure now fails it for good."""
 
@@ -1014,14 +1029,15 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         )
     elif until is None:
         runner._quota = None
-    _LAST_TRY.set(context.job.attempts >= MAX_ATTEMPTS)  # this task's own context
+    from ._queue import MAX_ATTEMPTS, GivenBack, Transient
+
+    tried = await _attempts_counted(shared, context.job)
+    _LAST_TRY.set(tried >= MAX_ATTEMPTS)  # this task's own context
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
     worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
-    if result.status is JobStatus.LOST:
-        if context.job.id is not None:
-            shared._lost.add(context.job.id)  # its new holder finishes it in the queue
-        return
     if result.status is not JobStatus.FAILED:
+        # LOST too: its queue job was ended when it was taken over, and the new one is
+        # its new holder's (procrastinate refuses this one's finish: a race)
         return
     error = result.error
     if _refused_credentials(error):
@@ -1034,17 +1050,51 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
             type(error).__name__,
         )
         if context.job.id is not None:
-            shared._handed_back.add(context.job.id)
+            await shared.journal.execute(
+                shared.journal._q(
+                    "insert into {s}.handed_back values (%s, 1) "
+                    "on conflict (job) do update set n = {s}.handed_back.n + 1"
+                ),
+                (context.job.id,),
+            )
         if shared._refused is not None and not shared._refused.done():
             shared._refused.set_result(error)
-        raise _Transient(f"{type(error).__name__}: {error}")
+        raise GivenBack(f"{type(error).__name__}: {error}")
     if isinstance(error, QuotaExceededError):
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
         await shared.quota_hit(error)
         return  # recorded; a re-run after the reset resumes it
     if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
-        raise _Transient(f"{type(error).__name__}: {error}")  # the queue retries it
+        # the queue retries it
+        raise Transient(f"{type(error).__name__}: {error}", attempts=tried)
+
+
+async def _attempts_counted(shared: SharedBatch, job: Any) -> int:
+    """The tries of the queue job ``job`` (procrastinate's count) that count against
+    its attempts: those it was handed back for (table ``handed_back``) do not."""
+    row = await shared.journal.fetchone(
+        shared.journal._q("select n from {s}.handed_back where job = %s"), (job.id,)
+    )
+    return int(job.attempts) - (0 if row is None else int(row[0]))
+
+
+_LISTING_PER_KEY: Final = 20
+"""An enqueue lists the queue's waiting jobs rather than defer its likely-waiting keys
+one at a time while the queue holds fewer than this many per such key: a statement
+per key costs about as much as 20 listed jobs (``benchmarks/reenqueue_scale.py``), so
+either way a batch costs at most this many listed jobs per key (linear)."""
+
+
+class _DeferRefused(Exception):
+    """procrastinate's insert of the job ``key`` refused by the server (a check an
+    administrator added...): the enqueue's transaction is undone, and it raises
+    ``JournalError`` naming the key and the SQLSTATE."""
+
+    def __init__(self, key: str, error: BaseException) -> None:
+        super().__init__(key)
+        self.key = key
+        self.error = error
 
 
 class SpecMissing(JournalError):
@@ -1067,19 +1117,6 @@ async def _spec_missing(shared: SharedBatch, key: str) -> None:
         (key, f"SpecMissing: {why}"),
     )
     raise SpecMissing(shared.journal.where, f"job {key[:40]}: {why}")
-
-
-def _retry_strategy() -> Any:
-    """The queue's retries (``MAX_ATTEMPTS``), none for a job without its spec."""
-    import procrastinate
-
-    class Retry(procrastinate.RetryStrategy):
-        def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
-            if isinstance(exception, SpecMissing):
-                return None
-            return super().get_retry_decision(exception=exception, job=job)
-
-    return Retry(max_attempts=MAX_ATTEMPTS, wait=RETRY_WAIT)
 
 
 def _refused_credentials(

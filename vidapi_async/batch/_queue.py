@@ -1,0 +1,286 @@
+"""The shared queue's only contact with procrastinate, through its public interface.
+
+What the queue uses of procrastinate, and nothing else (``tests/test_queue_public.py``
+fails on any other import, and on SQL naming procrastinate's tables anywhere in the
+package):
+
+- exported (``procrastinate.__all__``): ``App`` (``task``, ``open_async``,
+  ``close_async``, ``run_worker_async``, ``job_manager``), ``PsycopgConnector`` (whose
+  ``execute_query_async``/``_one_async``/``_all_async`` ``PatientConnector`` makes
+  patient), ``BaseRetryStrategy`` and ``RetryDecision``;
+- documented in its API reference: the ``JobManager`` methods reached through
+  ``app.job_manager`` (``batch_defer_jobs_async``, ``get_stalled_jobs``, ``finish_job``,
+  ``list_jobs_async``, ``list_queues_async``, ``check_connection_async``;
+  ``register_worker``/``fetch_job`` in tests), ``procrastinate.jobs.Job`` and ``Status``,
+  ``procrastinate.exceptions`` (``AlreadyEnqueued``, ``ConnectorException``) and
+  ``procrastinate.testing.InMemoryConnector`` (the everyday lane's tests);
+- one touch outside the reference: ``app.schema_manager.apply_schema_async()``, to create
+  procrastinate's tables (``apply_schema``, pinned by a test).
+
+The guarantees are ours: fencing in the journal (a token per start of a job), outages
+waited through in ``PatientConnector``, a stalled job taken over as a new job (the old one
+ended ``aborted``, so its first holder can neither finish nor requeue the new holder's
+job), attempts a job did not use up (handed back for a worker's credentials) kept in the
+journal's schema (table ``handed_back``) and read by ``Retry``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Iterable
+from typing import Any, Final
+
+import procrastinate
+from procrastinate import exceptions as queue_errors
+from procrastinate.jobs import Job, Status
+
+from .._errors import JournalError
+from ._postgres import Outage
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "RETRY_WAIT",
+    "GivenBack",
+    "PatientConnector",
+    "Retry",
+    "Transient",
+    "apply_schema",
+    "key_of",
+    "key_states",
+    "legacy_waiting",
+    "new_job",
+    "queue_counts",
+    "queue_tables_exist",
+    "registration_lost",
+    "take_over",
+]
+
+log = logging.getLogger("vidapi_async.worker")
+
+MAX_ATTEMPTS: Final = 5
+"""Times the queue runs a job again after a transient failure, before failing it."""
+RETRY_WAIT: Final = 2
+"""Seconds the queue waits before running such a job again."""
+
+
+def _refused_by_procrastinate(exc: BaseException) -> bool:
+    """A statement refused by one of procrastinate's job functions (SQLSTATE P0001,
+    PL/pgSQL ``RAISE``: the job is not in the state the call expects, because another
+    worker took it over or finished it), read from the exception's class."""
+    import psycopg
+
+    return isinstance(exc, queue_errors.ConnectorException) and isinstance(
+        exc.__cause__, psycopg.errors.RaiseException
+    )
+
+
+class PatientConnector(procrastinate.PsycopgConnector):
+    """procrastinate's psycopg connector, patient: every statement waits while the
+    database is away (a connection refused, lost or timed out: ``Outage.patiently``,
+    with its backoff) and runs again; a statement the server refuses is raised at once.
+
+    For a statement with no result (procrastinate's job operations: finish, retry,
+    heartbeat, unregister): one refused because the job is no longer in the state the
+    call expects is a race another worker won (it took the job over, or finished it),
+    logged at debug; one that cannot be sent while the worker stops with the database
+    away is skipped (its row is pruned, its jobs taken over)."""
+
+    def __init__(self, *, outage: Outage, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.outage = outage
+        self.refused: tuple[int | None, BaseException] | None = None
+        """The first job operation the server refused otherwise (a disk full, a check
+        an administrator added): the job's id and the error. Raised in procrastinate's
+        task for the job, which nobody reads: ``refusal`` tells the worker's loop."""
+        self.refusal = asyncio.Event()
+
+    async def execute_query_async(self, query: Any, **arguments: Any) -> None:
+        run = super().execute_query_async
+        try:
+            await self.outage.patiently(lambda: run(query, **arguments))
+        except JournalError:
+            if not self.outage.give_up.is_set():
+                raise
+            log.debug("stopping with the database away: left for another worker")
+        except queue_errors.ConnectorException as exc:
+            if not _refused_by_procrastinate(exc):
+                if self.refused is None:
+                    job = arguments.get("job_id")
+                    self.refused = (job if isinstance(job, int) else None, exc)
+                    self.refusal.set()
+                raise
+            log.debug("a queue job taken over or finished by another worker already")
+
+    async def execute_query_one_async(self, query: Any, **arguments: Any) -> dict[str, Any]:
+        run = super().execute_query_one_async
+        return await self.outage.patiently(lambda: run(query, **arguments))
+
+    async def execute_query_all_async(self, query: Any, **arguments: Any) -> list[dict[str, Any]]:
+        run = super().execute_query_all_async
+        return await self.outage.patiently(lambda: run(query, **arguments))
+
+
+async def apply_schema(app: procrastinate.App) -> None:
+    """Create procrastinate's tables, if they are not there (``check_connection_async``,
+    documented, says whether they are). The one call outside procrastinate's API
+    reference: its ``schema_manager``, which its ``procrastinate schema --apply`` runs."""
+    if not await app.job_manager.check_connection_async():
+        await app.schema_manager.apply_schema_async()
+
+
+def new_job(task: str, queue: str, lock: str, key: str) -> Job:
+    """A job of ``task`` for ``key`` to defer (``batch_defer_jobs_async``): one key at
+    a time across every worker (``lock``), once in the queue (its queueing lock)."""
+    return Job(queue=queue, lock=lock, queueing_lock=lock, task_name=task, task_kwargs={"key": key})
+
+
+async def take_over(
+    app: procrastinate.App, task: str, queue: str, stalled_after: float
+) -> list[str]:
+    """Hand the jobs of ``queue`` held by a worker without a heartbeat for
+    ``stalled_after`` seconds to the queue again: for each, a new job for its key
+    (deferred first: its lock keeps it from starting while the old one holds it), then
+    the old one ended ``aborted``. Its first holder, if it still runs, can neither
+    finish nor requeue the new one (procrastinate refuses: a race, logged at debug); the
+    journal's fencing stops its writes. The keys this call queued again (another worker
+    taking over the same job at the same moment queues it once)."""
+    manager = app.job_manager
+    stalled = await manager.get_stalled_jobs(queue=queue, seconds_since_heartbeat=stalled_after)
+    again: list[str] = []
+    for job in stalled:
+        key = job.task_kwargs.get("key")
+        if job.task_name != task or not isinstance(key, str) or job.lock is None:
+            continue
+        try:
+            await manager.batch_defer_jobs_async([new_job(task, queue, job.lock, key)])
+        except queue_errors.AlreadyEnqueued:
+            pass  # queued again already (another worker's takeover, an enqueue)
+        else:
+            again.append(key)
+        await manager.finish_job(job, status=Status.ABORTED, delete_job=False)
+    return again
+
+
+async def key_of(app: procrastinate.App, job_id: int | None) -> str | None:
+    """The key of the queue job ``job_id`` (``list_jobs_async``), if it is known."""
+    if job_id is None:
+        return None
+    for job in await app.job_manager.list_jobs_async(id=job_id):
+        key = job.task_kwargs.get("key")
+        return key if isinstance(key, str) else None
+    return None
+
+
+async def queue_counts(app: procrastinate.App, queue: str) -> tuple[int, int]:
+    """Jobs of ``queue`` waiting and running (``list_queues_async``)."""
+    for row in await app.job_manager.list_queues_async(queue=queue):
+        if row["name"] == queue:
+            return int(row["todo"]), int(row["doing"])
+    return 0, 0
+
+
+_STATES: Final = (Status.DOING, Status.TODO, Status.FAILED)
+"""The queue's states of a key that ``key_states`` reports, strongest first."""
+
+
+async def key_states(
+    app: procrastinate.App,
+    queue: str,
+    keys: Iterable[str] | None = None,
+    *,
+    only: Status | None = None,
+) -> dict[str, str]:
+    """The state in the queue of each key of ``queue`` (of ``keys`` only, if given)
+    that has one: ``doing`` when a worker holds a job of it, else ``todo`` when one
+    waits, else ``failed`` when one failed for good (``list_jobs_async``, one call per
+    state; jobs that succeeded, the bulk of a queue, are not read). ``only``: that
+    state's keys alone (one call: ``doing``, the running jobs, is a short listing)."""
+    wanted = None if keys is None else set(keys)
+    states: dict[str, str] = {}
+    for status in reversed(_STATES if only is None else (only,)):  # the strongest written last
+        for job in await app.job_manager.list_jobs_async(queue=queue, status=status.value):
+            key = job.task_kwargs.get("key")
+            if isinstance(key, str) and (wanted is None or key in wanted):
+                states[key] = status.value
+    return states
+
+
+async def legacy_waiting(app: procrastinate.App) -> dict[str, str]:
+    """The jobs waiting on the queue ``vidapi`` that a release up to 0.1.0 queued (their
+    queueing lock the bare key, not ``vidapi/KEY``): each one's queueing lock and key
+    (``list_jobs_async``; a listing of that queue's waiting jobs)."""
+    held: dict[str, str] = {}
+    for job in await app.job_manager.list_jobs_async(queue="vidapi", status=Status.TODO.value):
+        key = job.task_kwargs.get("key")
+        lock = job.queueing_lock
+        if isinstance(key, str) and lock is not None and lock != f"vidapi/{key}":
+            held[lock] = key
+    return held
+
+
+class Transient(Exception):
+    """Raised in the task so that the queue runs the job again later, unless
+    ``attempts`` (the tries it counts) reached ``MAX_ATTEMPTS``."""
+
+    def __init__(self, message: str, *, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class GivenBack(Exception):
+    """Raised in the task for a job handed back (no fault of the job's: this worker's
+    credentials were refused): the queue runs it again, and no attempt is counted."""
+
+
+class Retry(procrastinate.BaseRetryStrategy):
+    """The queue's retries: a job handed back always; a transient failure
+    (``Transient``) until the attempts it counts reach ``MAX_ATTEMPTS``; any other
+    exception (a statement the server refused...) until procrastinate's count does,
+    except those of ``never`` (a job without its spec)."""
+
+    def __init__(self, never: tuple[type[BaseException], ...] = ()) -> None:
+        self.never = never
+
+    def get_retry_decision(
+        self, *, exception: BaseException, job: Job
+    ) -> procrastinate.RetryDecision | None:
+        """``None`` (failed for good) or when to run the job again."""
+        if isinstance(exception, self.never):
+            return None
+        if not isinstance(exception, GivenBack):
+            tried = exception.attempts if isinstance(exception, Transient) else job.attempts
+            if tried >= MAX_ATTEMPTS:
+                return None
+        at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=RETRY_WAIT)
+        return procrastinate.RetryDecision(retry_at=at)
+
+
+def registration_lost(worker: Any) -> bool:
+    """Whether a procrastinate worker (its ``run_worker_async`` task, done) ended because
+    its registration was pruned while it was paused: the database refused a job for its
+    worker id (a foreign key violation, SQLSTATE 23503, read from the class)."""
+    import psycopg
+
+    if worker.cancelled():
+        return False
+    exc = worker.exception()
+    return isinstance(exc, queue_errors.ConnectorException) and isinstance(
+        exc.__cause__, psycopg.errors.ForeignKeyViolation
+    )
+
+
+async def queue_tables_exist(dsn: str) -> bool:
+    """Whether ``dsn``'s database holds procrastinate's tables (``check_connection_async``),
+    creating nothing."""
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(
+            conninfo=dsn, timeout=5.0, kwargs={"connect_timeout": 5}
+        )
+    )
+    await app.open_async()
+    try:
+        return bool(await app.job_manager.check_connection_async())
+    finally:
+        await app.close_async()
