@@ -448,3 +448,31 @@ async def test_the_webhook_is_set_on_the_profile(emulator: Emulator) -> None:
             s, "PATCH", f"{base}/profiles/{profile}", auth, json={"webhook": None}
         )
         assert status == 204
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/token"),
+        ("POST", "/files/upload_sessions"),
+        ("GET", "/profiles/p1/videos"),
+        ("GET", "/livestreams/x1"),
+    ],
+)
+async def test_a_v2_path_on_the_legacy_root_says_where_v2_is(
+    emulator: Emulator, method: str, path: str
+) -> None:
+    async with (
+        aiohttp.ClientSession() as s,
+        s.request(method, emulator.base_url + path, headers=LEGACY) as r,
+    ):
+        body = await r.json()
+    assert r.status == 404, body
+    message = body["error"]["message"]
+    assert "/v2" in message and emulator.v2_base_url in message, message
+
+
+async def test_an_unknown_legacy_path_says_only_no_such_endpoint(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s, s.get(emulator.base_url + "/nothing") as r:
+        body = await r.json()
+    assert r.status == 404 and body["error"]["message"] == "no such endpoint", body

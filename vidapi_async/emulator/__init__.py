@@ -74,7 +74,28 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _UNFAULTED = ("/_emulator/", "/embed/", "/page/", "/js/", "/files/")
 _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+
+
+def _first_segments(*tables: web.RouteTableDef) -> frozenset[str]:
+    return frozenset(
+        "/" + route.path.removeprefix("/v2").lstrip("/").split("/", 1)[0]
+        for table in tables
+        for route in table
+        if isinstance(route, web.RouteDef)
+    )
+
+
+# API v2's paths the legacy API has nothing under (not /me, which both have)
+_V2_FIRST_SEGMENTS = _first_segments(v2_routes, v2_library_routes, v2_live_routes) - (
+    _first_segments(api_routes, library_routes, player_routes)
+)
 _HTTP_MESSAGES = {404: "no such endpoint", 405: "this method is not allowed here"}
+
+
+def _v2_only(path: str) -> bool:
+    """Whether ``path``, not found on the legacy root, is one of API v2's (its first
+    segment is one of v2's routes' own)."""
+    return "/" + path.lstrip("/").split("/", 1)[0] in _V2_FIRST_SEGMENTS
 
 
 def _middleware(platform: Platform, host: str) -> Any:
@@ -132,6 +153,11 @@ def _middleware(platform: Platform, host: str) -> Any:
             headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
             # the client names the request; the answer says what is wrong with it
             message = _HTTP_MESSAGES.get(exc.status, exc.reason)
+            if exc.status == 404 and host == "api" and not v2 and _v2_only(request.path):
+                message += (
+                    f": API v2 is served under /v2 ({platform.backend.api_base}/v2), "
+                    "this is the legacy API's root"
+                )
             response = _fault(host, exc.status, message, kind, headers, v2)
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
