@@ -36,6 +36,7 @@ __all__ = [
     "UNSUPPORTED",
     "add_playlist_video",
     "api_error",
+    "check_video_create",
     "choose_profile",
     "create_livestream",
     "create_player",
@@ -443,6 +444,28 @@ def create_video(
     )
 
 
+def check_video_create(metadata: Mapping[str, object]) -> None:
+    """What ``create_video`` would refuse of ``metadata`` (an argument v2 has no field
+    for, a required one missing), refused now: before an upload's first request."""
+    _create_body("videos", metadata)
+
+
+def _create_body(
+    kind: str, metadata: Mapping[str, object]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The JSON body of a new video or livestream (``kind``) and its secrets."""
+    operation, what = (
+        ("create_video", "video") if kind == "videos" else ("create_live_stream", "live stream")
+    )
+    body, secrets = video_body(metadata, operation=operation)
+    for name, v2_name in (("title", "title"), ("channel", "category")):
+        if v2_name not in body:
+            raise e.InvalidArgumentError(name, f"API v2 requires it on a new {what}")
+    body.setdefault("visibility", "public")
+    body.setdefault("is_for_kids", False)
+    return body, secrets
+
+
 def _create_on_profile(
     base_url: str,
     profile_id: str,
@@ -453,17 +476,8 @@ def _create_on_profile(
     """``POST /profiles/{profile_id}/{kind}`` (a video or a livestream): the fields v2
     requires of both (``title``, ``category``; ``visibility`` public and
     ``is_for_kids`` false unless said), then ``more``."""
-    operation, what, scope = (
-        ("create_video", "video", "video.manage")
-        if kind == "videos"
-        else ("create_live_stream", "live stream", "live.manage")
-    )
-    body, secrets = video_body(metadata, operation=operation)
-    for name, v2_name in (("title", "title"), ("channel", "category")):
-        if v2_name not in body:
-            raise e.InvalidArgumentError(name, f"API v2 requires it on a new {what}")
-    body.setdefault("visibility", "public")
-    body.setdefault("is_for_kids", False)
+    body, secrets = _create_body(kind, metadata)
+    scope = "video.manage" if kind == "videos" else "live.manage"
     body.update(more)
     request = api_request(
         base_url,

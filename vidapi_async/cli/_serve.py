@@ -123,11 +123,10 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         out.print("\nFor the vidapi command and the Quickstart, in another shell:")
         for name, value in exports(emu):
             out.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
-        out.print(
-            "\nFor API v2 (Client(api='v2') with the demo API key), in place of the first line:"
-        )
+        # a comment: the block pasted whole keeps the legacy root
+        out.print("# For API v2 (Client(api='v2'), the demo API key), in place of the first:")
         for name, value in v2_exports(emu):
-            out.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
+            out.print(f"# export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
         await asyncio.Event().wait()
     finally:
