@@ -34,6 +34,7 @@ __all__ = [
     "DIALECT",
     "TOKEN_URL",
     "UNSUPPORTED",
+    "V2_VIDEO_FIELDS",
     "add_playlist_video",
     "api_error",
     "check_video_create",
@@ -535,15 +536,22 @@ READ_FIELDS: Final[Mapping[str, str]] = {
     "status": "processing.status",  # UNCONFIRMED: processing's sub-fields unpublished
     "encoding_progress": "processing.progress",  # UNCONFIRMED, as above
 }
-"""A legacy field without a v2 counterpart (``mode``, ``views_total``, live fields) is
-not asked for and reads ``None``."""
+"""A legacy field without a v2 counterpart (``views_total``, live fields) is not asked
+for and reads ``None``; ``mode`` is not asked for either: ``video_from`` fills it."""
+
+V2_VIDEO_FIELDS: Final[frozenset[str]] = frozenset(
+    selector.split(".", 1)[0] for selector in READ_FIELDS.values()
+)
+"""v2's own names of the video fields above: given in ``fields=``, asked as themselves
+(``visibility``), and read under their own names beside the legacy ones."""
 
 
 def video_fields(names: Iterable[str]) -> str:
-    """The v2 ``fields=`` selection for legacy field names (``video_id`` always)."""
+    """The v2 ``fields=`` selection for field names, legacy ones or v2's own
+    (``video_id`` always)."""
     out = ["video_id"]
     for name in names:
-        selector = READ_FIELDS.get(name)
+        selector = READ_FIELDS.get(name) or (name if name in V2_VIDEO_FIELDS else None)
         if selector is not None and selector not in out:
             out.append(selector)
     return ",".join(out)
@@ -943,8 +951,9 @@ def video_from(item: Mapping[str, Any]) -> dict[str, Any]:
     """A v2 video as the legacy mapping the models are filled from: the renames, UNIX
     seconds, ``visibility`` as ``private``/``password_protected``, the embedded
     objects' fields under their legacy names. A v2 field with no legacy name is kept
-    under its own."""
-    out: dict[str, Any] = {}
+    under its own. ``mode`` is ``"vod"``: a v2 video is one (live streams are v2's
+    livestream resource, ``livestream_from``)."""
+    out: dict[str, Any] = {"mode": "vod"}
     for key, value in item.items():
         if key in _READ_RENAMES:
             out[_READ_RENAMES[key]] = value
