@@ -476,3 +476,16 @@ async def test_an_unknown_legacy_path_says_only_no_such_endpoint(emulator: Emula
     async with aiohttp.ClientSession() as s, s.get(emulator.base_url + "/nothing") as r:
         body = await r.json()
     assert r.status == 404 and body["error"]["message"] == "no such endpoint", body
+
+
+async def test_add_profile_gives_a_user_a_second_profile(emulator: Emulator) -> None:
+    """``emu.add_profile(profile_id, user=..., name=...)``: the public way to a key that
+    reaches several profiles (GET /me lists it; a video is created under it)."""
+    assert emulator.add_profile("demo-second", name="Second") == "demo-second"
+    with pytest.raises(KeyError):
+        emulator.add_profile("x", user="nobody")
+    async with aiohttp.ClientSession() as s:
+        auth = await v2_token(s, emulator)
+        async with s.get(f"{emulator.v2_base_url}/me", headers=auth) as r:
+            profiles = (await r.json())["profiles"]
+    assert {"profile_id": "demo-second", "name": "Second"} in profiles and len(profiles) == 2

@@ -560,6 +560,16 @@ class Emulator:
             raise KeyError(video_id)
         store.put("video", video_id, {**video, "encoding_fails": True})
 
+    def add_profile(self, profile_id: str, *, user: str = "demo", name: str = "") -> str:
+        """Give ``user`` (``"demo"`` or ``"other"``) another API v2 profile besides its
+        own (whose id is the user's): ``GET /v2/me`` then lists both, videos are created
+        under it, and a client without ``profile_id`` is refused as one of a key that
+        reaches several. ``profile_id``, returned. ``KeyError`` for an unknown user."""
+        backend = self._p().backend
+        owner = backend.accounts[user].id
+        backend.store.put("profile", profile_id, {"id": profile_id, "owner": owner, "name": name})
+        return profile_id
+
     def reset(self) -> None:
         """Forget all objects and the request log; faults back to none."""
         self._p().reset()
