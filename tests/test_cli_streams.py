@@ -54,12 +54,18 @@ async def test_serve_prints_its_addresses_on_stdout_and_ctrl_c_on_stderr() -> No
         said = await asyncio.wait_for(proc.stderr.readline(), 60)
         assert b"Ctrl-C to stop" in said, said
         banner = b""
-        while b"VIDAPI_EMBED_URL" not in banner:
+        while not banner.endswith(b"/v2\n"):  # the API v2 line ends it
             line = await asyncio.wait_for(proc.stdout.readline(), 10)
             assert line, banner
             banner += line
-        assert re.search(rb"^API:\s+http://127\.0\.0\.1:\d+$", banner, re.M), banner
+        api = re.search(rb"^API:\s+(http://127\.0\.0\.1:\d+)$", banner, re.M)
+        assert api, banner
         assert b"export VIDAPI_TOKEN=" in banner
+        # what to export for API v2 is said plainly: v2's root in place of the first line
+        # (a comment: the block pasted whole keeps the legacy root)
+        exports = re.findall(rb"^(# )?export VIDAPI_BASE_URL=(\S+)$", banner, re.M)
+        assert exports == [(b"", api.group(1)), (b"# ", api.group(1) + b"/v2")], banner
+        assert b"# For API v2" in banner
     finally:
         proc.terminate()
         await proc.wait()

@@ -448,3 +448,44 @@ async def test_the_webhook_is_set_on_the_profile(emulator: Emulator) -> None:
             s, "PATCH", f"{base}/profiles/{profile}", auth, json={"webhook": None}
         )
         assert status == 204
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/token"),
+        ("POST", "/files/upload_sessions"),
+        ("GET", "/profiles/p1/videos"),
+        ("GET", "/livestreams/x1"),
+    ],
+)
+async def test_a_v2_path_on_the_legacy_root_says_where_v2_is(
+    emulator: Emulator, method: str, path: str
+) -> None:
+    async with (
+        aiohttp.ClientSession() as s,
+        s.request(method, emulator.base_url + path, headers=LEGACY) as r,
+    ):
+        body = await r.json()
+    assert r.status == 404, body
+    message = body["error"]["message"]
+    assert "/v2" in message and emulator.v2_base_url in message, message
+
+
+async def test_an_unknown_legacy_path_says_only_no_such_endpoint(emulator: Emulator) -> None:
+    async with aiohttp.ClientSession() as s, s.get(emulator.base_url + "/nothing") as r:
+        body = await r.json()
+    assert r.status == 404 and body["error"]["message"] == "no such endpoint", body
+
+
+async def test_add_profile_gives_a_user_a_second_profile(emulator: Emulator) -> None:
+    """``emu.add_profile(profile_id, user=..., name=...)``: the public way to a key that
+    reaches several profiles (GET /me lists it; a video is created under it)."""
+    assert emulator.add_profile("demo-second", name="Second") == "demo-second"
+    with pytest.raises(KeyError):
+        emulator.add_profile("x", user="nobody")
+    async with aiohttp.ClientSession() as s:
+        auth = await v2_token(s, emulator)
+        async with s.get(f"{emulator.v2_base_url}/me", headers=auth) as r:
+            profiles = (await r.json())["profiles"]
+    assert {"profile_id": "demo-second", "name": "Second"} in profiles and len(profiles) == 2

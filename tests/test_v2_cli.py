@@ -43,6 +43,15 @@ def _env(emu: Emulator, login_file: Path) -> dict[str, str]:
     }
 
 
+async def logged_in_v2(emu: Emulator, login_file: Path) -> dict[str, str]:
+    """``vidapi login --api v2`` with the demo key kept in ``login_file``; the env."""
+    env = _env(emu, login_file)
+    base = ("--api", "v2", "--base-url", emu.v2_base_url)
+    code, _, err = await cli(env, "login", *base, "--client-id", KEY, "--expect-user", "demo")
+    assert code == 0, err
+    return env
+
+
 async def test_login_with_an_api_key_then_upload_in_v2(tmp_path: Path) -> None:
     login_file = tmp_path / "login.json"
     src = tmp_path / "c.mp4"
@@ -152,10 +161,7 @@ async def test_vidapi_api_patches_in_v2(tmp_path: Path) -> None:
     the command offered only GET, POST and DELETE."""
     login_file = tmp_path / "login.json"
     async with Emulator(probe=False) as emu:
-        env = _env(emu, login_file)
-        base = ("--api", "v2", "--base-url", emu.v2_base_url)
-        code, _, err = await cli(env, "login", *base, "--client-id", KEY, "--expect-user", "demo")
-        assert code == 0, err
+        env = await logged_in_v2(emu, login_file)
         src = tmp_path / "c.mp4"
         src.write_bytes(os.urandom(3000))
         code, out, err = await cli(
@@ -197,3 +203,24 @@ async def test_a_kept_v2_login_widens_its_scopes_unless_they_were_given(tmp_path
                     with pytest.raises(va.InsufficientScopeError) as refused:
                         await client.create_live_stream(title="t", channel="news")
                     assert refused.value.scope == "live.manage"
+
+
+async def test_a_token_given_beside_a_kept_v2_login_says_it_speaks_legacy(
+    tmp_path: Path,
+) -> None:
+    """An exported VIDAPI_TOKEN (e.g. ``vidapi serve``'s legacy demo token) wins over a
+    kept v2 login, as the tokens guide says; the command says so on stderr, once, and
+    does not say it when the dialect is named (``--api``/``VIDAPI_API``)."""
+    login_file = tmp_path / "login.json"
+    async with Emulator(probe=False) as emu:
+        env = await logged_in_v2(emu, login_file)
+        legacy = {**env, "VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
+        code, out, err = await cli(legacy, "api", "/me")
+        assert code == 0 and "profiles" not in json.loads(out), err  # legacy's /me
+        said = [line for line in err.splitlines() if "kept login" in line]
+        assert len(said) == 1 and "legacy API" in said[0] and "v2" in said[0], err
+        assert "VIDAPI_TOKEN" in said[0] and emu.token not in err
+        code, _, err = await cli({**legacy, "VIDAPI_API": "legacy"}, "api", "/me")
+        assert code == 0 and "kept login" not in err, err
+        _, _, err = await cli(env, "--token", "tok-abc", "--base-url", emu.base_url, "api", "/me")
+        assert "--token" in err and "kept login" in err and "tok-abc" not in err, err

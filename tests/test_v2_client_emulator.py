@@ -87,7 +87,7 @@ async def test_several_profiles_without_a_choice_is_an_error_naming_them(
     async with client_for(emulator, api="v2") as client:
         owner = (await client.me()).id
     assert owner
-    _add_profile(emulator, owner, "demo-second")
+    emulator.add_profile("demo-second", name="B")
     async with client_for(emulator, api="v2") as client:
         with pytest.raises(va.InvalidArgumentError) as info:
             await client.upload_video(VIDEO, title="t", channel="news", filename="e.mp4")
@@ -95,11 +95,6 @@ async def test_several_profiles_without_a_choice_is_an_error_naming_them(
     async with client_for(emulator, api="v2", profile_id="demo-second") as client:
         video = await client.upload_video(VIDEO, title="t", channel="news", filename="f.mp4")
         assert (await client.get_video(video.id, ["owner"])).owner == "demo-second"
-
-
-def _add_profile(emulator: Emulator, owner: str, profile_id: str) -> None:
-    """A second profile for the demo user, in the emulator's store."""
-    emulator.state.put("profile", profile_id, {"id": profile_id, "owner": owner, "name": "B"})
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@ arguments changed (``api="v2"`` and the demo API key, nothing else: the key asks
 ``live.manage``, a plan feature its default scopes leave out, when the live stream
 needs it). It runs end to end: its subtitle step is guarded by
 ``client.offers(client.create_subtitle)`` (v2 has no subtitle files), and its live
-stream is v2's livestream resource."""
+stream is v2's livestream resource. Its environment is what the README tells a user:
+the lines ``vidapi serve`` prints, with its API v2 line in place of the first."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
+import vidapi_async as va
+from vidapi_async._protocol import _v2 as v2
+from vidapi_async.cli._serve import exports, v2_exports
 from vidapi_async.emulator import Emulator
 
 from .conftest import make_file
@@ -30,9 +36,9 @@ def in_v2(script: str) -> str:
 async def run(emulator: Emulator, folder: Path, script: str) -> tuple[int, str, str]:
     (folder / "quickstart.py").write_text(script, encoding="utf-8")
     env = {
-        **{k: v for k, v in os.environ.items() if k != "VIDAPI_API"},
-        "VIDAPI_BASE_URL": emulator.v2_base_url,
-        "VIDAPI_EMBED_URL": emulator.embed_url,
+        **{k: v for k, v in os.environ.items() if not k.startswith("VIDAPI_")},
+        **dict(exports(emulator)),  # as `vidapi serve` prints them
+        **dict(v2_exports(emulator)),  # its API v2 line, in place of the first
     }
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -61,3 +67,22 @@ async def test_the_quickstart_in_v2(emulator: Emulator, tmp_path: Path) -> None:
     assert len(vods) == 1 and len(lives) == 1 and vods[0]["password"] is None
     assert (vods[0]["tags"], vods[0]["language"]) == (["trains", "travel"], "en")
     assert lives[0]["title"] == "Tonight" and lives[0]["channel"] == "news"
+
+
+def test_the_banner_v2_line_is_the_emulator_v2_root(emulator: Emulator) -> None:
+    assert dict(v2_exports(emulator)) == {"VIDAPI_BASE_URL": f"{emulator.base_url}/v2"}
+
+
+async def test_the_quickstart_base_url_unset_is_the_dialect_own_root(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without VIDAPI_BASE_URL (production) the quickstart's base_url argument names the
+    root of the client's dialect: v2's own in v2, the legacy one as written."""
+    match = re.search(r"base_url=([^\n]*?),(?:\s*#[^\n]*)?\n", quickstart())
+    assert match is not None
+    monkeypatch.delenv("VIDAPI_BASE_URL", raising=False)
+    given = eval(match.group(1), {"os": os, "va": va})  # noqa: S307 - the README's own code
+    async with va.Client(auth=va.ApiKey("k", "s"), api="v2", base_url=given) as client:
+        assert client.base_url == v2.DEFAULT_BASE_URL
+    async with va.Client(access_token="t", base_url=given) as client:
+        assert client.base_url == va.DEFAULT_BASE_URL

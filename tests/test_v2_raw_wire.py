@@ -31,6 +31,8 @@ def scripted(base: list[str]) -> Callable[[Seen], Reply]:
             return Reply.json({"playlist_id": "pl1", "title": "T2", "visibility": "public"})
         if path == "/v2/players/pp1":
             return Reply.json({"player_id": "pp1", "name": "N2"})
+        if path == "/v2/me":
+            return Reply.json({"user_id": "u1", "profiles": [{"profile_id": "p1"}]})
         if path == "/v2/profiles/p1":
             hook = {"callback_url": "https://h.example/x", "events": ["video.created"]}
             return Reply.json({"profile_id": "p1", "webhook": hook})
@@ -94,6 +96,7 @@ async def test_library_reads_updates_and_deletes_in_v2() -> None:
         ("PATCH", "/v2/players/pp1", {"name": "N2"}),
         ("GET", "/v2/players/pp1", None),
         ("DELETE", "/v2/players/pp1", None),
+        ("GET", "/v2/me", None),  # the profile given, verified once
         ("GET", "/v2/profiles/p1", None),
         ("GET", "/v2/profiles/p1/videos", None),
     ]

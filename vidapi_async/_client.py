@@ -80,8 +80,9 @@ class Client:
     decides (``aiohttp.TCPConnector(ssl=context)``).
     ``api="v2"`` (or ``$VIDAPI_API``) speaks the platform's API v2 with the same
     operations, models and errors (its root ``https://api.dailymotion.com/v2`` unless
-    ``base_url`` names another; tokens from ``vidapi_async.ApiKey``); it creates under
-    ``profile_id``, else under the one profile ``GET /me`` lists. An operation v2 does
+    ``base_url`` names another; ``base_url=None`` is the root of the dialect; tokens
+    from ``vidapi_async.ApiKey``); it creates under ``profile_id`` (checked once against
+    the profiles ``GET /me`` lists), else under the one profile listed. An operation v2 does
     not offer raises ``UnsupportedOperationError`` before sending (docs: "API v2");
     ``client.offers(operation)`` says so beforehand.
     Use it as ``async with Client(...) as client:`` or call ``await client.close()``.

@@ -71,8 +71,9 @@ class Dialect(Protocol):
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester) -> None:
-        """Learn, before an upload's first byte, what a create will need (v2: the profile)."""
+    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
+        """Before an upload's first request: refuse the create's metadata (``given``) the
+        dialect cannot carry, and learn what the create will need (v2: the profile)."""
         ...
 
     async def create_video_request(

@@ -81,8 +81,8 @@ class Legacy:
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester) -> None:
-        return None
+    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
+        return None  # the form was checked as it was built
 
     async def create_video_request(
         self,

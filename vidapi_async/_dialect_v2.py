@@ -15,6 +15,7 @@ from ._account import webhook_of
 from ._auth import OAuth, TokenProvider
 from ._convert import structure
 from ._errors import (
+    InsufficientScopeError,
     InvalidArgumentError,
     UnexpectedResponseError,
     UnsupportedOperationError,
@@ -53,22 +54,39 @@ class V2:
     }
 
     def __init__(self, profile_id: str | None = None) -> None:
-        self._profile_id = profile_id
+        self._wanted = profile_id
+        self._profile: str | InvalidArgumentError | None = None
+        """The profile chosen, or the refusal of the choice: learnt once."""
         self._profile_lock = asyncio.Lock()
         self.decode = v2.decode_api_response
         """An answer's JSON object, or the typed error in v2's shape."""
 
     async def profile_id(self, requester: Requester) -> str:
-        """The profile to create under: the one given to the client, else the one
-        ``GET /me`` lists (asked once, then kept); several without a choice is an
-        ``InvalidArgumentError`` naming them."""
-        if self._profile_id is not None:
-            return self._profile_id
+        """The profile to create under: the one given to the client when ``GET /me``
+        lists it, else the only one listed (asked once per client, then kept, before the
+        first profile-scoped request); a given one the key does not reach, or several
+        without a choice, is an ``InvalidArgumentError`` naming the key's profiles (the
+        refusal kept too: ``GET /me`` is not asked again). A given profile is taken
+        unverified by a token known to lack ``account.read`` (``GET /me``'s scope)."""
         async with self._profile_lock:
-            if self._profile_id is None:
-                answer = await requester.call(v2.me(requester.base_url))
-                self._profile_id = v2.choose_profile(answer, None)
-            return self._profile_id
+            if self._profile is None:
+                self._profile = await self._choose_profile(requester)
+            chosen = self._profile
+        if isinstance(chosen, str):
+            return chosen
+        raise InvalidArgumentError(chosen.argument, chosen.message)
+
+    async def _choose_profile(self, requester: Requester) -> str | InvalidArgumentError:
+        try:
+            answer = await requester.call(v2.me(requester.base_url))
+        except InsufficientScopeError:
+            if self._wanted is None:
+                raise
+            return self._wanted  # a token known to lack account.read: the server judges
+        try:
+            return v2.choose_profile(answer, self._wanted)
+        except InvalidArgumentError as exc:
+            return exc
 
     # --- the client and the requester ----------------------------------------------------
 
@@ -89,8 +107,12 @@ class V2:
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester) -> None:
-        await self.profile_id(requester)  # the profile is known before any byte is sent
+    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
+        """The create's metadata checked as v2 will write it (an argument it has no field
+        for is ``UnsupportedOperationError``), then the profile known (and verified):
+        both before any request of the upload."""
+        v2.check_video_create(given)
+        await self.profile_id(requester)
 
     async def create_video_request(
         self,

@@ -206,9 +206,10 @@ class Videos(Service):
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
-        await self._check_category(channel)
-        await self._requester.dialect.ready_to_create(self._requester)
         given = _given(locals(), form)
+        # what the create would refuse is refused before the upload session
+        await self._requester.dialect.ready_to_create(self._requester, given)
+        await self._check_category(channel)
         uploaded = await self._uploads.file(
             source,
             path=path,

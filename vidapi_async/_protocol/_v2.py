@@ -34,8 +34,10 @@ __all__ = [
     "DIALECT",
     "TOKEN_URL",
     "UNSUPPORTED",
+    "V2_VIDEO_FIELDS",
     "add_playlist_video",
     "api_error",
+    "check_video_create",
     "choose_profile",
     "create_livestream",
     "create_player",
@@ -443,6 +445,28 @@ def create_video(
     )
 
 
+def check_video_create(metadata: Mapping[str, object]) -> None:
+    """What ``create_video`` would refuse of ``metadata`` (an argument v2 has no field
+    for, a required one missing), refused now: before an upload's first request."""
+    _create_body("videos", metadata)
+
+
+def _create_body(
+    kind: str, metadata: Mapping[str, object]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The JSON body of a new video or livestream (``kind``) and its secrets."""
+    operation, what = (
+        ("create_video", "video") if kind == "videos" else ("create_live_stream", "live stream")
+    )
+    body, secrets = video_body(metadata, operation=operation)
+    for name, v2_name in (("title", "title"), ("channel", "category")):
+        if v2_name not in body:
+            raise e.InvalidArgumentError(name, f"API v2 requires it on a new {what}")
+    body.setdefault("visibility", "public")
+    body.setdefault("is_for_kids", False)
+    return body, secrets
+
+
 def _create_on_profile(
     base_url: str,
     profile_id: str,
@@ -453,17 +477,8 @@ def _create_on_profile(
     """``POST /profiles/{profile_id}/{kind}`` (a video or a livestream): the fields v2
     requires of both (``title``, ``category``; ``visibility`` public and
     ``is_for_kids`` false unless said), then ``more``."""
-    operation, what, scope = (
-        ("create_video", "video", "video.manage")
-        if kind == "videos"
-        else ("create_live_stream", "live stream", "live.manage")
-    )
-    body, secrets = video_body(metadata, operation=operation)
-    for name, v2_name in (("title", "title"), ("channel", "category")):
-        if v2_name not in body:
-            raise e.InvalidArgumentError(name, f"API v2 requires it on a new {what}")
-    body.setdefault("visibility", "public")
-    body.setdefault("is_for_kids", False)
+    body, secrets = _create_body(kind, metadata)
+    scope = "video.manage" if kind == "videos" else "live.manage"
     body.update(more)
     request = api_request(
         base_url,
@@ -521,15 +536,22 @@ READ_FIELDS: Final[Mapping[str, str]] = {
     "status": "processing.status",  # UNCONFIRMED: processing's sub-fields unpublished
     "encoding_progress": "processing.progress",  # UNCONFIRMED, as above
 }
-"""A legacy field without a v2 counterpart (``mode``, ``views_total``, live fields) is
-not asked for and reads ``None``."""
+"""A legacy field without a v2 counterpart (``views_total``, live fields) is not asked
+for and reads ``None``; ``mode`` is not asked for either: ``video_from`` fills it."""
+
+V2_VIDEO_FIELDS: Final[frozenset[str]] = frozenset(
+    selector.split(".", 1)[0] for selector in READ_FIELDS.values()
+)
+"""v2's own names of the video fields above: given in ``fields=``, asked as themselves
+(``visibility``), and read under their own names beside the legacy ones."""
 
 
 def video_fields(names: Iterable[str]) -> str:
-    """The v2 ``fields=`` selection for legacy field names (``video_id`` always)."""
+    """The v2 ``fields=`` selection for field names, legacy ones or v2's own
+    (``video_id`` always)."""
     out = ["video_id"]
     for name in names:
-        selector = READ_FIELDS.get(name)
+        selector = READ_FIELDS.get(name) or (name if name in V2_VIDEO_FIELDS else None)
         if selector is not None and selector not in out:
             out.append(selector)
     return ",".join(out)
@@ -929,8 +951,9 @@ def video_from(item: Mapping[str, Any]) -> dict[str, Any]:
     """A v2 video as the legacy mapping the models are filled from: the renames, UNIX
     seconds, ``visibility`` as ``private``/``password_protected``, the embedded
     objects' fields under their legacy names. A v2 field with no legacy name is kept
-    under its own."""
-    out: dict[str, Any] = {}
+    under its own. ``mode`` is ``"vod"``: a v2 video is one (live streams are v2's
+    livestream resource, ``livestream_from``)."""
+    out: dict[str, Any] = {"mode": "vod"}
     for key, value in item.items():
         if key in _READ_RENAMES:
             out[_READ_RENAMES[key]] = value

@@ -27,7 +27,7 @@ def add_api_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Call any API path and print the JSON answer. The method is GET, or "
         "POST when -f is given without -X or --paginate.",
     )
-    p.add_argument("path", help="a path on the API, e.g. /me/videos")
+    p.add_argument("path", help="a path on the API, e.g. /me/videos (API v2: /profiles/ID/videos)")
     p.add_argument(
         "-X",
         "--method",

@@ -27,7 +27,13 @@ from ._exit import EXIT_OK
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["add_login_parsers", "run_login", "run_logout", "stored_client"]
+__all__ = [
+    "add_login_parsers",
+    "note_token_over_kept_login",
+    "run_login",
+    "run_logout",
+    "stored_client",
+]
 
 PAGE = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n\r\n"
@@ -280,6 +286,28 @@ async def run_logout(console: Console) -> int:
     gone = await asyncio.to_thread(store.delete)
     print(f"forgot the login in {store.path}" if gone else "no login was kept")
     return EXIT_OK
+
+
+async def note_token_over_kept_login(args: argparse.Namespace) -> None:
+    """A token given (``--token``/``VIDAPI_TOKEN``) wins over the kept login, as the
+    tokens guide says; with no dialect named and a kept login for API v2, one stderr
+    line says that the token speaks the legacy API and the kept v2 login is not used
+    (the token is likely a legacy one, e.g. ``vidapi serve``'s: not switched to v2)."""
+    if args.api is not None or os.environ.get("VIDAPI_API"):
+        return
+    try:
+        login = await asyncio.to_thread(TokenStore().load)
+    except e.UsageError:
+        return  # an unreadable kept login: not used here anyway
+    if login is None or login.api != "v2":
+        return
+    given = "VIDAPI_TOKEN" if args.token == os.environ.get("VIDAPI_TOKEN") else "--token"
+    print(
+        f"vidapi: the token from {given} is used with the legacy API; the kept login for "
+        f"API v2 is not (pass --api v2 to use the token with v2, or unset {given} to use "
+        "the kept login)",
+        file=sys.stderr,
+    )
 
 
 async def stored_client(args: argparse.Namespace) -> Client | None:

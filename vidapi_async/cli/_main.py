@@ -32,7 +32,13 @@ from ._args import existing_file, host_name, non_negative_number, port, proxy_ur
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._json_out import json_text
-from ._login import add_login_parsers, run_login, run_logout, stored_client
+from ._login import (
+    add_login_parsers,
+    note_token_over_kept_login,
+    run_login,
+    run_logout,
+    stored_client,
+)
 from ._progress import upload_with_bar, wait_with_bar
 from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status, run_worker
 
@@ -469,6 +475,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return await run_login(args, console)
     if cmd == "logout":
         return await run_logout(console)
+    if args.token:
+        await note_token_over_kept_login(args)
     client = None if args.token else await stored_client(args)
     async with client or _client(args) as client:
         if cmd == "api":

@@ -17,7 +17,22 @@ from ._progress import output_console
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["serve", "stops_on_sigterm"]
+__all__ = ["exports", "serve", "stops_on_sigterm", "v2_exports"]
+
+
+def exports(emu: Emulator) -> list[tuple[str, str]]:
+    """The variables the banner tells a user to export for the ``vidapi`` command and the
+    Quickstart (legacy API)."""
+    return [
+        ("VIDAPI_BASE_URL", emu.base_url),
+        ("VIDAPI_TOKEN", emu.token),
+        ("VIDAPI_EMBED_URL", emu.embed_url),
+    ]
+
+
+def v2_exports(emu: Emulator) -> list[tuple[str, str]]:
+    """The banner's API v2 line, in place of the first of ``exports``: v2's root."""
+    return [("VIDAPI_BASE_URL", emu.v2_base_url)]
 
 
 @contextlib.asynccontextmanager
@@ -106,12 +121,12 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         if emu.ca_file:
             out.print(f"CA file:  {emu.ca_file}   (trust it: SSL_CERT_FILE or ssl=)")
         out.print("\nFor the vidapi command and the Quickstart, in another shell:")
-        for name, value in (
-            ("VIDAPI_BASE_URL", emu.base_url),
-            ("VIDAPI_TOKEN", emu.token),
-            ("VIDAPI_EMBED_URL", emu.embed_url),
-        ):
+        for name, value in exports(emu):
             out.print(f"export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
+        # a comment: the block pasted whole keeps the legacy root
+        out.print("# For API v2 (Client(api='v2'), the demo API key), in place of the first:")
+        for name, value in v2_exports(emu):
+            out.print(f"# export {name}={shlex.quote(value)}", highlight=False, soft_wrap=True)
         console.print("Ctrl-C to stop.")
         await asyncio.Event().wait()
     finally:

@@ -74,7 +74,28 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _UNFAULTED = ("/_emulator/", "/embed/", "/page/", "/js/", "/files/")
 _HTTP_ERRORS = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+
+
+def _first_segments(*tables: web.RouteTableDef) -> frozenset[str]:
+    return frozenset(
+        "/" + route.path.removeprefix("/v2").lstrip("/").split("/", 1)[0]
+        for table in tables
+        for route in table
+        if isinstance(route, web.RouteDef)
+    )
+
+
+# API v2's paths the legacy API has nothing under (not /me, which both have)
+_V2_FIRST_SEGMENTS = _first_segments(v2_routes, v2_library_routes, v2_live_routes) - (
+    _first_segments(api_routes, library_routes, player_routes)
+)
 _HTTP_MESSAGES = {404: "no such endpoint", 405: "this method is not allowed here"}
+
+
+def _v2_only(path: str) -> bool:
+    """Whether ``path``, not found on the legacy root, is one of API v2's (its first
+    segment is one of v2's routes' own)."""
+    return "/" + path.lstrip("/").split("/", 1)[0] in _V2_FIRST_SEGMENTS
 
 
 def _middleware(platform: Platform, host: str) -> Any:
@@ -132,6 +153,11 @@ def _middleware(platform: Platform, host: str) -> Any:
             headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
             # the client names the request; the answer says what is wrong with it
             message = _HTTP_MESSAGES.get(exc.status, exc.reason)
+            if exc.status == 404 and host == "api" and not v2 and _v2_only(request.path):
+                message += (
+                    f": API v2 is served under /v2 ({platform.backend.api_base}/v2), "
+                    "this is the legacy API's root"
+                )
             response = _fault(host, exc.status, message, kind, headers, v2)
         if host == "api" and faulted and faults.draw(faults.drop_response_rate):
             platform.bump("faults_dropped_response")
@@ -533,6 +559,16 @@ class Emulator:
         if video is None:
             raise KeyError(video_id)
         store.put("video", video_id, {**video, "encoding_fails": True})
+
+    def add_profile(self, profile_id: str, *, user: str = "demo", name: str = "") -> str:
+        """Give ``user`` (``"demo"`` or ``"other"``) another API v2 profile besides its
+        own (whose id is the user's): ``GET /v2/me`` then lists both, videos are created
+        under it, and a client without ``profile_id`` is refused as one of a key that
+        reaches several. ``profile_id``, returned. ``KeyError`` for an unknown user."""
+        backend = self._p().backend
+        owner = backend.accounts[user].id
+        backend.store.put("profile", profile_id, {"id": profile_id, "owner": owner, "name": name})
+        return profile_id
 
     def reset(self) -> None:
         """Forget all objects and the request log; faults back to none."""
