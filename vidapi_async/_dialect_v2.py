@@ -181,10 +181,19 @@ class V2:
         read: ReadVideo,
     ) -> Video:
         """``PATCH /videos/{id}`` (answered 204, no body), then the video read with the
-        ``returning`` fields."""
+        ``returning`` fields. When the new visibility depends on the current one
+        (``v2.needs_current``), the video's visibility is read first, so that
+        ``published=True``, ``private=False`` or a password removed never lower its
+        protection; nothing is sent when they change nothing."""
         vid = check.video_id(video_id)
         describe(requester, VIDEO_ID, vid)
-        await requester.call(v2.update_video(requester.base_url, vid, given))
+        current = None
+        if v2.needs_current(given):
+            request = v2.get_video(requester.base_url, vid, ("private",))
+            current = v2.visibility_from(await requester.call(request), request.what)
+        patch = v2.update_video(requester.base_url, vid, given, current)
+        if patch is not None:
+            await requester.call(patch)
         return await read(vid, returning)
 
     # --- live streams --------------------------------------------------------------------

@@ -323,8 +323,10 @@ class Videos(Service):
 
     @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
-        """Protect a video with ``password``, or make it public again with ``None``.
+        """Protect a video with ``password``, or remove its password with ``None``.
 
+        In the legacy API the video is then as it was apart from the password; in API
+        v2 a password video becomes ``private`` (docs/guides/api-v2.md "Visibility").
         ``None`` travels as an empty ``password=`` field: a form has no NULL, and the
         platform treats the empty value as removal. The password never appears in a
         log line, repr or error message. Returns the video with ``password_protected``.
