@@ -369,15 +369,19 @@ def test_one_profile_is_used_several_without_a_choice_are_an_error_naming_them()
 
 
 def test_scopes_are_mapped_to_v2_names_and_bundles_expanded() -> None:
-    assert v2.v2_scopes(["manage_videos", "video.read", "bundle.user"]) == (
-        "video.manage",
-        "video.read",
-        "bundle.user",
-    )
+    mapped = v2.v2_scopes(["manage_videos", "video.read", "bundle.user"])
+    assert mapped[:2] == ("video.manage", "video.read") and mapped[-1] == "bundle.user"
+    assert len(mapped) == len(set(mapped))  # video.read once
+    # uploads (with the profile lookup), live and webhooks, as in the legacy API
+    wanted = "account.read live.manage live.read profile.manage profile.read".split()
+    assert set(wanted) <= set(mapped)
     with pytest.raises(va.InvalidArgumentError, match="manage_subtitles"):
         v2.v2_scopes(["manage_subtitles"])
     assert {"video.manage", "profile.manage", "bundle.user"} <= v2.expand_scopes(["bundle.user"])
     assert "player.manage" not in v2.expand_scopes(["bundle.user"])
+    # a bundle's manage scopes come with their read ones (UNCONFIRMED)
+    assert {"account.read", "live.read"} <= v2.expand_scopes(["bundle.user"])
+    assert "player.read" in v2.expand_scopes(["bundle.publisher"])
     assert v2.token_url_for("https://api.dailymotion.com/v2/") == v2.TOKEN_URL
     assert v2.token_url_for("http://127.0.0.1:9/v2") == "http://127.0.0.1:9/v2/token"
 

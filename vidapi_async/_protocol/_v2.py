@@ -90,8 +90,27 @@ def token_url_for(base_url: str) -> str:
 
 # --- scopes -------------------------------------------------------------------------------
 
+READS_WITH_MANAGE: Final[Mapping[str, str]] = {
+    # UNCONFIRMED (spec §2 "Scopes": the bundles list manage scopes without their read
+    # ones; account.read, live.read and player.read are on endpoint pages only): a
+    # bundle holding a manage scope is taken to hold its read scope too, so that what a
+    # bundle manages it may read (GET /me, the profile lookup, needs account.read).
+    "account.manage": "account.read",
+    "live.manage": "live.read",
+    "player.manage": "player.read",
+}
+
+
+def _with_reads(*names: str) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(
+            n for name in names for n in (name, READS_WITH_MANAGE.get(name)) if n is not None
+        )
+    )
+
+
 _PUBLIC: Final = ("playlist.read", "profile.read", "video.read")
-_USER: Final = (
+_USER: Final = _with_reads(
     *_PUBLIC,
     "account.manage",
     "live.manage",
@@ -99,9 +118,10 @@ _USER: Final = (
     "profile.manage",
     "video.manage",
 )
-_PUBLISHER: Final = (*_USER, "analytics.manage", "player.manage")
+_PUBLISHER: Final = _with_reads(*_USER, "analytics.manage", "player.manage")
 BUNDLES: Final[Mapping[str, tuple[str, ...]]] = {
-    # spec §2 "Scopes (v2 api-scopes page)": each bundle holds the one above it.
+    # spec §2 "Scopes (v2 api-scopes page)": each bundle holds the one above it; the read
+    # scope of each manage one added (READS_WITH_MANAGE, UNCONFIRMED).
     "bundle.public": _PUBLIC,
     "bundle.user": _USER,
     "bundle.publisher": _PUBLISHER,
@@ -110,8 +130,18 @@ BUNDLES: Final[Mapping[str, tuple[str, ...]]] = {
 
 SCOPES_FOR_LEGACY: Final[Mapping[str, tuple[str, ...]]] = {
     # UNCONFIRMED, every row (spec §2 "Legacy → v2 scope mapping": inferred from which
-    # scope each endpoint page asks for).
-    "manage_videos": ("video.manage", "video.read"),
+    # scope each endpoint page asks for). manage_videos covers what it covers in the
+    # legacy API: uploads (and the profile lookup they need: account.read), live,
+    # webhooks (profile.manage).
+    "manage_videos": (
+        "video.manage",
+        "video.read",
+        "account.read",
+        "live.manage",
+        "live.read",
+        "profile.manage",
+        "profile.read",
+    ),
     "manage_playlists": ("playlist.manage", "playlist.read"),
     "manage_players": ("player.manage", "player.read"),
     "userinfo": ("account.read",),

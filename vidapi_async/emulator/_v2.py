@@ -58,15 +58,19 @@ SCOPES = (
 """Every individual v2 scope the documentation names."""
 
 _PUBLIC = ("playlist.read", "profile.read", "video.read")
+# A bundle's manage scopes come with their read ones (the client's same UNCONFIRMED
+# choice): account.read (GET /me), live.read, player.read.
 _USER = (
     *_PUBLIC,
     "account.manage",
+    "account.read",
     "live.manage",
+    "live.read",
     "playlist.manage",
     "profile.manage",
     "video.manage",
 )
-_PUBLISHER = (*_USER, "analytics.manage", "player.manage")
+_PUBLISHER = (*_USER, "analytics.manage", "player.manage", "player.read")
 BUNDLES = {
     "bundle.public": _PUBLIC,
     "bundle.user": _USER,
