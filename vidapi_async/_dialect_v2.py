@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from . import _validate as check
 from ._account import webhook_of
 from ._auth import OAuth, TokenProvider
+from ._auth_v2 import ApiKey
 from ._convert import structure
 from ._errors import (
     InvalidArgumentError,
@@ -76,12 +77,25 @@ class V2:
         return v2.expand_scopes(v2.v2_scopes(scopes))
 
     def check_auth(self, auth: TokenProvider) -> None:
-        """API v2 has no password grant, and no authorization-code grant yet (spec
-        api-v2 §2): a provider of either is refused before any request."""
+        """API v2 has no password grant, no authorization-code grant yet and no refresh
+        token (spec api-v2 §2): a provider of any is refused before any request; so is
+        ``OAuth.client_credentials`` with a legacy scope name (``ApiKey`` maps them)."""
+        if not isinstance(auth, OAuth) or isinstance(auth, ApiKey):
+            return
         grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
-        if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
+        if getattr(auth, "_refresh_token", None) or not grant:
+            grant = "refresh_token"
+        if grant in ("password", "authorization_code", "refresh_token"):
             raise UnsupportedOperationError(
                 f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
+            )
+        legacy = [name for name in getattr(auth, "_scopes", ()) if "." not in name]
+        if legacy:
+            raise UnsupportedOperationError(
+                f"OAuth.{grant}(scopes={legacy[0][:40]!r})",
+                "v2",
+                "a legacy scope name; give v2's names (video.manage, ...), or "
+                "auth=va.ApiKey(key, secret, scopes=...), which maps legacy ones",
             )
 
     def token_url(self, base_url: str) -> str:
