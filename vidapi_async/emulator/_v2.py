@@ -245,7 +245,7 @@ async def _body(request: web.Request, *, required: bool = True) -> dict[str, Any
         raise ApiError(415, "unsupported_media_type", "API v2 takes JSON bodies only.")
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nested too deep: a 400 too
         raise _invalid("body", "The body is not JSON.") from None
     if not isinstance(data, dict):
         raise _invalid("body", "The body must be a JSON object.")
@@ -256,7 +256,8 @@ def _text(body: Mapping[str, Any], name: str, low: int, high: int) -> str | None
     if name not in body:
         return None
     value = body[name]
-    if not isinstance(value, str) or not low <= len(value.strip()) <= high:
+    # measured as it is kept: blank ends do not make room past ``high``
+    if not isinstance(value, str) or len(value) > high or len(value.strip()) < low:
         raise _invalid(name, f"{name} must be a string of {low} to {high} characters")
     return value
 
