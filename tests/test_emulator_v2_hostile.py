@@ -76,3 +76,48 @@ async def test_v2_takes_150_tags_of_100_characters(emulator: Emulator) -> None:
     status, answer, read = await _patched(emulator, {"tags": tags})
     assert status == 204, answer
     assert read["tags"] == tags
+
+
+async def test_a_deeply_nested_body_is_a_400_not_a_500(emulator: Emulator) -> None:
+    base = emulator.v2_base_url
+    deep = '{"title":' * 100_000 + "1" + "}" * 100_000
+    async with aiohttp.ClientSession() as s:
+        auth = await v2_token(s, emulator)
+        profile = await profile_of(s, emulator, auth)
+        headers = {**auth, "Content-Type": "application/json"}
+        status, body, _ = await call(
+            s, "POST", f"{base}/profiles/{profile}/videos", headers, data=deep
+        )
+    assert status == 400, body
+
+
+async def test_a_title_is_measured_as_it_is_kept(emulator: Emulator) -> None:
+    status, answer, _ = await _patched(emulator, {"title": " " * 300 + "a"})
+    assert status == 400, answer
+    assert "title" in str(answer)
+
+
+async def _livestream(emulator: Emulator, times: dict[str, str]) -> tuple[int, Any]:
+    base = emulator.v2_base_url
+    async with aiohttp.ClientSession() as s:
+        auth = await v2_token(s, emulator, scope="account.read live.manage live.read")
+        profile = await profile_of(s, emulator, auth)
+        body = {"title": "L", "category": "news", "visibility": "public", "is_for_kids": False}
+        body.update(times)
+        status, answer, _ = await call(
+            s, "POST", f"{base}/profiles/{profile}/livestreams", auth, json=body
+        )
+    return status, answer
+
+
+async def test_a_livestream_ending_before_it_starts_is_refused(emulator: Emulator) -> None:
+    times = {"start_at": "2030-01-02T00:00:00Z", "end_at": "2030-01-01T00:00:00Z"}
+    status, answer = await _livestream(emulator, times)
+    assert status == 400, answer
+    assert "end_at" in str(answer)
+
+
+async def test_a_livestream_error_names_v2_fields(emulator: Emulator) -> None:
+    status, answer = await _livestream(emulator, {"start_at": "9999-12-31T23:59:59-01:00"})
+    assert status == 400, answer
+    assert "start_at" in str(answer) and "start_time" not in str(answer)

@@ -74,3 +74,17 @@ def test_grants_v2_does_not_take_are_refused() -> None:
         assert info.value.operation == f"OAuth.{grant}" and "ApiKey" in str(info.value)
         assert "secret" not in str(info.value).replace("ApiKey(key, secret)", "")
     va.Client(auth=va.OAuth.client_credentials("id", "secret"), api="v2")  # taken
+
+
+def test_a_refresh_grant_and_legacy_scope_names_are_refused_before_sending() -> None:
+    refresh = va.OAuth.refresh_token("id", "secret", refresh_token="rt-very-secret")
+    with pytest.raises(va.UnsupportedOperationError) as info:
+        va.Client(auth=refresh, api="v2")
+    assert info.value.operation == "OAuth.refresh_token" and "ApiKey" in str(info.value)
+    assert "rt-very-secret" not in str(info.value)
+    legacy = va.OAuth.client_credentials("id", "secret", scopes=["manage_videos"])
+    with pytest.raises(va.UnsupportedOperationError) as named:
+        va.Client(auth=legacy, api="v2")
+    assert "manage_videos" in str(named.value) and "ApiKey" in str(named.value)
+    v2_names = va.OAuth.client_credentials("id", "secret", scopes=["video.manage"])
+    va.Client(auth=v2_names, api="v2")  # v2's own names: taken

@@ -90,15 +90,20 @@ async def test_upload_create_list_patch_delete_through_the_dialect(emulator: Emu
             True,
         )
         assert again.owner == profile and again.status in ("processing", "ready")
-        assert await send(v2.update_video(base, video.id, {"password": None})) == {}
+        current = v2.visibility_from(await send(v2.get_video(base, video.id, ["private"])), "g")
+        assert current == "password"
+        removed = v2.update_video(base, video.id, {"password": None}, current)
+        assert removed is not None and await send(removed) == {}
         page = await send(v2.list_videos(base, profile, fields, page_size=1))
         items, nxt = v2.page_items(page, "list")
         assert nxt is None
         assert [
             structure(v2.video_from(i), va.Video, what="l").password_protected for i in items
         ] == [False]
+        too_long = v2.update_video(base, video.id, {"description": "d" * 3001})
+        assert too_long is not None
         with pytest.raises(va.InvalidParameterError) as bad:  # v2 takes 3000 at most
-            await send(v2.update_video(base, video.id, {"description": "d" * 3001}))
+            await send(too_long)
         assert bad.value.status == 400 and bad.value.correlation_id
         assert await send(v2.delete_video(base, video.id)) == {}
         with pytest.raises(va.NotFoundError) as info:

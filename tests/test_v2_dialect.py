@@ -96,28 +96,42 @@ def test_create_requires_title_and_channel_and_defaults_what_v2_requires() -> No
 
 
 @pytest.mark.parametrize(
-    ("given", "expected"),
+    ("given", "current", "expected"),
     [
-        ({"password": "s3cret"}, {"visibility": "password", "password": "s3cret"}),
-        ({"private": True}, {"visibility": "private"}),
-        ({"private": False}, {"visibility": "public"}),
-        ({"published": False}, {"visibility": "private"}),
-        ({"published": True}, {"visibility": "public"}),
-        ({"password": None}, {"visibility": "public"}),
-        ({"password": None, "private": True}, {"visibility": "private"}),
-        ({"title": "only"}, {"title": "only"}),
+        ({"password": "s3cret"}, None, {"visibility": "password", "password": "s3cret"}),
+        ({"private": True}, None, {"visibility": "private"}),
+        ({"private": False}, "private", {"visibility": "public"}),
+        ({"private": False}, "password", None),
+        ({"published": False}, None, {"visibility": "private"}),
+        ({"published": True}, "private", None),
+        ({"published": True}, "password", None),
+        ({"password": None}, "password", {"visibility": "private"}),
+        ({"password": None}, "public", None),
+        ({"password": None, "private": True}, None, {"visibility": "private"}),
+        ({"title": "only"}, None, {"title": "only"}),
+        ({"title": "t", "published": True}, "private", {"title": "t"}),
     ],
 )
 def test_patch_sends_only_what_is_given_and_the_visibility_rule(
-    given: dict[str, object], expected: dict[str, object]
+    given: dict[str, object], current: str | None, expected: dict[str, object] | None
 ) -> None:
-    r = v2.update_video(BASE, "x1", given)
+    r = v2.update_video(BASE, "x1", given, current)
+    if expected is None:
+        assert r is None
+        return
+    assert r is not None
     assert (r.method, r.url, r.scope) == ("PATCH", f"{BASE}/videos/x1", "video.manage")
     assert body_of(r) == expected
 
 
+def test_an_update_that_depends_on_the_current_visibility_needs_it() -> None:
+    with pytest.raises(ValueError, match="current visibility"):
+        v2.update_video(BASE, "x1", {"published": True})
+
+
 def test_a_password_is_kept_out_of_repr_and_listed_as_a_secret() -> None:
     r = v2.update_video(BASE, "x1", {"password": "hunter22"})
+    assert r is not None
     assert "hunter22" not in repr(r)
     assert r.secret_values() == ("hunter22",)
 
@@ -148,6 +162,7 @@ def test_bad_metadata_is_refused_before_anything_is_built(
 def test_an_aware_datetime_is_sent_in_utc() -> None:
     paris = dt.timezone(dt.timedelta(hours=2))
     r = v2.update_video(BASE, "x1", {"publish_date": dt.datetime(2026, 6, 1, 14, tzinfo=paris)})
+    assert r is not None
     assert body_of(r) == {"published_at": "2026-06-01T12:00:00Z"}
 
 
@@ -272,6 +287,7 @@ def test_next_is_followed_as_given_but_never_off_the_api_or_in_a_loop() -> None:
 
 def test_a_204_decodes_to_an_empty_mapping() -> None:
     r = v2.update_video(BASE, "x1", {"title": "t"})
+    assert r is not None
     assert v2.decode_api_response(r, 204, {}, b"") == {}
     assert v2.decode_api_response(r, 200, {}, b'{"a": 1}') == {"a": 1}
 
@@ -327,6 +343,7 @@ def test_statuses_decide_for_token_throttling_and_server_errors() -> None:
 
 def test_a_password_echoed_in_an_error_is_masked() -> None:
     r = v2.update_video(BASE, "x1", {"password": "hunter22"})
+    assert r is not None
     body = v2_error("INVALID_PARAMETER", "password hunter22 refused")
     err = v2.api_error(r, 400, {}, body, secrets=r.secret_values())
     assert isinstance(err, va.InvalidParameterError)
@@ -352,15 +369,19 @@ def test_one_profile_is_used_several_without_a_choice_are_an_error_naming_them()
 
 
 def test_scopes_are_mapped_to_v2_names_and_bundles_expanded() -> None:
-    assert v2.v2_scopes(["manage_videos", "video.read", "bundle.user"]) == (
-        "video.manage",
-        "video.read",
-        "bundle.user",
-    )
+    mapped = v2.v2_scopes(["manage_videos", "video.read", "bundle.user"])
+    assert mapped[:2] == ("video.manage", "video.read") and mapped[-1] == "bundle.user"
+    assert len(mapped) == len(set(mapped))  # video.read once
+    # uploads (with the profile lookup), live and webhooks, as in the legacy API
+    wanted = "account.read live.manage live.read profile.manage profile.read".split()
+    assert set(wanted) <= set(mapped)
     with pytest.raises(va.InvalidArgumentError, match="manage_subtitles"):
         v2.v2_scopes(["manage_subtitles"])
     assert {"video.manage", "profile.manage", "bundle.user"} <= v2.expand_scopes(["bundle.user"])
     assert "player.manage" not in v2.expand_scopes(["bundle.user"])
+    # a bundle's manage scopes come with their read ones (UNCONFIRMED)
+    assert {"account.read", "live.read"} <= v2.expand_scopes(["bundle.user"])
+    assert "player.read" in v2.expand_scopes(["bundle.publisher"])
     assert v2.token_url_for("https://api.dailymotion.com/v2/") == v2.TOKEN_URL
     assert v2.token_url_for("http://127.0.0.1:9/v2") == "http://127.0.0.1:9/v2/token"
 

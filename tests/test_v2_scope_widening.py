@@ -205,3 +205,36 @@ async def test_the_emulator_grants_or_refuses_live_per_key(tmp_path: Any) -> Non
         ) as client:
             live = await client.create_live_stream(title="Tonight", channel="news")
             assert (await client.get_live_stream(live.id)).mode == "live"
+
+
+def grants_the_newest_only(seen: Seen) -> Reply:
+    """A hostile token endpoint: it grants the default scopes asked for, but a token
+    asked with more holds only the last scope asked for."""
+    if (seen.method, seen.path) == ("POST", "/v2/token"):
+        asked = urllib.parse.parse_qs(seen.body.decode())["scope"][0].split()
+        granted = asked if len(asked) <= 3 else asked[-1:]
+        token = f"tok-{len(asked)}"
+        return Reply.json({"access_token": token, "expires_in": 1800, "scope": " ".join(granted)})
+    if (seen.method, seen.path) == ("GET", "/v2/videos/x1"):
+        return Reply.json({"video_id": "x1", "title": "Hi"})
+    return live_server(seen)
+
+
+async def test_a_widening_never_repeats_a_scope_nor_drops_the_ones_held() -> None:
+    async with WireServer(grants_the_newest_only) as srv:
+        auth = va.ApiKey(KEY, SECRET)
+        async with va.Client(auth=auth, api="v2", base_url=f"{srv.url}/v2") as client:
+            for _ in range(4):
+                with pytest.raises(va.InsufficientScopeError) as refused:
+                    await client.create_live_stream(title="t", channel="news")
+                assert refused.value.scope == "live.manage"
+                await client.get_video("x1")
+    asked = token_scopes(srv)
+    assert all(len(a.split()) == len(set(a.split())) for a in asked), asked
+    assert asked == [DEFAULT, f"{DEFAULT} live.manage"]  # the refusal remembered
+    # the token that dropped the scopes held was not taken: the first one stays in use
+    # (and no livestream created: the profile looked up once, before the first refusal)
+    assert api_calls(srv) == [
+        ("GET", "/v2/me", "Bearer tok-3"),
+        *[("GET", "/v2/videos/x1", "Bearer tok-3")] * 4,
+    ]

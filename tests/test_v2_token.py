@@ -27,7 +27,7 @@ class Endpoint:
 
 async def test_client_credentials_with_space_separated_v2_scopes() -> None:
     post = Endpoint([{"access_token": "t1", "expires_in": 1800, "scope": "bundle.user"}])
-    provider = ApiKey("key1", "sec-ret", scopes=["manage_videos", "account.read"])
+    provider = ApiKey("key1", "sec-ret", scopes=["manage_playlists", "account.read"])
     token = await provider.get_token(post, URL)
     assert post.calls == [
         (
@@ -36,7 +36,7 @@ async def test_client_credentials_with_space_separated_v2_scopes() -> None:
                 "grant_type": "client_credentials",
                 "client_id": "key1",
                 "client_secret": "sec-ret",
-                "scope": "video.manage video.read account.read",
+                "scope": "playlist.manage playlist.read account.read",
             },
         )
     ]

@@ -87,9 +87,10 @@ class ApiKey(OAuth):
         needs: ``None`` with ``scopes=`` given (a limit: refuse before sending); else a
         token asked for with the scopes so far and ``scope``, once (concurrent callers
         share the fetch), used from then on. The token endpoint's refusal (an error of
-        ``SCOPE_REFUSED_ERRORS``, or a token granted without ``scope``) raises
+        ``SCOPE_REFUSED_ERRORS``, a token granted without ``scope``, or one that drops
+        a scope the token in use holds) raises
         ``InsufficientScopeError`` and is remembered: not asked again, and the earlier
-        token and scopes stay in use."""
+        token and scopes stay in use. A scope already asked for is not asked twice."""
         if not self._widens:
             return None
         async with self._lock:
@@ -101,7 +102,8 @@ class ApiKey(OAuth):
             ):
                 return token  # another caller widened it meanwhile
             if scope not in self._refused:
-                asked = (*self._scopes, scope)
+                asked = self._scopes if scope in self._scopes else (*self._scopes, scope)
+                held = None if token is None else token.scopes
                 leeway = self._token_leeway
                 try:
                     wider = await self._grant_for(asked, post_form, self.token_url or token_url)
@@ -110,13 +112,21 @@ class ApiKey(OAuth):
                         raise
                     self._refused[scope] = f"the token endpoint refused it: {exc.error_type}"
                 else:
-                    if wider.scopes is None or scope in wider.scopes:
+                    dropped = (
+                        wider.scopes is not None and held is not None and not held <= wider.scopes
+                    )
+                    if dropped:
+                        self._refused[scope] = (
+                            "the token endpoint granted it only without scopes held before"
+                        )
+                    elif wider.scopes is None or scope in wider.scopes:
                         self._scopes, self._token = asked, wider
                         auth_log.info("access token fetched with scope %s added", scope)
                         if self._on_token is not None:
                             self._on_token(wider)
                         return wider
-                    self._refused[scope] = "the token endpoint granted a token without it"
+                    else:
+                        self._refused[scope] = "the token endpoint granted a token without it"
                 self._token_leeway = leeway  # the earlier token's, kept in use
                 auth_log.warning(
                     "scope %s refused to this API key (%s): operations needing it are "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from . import _validate as check
 from ._account import webhook_of
 from ._auth import OAuth, TokenProvider
+from ._auth_v2 import ApiKey
 from ._convert import structure
 from ._errors import (
     InsufficientScopeError,
@@ -94,12 +95,25 @@ class V2:
         return v2.expand_scopes(v2.v2_scopes(scopes))
 
     def check_auth(self, auth: TokenProvider) -> None:
-        """API v2 has no password grant, and no authorization-code grant yet (spec
-        api-v2 §2): a provider of either is refused before any request."""
+        """API v2 has no password grant, no authorization-code grant yet and no refresh
+        token (spec api-v2 §2): a provider of any is refused before any request; so is
+        ``OAuth.client_credentials`` with a legacy scope name (``ApiKey`` maps them)."""
+        if not isinstance(auth, OAuth) or isinstance(auth, ApiKey):
+            return
         grant = dict(getattr(auth, "_grant", ()) or ()).get("grant_type")
-        if isinstance(auth, OAuth) and grant in ("password", "authorization_code"):
+        if getattr(auth, "_refresh_token", None) or not grant:
+            grant = "refresh_token"
+        if grant in ("password", "authorization_code", "refresh_token"):
             raise UnsupportedOperationError(
                 f"OAuth.{grant}", "v2", "v2 takes client credentials: auth=va.ApiKey(key, secret)"
+            )
+        legacy = [name for name in getattr(auth, "_scopes", ()) if "." not in name]
+        if legacy:
+            raise UnsupportedOperationError(
+                f"OAuth.{grant}(scopes={legacy[0][:40]!r})",
+                "v2",
+                "a legacy scope name; give v2's names (video.manage, ...), or "
+                "auth=va.ApiKey(key, secret, scopes=...), which maps legacy ones",
             )
 
     def token_url(self, base_url: str) -> str:
@@ -203,10 +217,19 @@ class V2:
         read: ReadVideo,
     ) -> Video:
         """``PATCH /videos/{id}`` (answered 204, no body), then the video read with the
-        ``returning`` fields."""
+        ``returning`` fields. When the new visibility depends on the current one
+        (``v2.needs_current``), the video's visibility is read first, so that
+        ``published=True``, ``private=False`` or a password removed never lower its
+        protection; nothing is sent when they change nothing."""
         vid = check.video_id(video_id)
         describe(requester, VIDEO_ID, vid)
-        await requester.call(v2.update_video(requester.base_url, vid, given))
+        current = None
+        if v2.needs_current(given):
+            request = v2.get_video(requester.base_url, vid, ("private",))
+            current = v2.visibility_from(await requester.call(request), request.what)
+        patch = v2.update_video(requester.base_url, vid, given, current)
+        if patch is not None:
+            await requester.call(patch)
         return await read(vid, returning)
 
     # --- live streams --------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ._auth import OAuth
 from ._auth_v2 import ApiKey
 from ._errors import UsageError
 from ._models import AccessToken
+from ._protocol._v2 import expand_scopes
 
 __all__ = ["StoredLogin", "TokenStore", "default_login_path"]
 
@@ -48,9 +49,12 @@ class StoredLogin:
     for a scope an operation needs beyond them, as ``ApiKey()`` without ``scopes=``."""
 
     def token(self) -> AccessToken:
+        """The kept token; v2: its scopes with every bundle expanded (as ``ApiKey``
+        reads a granted token), so that what a bundle covers is not refused."""
+        scopes = expand_scopes(self.scopes) if self.api == "v2" else frozenset(self.scopes)
         return AccessToken(
             self.access_token,
-            scopes=frozenset(self.scopes),
+            scopes=scopes,
             expires_at=self.expires_at,
             refresh_token=self.refresh_token,
         )

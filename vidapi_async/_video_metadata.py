@@ -25,6 +25,7 @@ __all__ = [
     "MAX_TAGS",
     "MAX_TAG_LENGTH",
     "METADATA_NAMES",
+    "check_tag_room",
     "extra_form",
     "video_form",
 ]
@@ -80,6 +81,21 @@ def video_form(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
         for name in METADATA_NAMES
         if name in arguments and not isinstance(arguments[name], NotGiven)
     ]
+
+
+def check_tag_room(form: Iterable[tuple[str, str]], dedupe_tag: str | None) -> None:
+    """The ``MAX_TAGS`` limit with ``dedupe_tag`` counted (it is sent as one more tag
+    unless it is among the tags already): ``InvalidArgumentError`` naming both,
+    before anything is sent."""
+    if dedupe_tag is None:
+        return
+    tags = [t for name, value in form if name == "tags" for t in value.split(",") if t]
+    if dedupe_tag not in tags and len(tags) + 1 > MAX_TAGS:
+        raise InvalidArgumentError(
+            "tags",
+            f"{len(tags)} tags and the dedupe_tag make {len(tags) + 1}; at most {MAX_TAGS} "
+            f"are sent (give at most {MAX_TAGS - 1} with a dedupe_tag)",
+        )
 
 
 def extra_form(

@@ -40,7 +40,7 @@ from ._sentinel import NOT_GIVEN, NotGiven
 from ._service import Service
 from ._sources import UploadSource
 from ._upload_calls import Uploads
-from ._video_metadata import METADATA_NAMES, video_form
+from ._video_metadata import METADATA_NAMES, check_tag_room, video_form
 from ._webhooks import WebhookEvents
 
 __all__ = ["Videos", "create_request", "post_video", "read_video", "with_tag"]
@@ -117,6 +117,7 @@ class Videos(Service):
         before its upload); ``given``: the same metadata as values (API v2's JSON)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
+        check_tag_room(metadata, dedupe_tag)
         dialect = self._requester.dialect
         request = await dialect.create_video_request(
             self._requester, url, metadata, given or {}, extra, dedupe_tag, password
@@ -324,8 +325,10 @@ class Videos(Service):
 
     @operation("set_password")
     async def set_password(self, video_id: str | Video, password: str | None) -> Video:
-        """Protect a video with ``password``, or make it public again with ``None``.
+        """Protect a video with ``password``, or remove its password with ``None``.
 
+        In the legacy API the video is then as it was apart from the password; in API
+        v2 a password video becomes ``private`` (docs/guides/api-v2.md "Visibility").
         ``None`` travels as an empty ``password=`` field: a form has no NULL, and the
         platform treats the empty value as removal. The password never appears in a
         log line, repr or error message. Returns the video with ``password_protected``.

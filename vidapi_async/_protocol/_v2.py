@@ -53,6 +53,7 @@ __all__ = [
     "list_videos",
     "livestream_from",
     "me",
+    "needs_current",
     "next_page",
     "page_items",
     "player_from",
@@ -70,6 +71,7 @@ __all__ = [
     "video_body",
     "video_fields",
     "video_from",
+    "visibility_from",
     "webhook_from",
 ]
 
@@ -90,8 +92,27 @@ def token_url_for(base_url: str) -> str:
 
 # --- scopes -------------------------------------------------------------------------------
 
+READS_WITH_MANAGE: Final[Mapping[str, str]] = {
+    # UNCONFIRMED (spec §2 "Scopes": the bundles list manage scopes without their read
+    # ones; account.read, live.read and player.read are on endpoint pages only): a
+    # bundle holding a manage scope is taken to hold its read scope too, so that what a
+    # bundle manages it may read (GET /me, the profile lookup, needs account.read).
+    "account.manage": "account.read",
+    "live.manage": "live.read",
+    "player.manage": "player.read",
+}
+
+
+def _with_reads(*names: str) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(
+            n for name in names for n in (name, READS_WITH_MANAGE.get(name)) if n is not None
+        )
+    )
+
+
 _PUBLIC: Final = ("playlist.read", "profile.read", "video.read")
-_USER: Final = (
+_USER: Final = _with_reads(
     *_PUBLIC,
     "account.manage",
     "live.manage",
@@ -99,9 +120,10 @@ _USER: Final = (
     "profile.manage",
     "video.manage",
 )
-_PUBLISHER: Final = (*_USER, "analytics.manage", "player.manage")
+_PUBLISHER: Final = _with_reads(*_USER, "analytics.manage", "player.manage")
 BUNDLES: Final[Mapping[str, tuple[str, ...]]] = {
-    # spec §2 "Scopes (v2 api-scopes page)": each bundle holds the one above it.
+    # spec §2 "Scopes (v2 api-scopes page)": each bundle holds the one above it; the read
+    # scope of each manage one added (READS_WITH_MANAGE, UNCONFIRMED).
     "bundle.public": _PUBLIC,
     "bundle.user": _USER,
     "bundle.publisher": _PUBLISHER,
@@ -110,8 +132,18 @@ BUNDLES: Final[Mapping[str, tuple[str, ...]]] = {
 
 SCOPES_FOR_LEGACY: Final[Mapping[str, tuple[str, ...]]] = {
     # UNCONFIRMED, every row (spec §2 "Legacy → v2 scope mapping": inferred from which
-    # scope each endpoint page asks for).
-    "manage_videos": ("video.manage", "video.read"),
+    # scope each endpoint page asks for). manage_videos covers what it covers in the
+    # legacy API: uploads (and the profile lookup they need: account.read), live,
+    # webhooks (profile.manage).
+    "manage_videos": (
+        "video.manage",
+        "video.read",
+        "account.read",
+        "live.manage",
+        "live.read",
+        "profile.manage",
+        "profile.read",
+    ),
     "manage_playlists": ("playlist.manage", "playlist.read"),
     "manage_players": ("player.manage", "player.read"),
     "userinfo": ("account.read",),
@@ -306,16 +338,55 @@ PASSWORD_LENGTH: Final = (1, 32)
 _NOT_GIVEN: Any = object()
 
 
+def needs_current(metadata: Mapping[str, object]) -> bool:
+    """Whether an update's visibility depends on the video's current one: given
+    ``published=True``, ``private=False`` or a password removed (without
+    ``private=True`` or ``published=False``, which make it private), the new visibility is
+    computed from the current one so that none of them lowers its protection (read
+    first: ``GET /videos/{id}?fields=video_id,visibility``)."""
+    if metadata.get("private") is True or metadata.get("published") is False:
+        return False  # private either way
+    return (
+        metadata.get("published") is True
+        or metadata.get("private") is False
+        or ("password" in metadata and metadata["password"] in (None, ""))
+    )
+
+
+def visibility_from(data: Mapping[str, Any], what: str) -> str:
+    """A video's ``visibility`` as read; anything but ``VISIBILITIES`` is
+    ``UnexpectedResponseError`` (never a guess about a video's protection)."""
+    value = data.get("visibility")
+    if value not in VISIBILITIES:
+        raise e.UnexpectedResponseError(
+            f"{what}: visibility: expected one of {', '.join(VISIBILITIES)}, got "
+            f"{shown(repr(value), (), 40)}",
+            status=None,
+        )
+    return str(value)
+
+
 def visibility(
-    *, published: object = None, private: object = None, password: object = _NOT_GIVEN
+    *,
+    published: object = None,
+    private: object = None,
+    password: object = _NOT_GIVEN,
+    current: str | None = None,
 ) -> dict[str, Any]:
     """The legacy ``published``/``private``/``password`` as v2's ``visibility`` (and
     ``password``): UNCONFIRMED mapping (spec §5 "published + private + password ->
-    visibility (+ password)"). A password makes it ``password``; ``private=True``
-    ``private``; ``published=False`` also ``private`` (v2 has no unpublished state
-    one can write: spec §4 "is_published is read-only"); else ``public``. A password
-    removed (``None``/``""``) goes back to ``public`` (or ``private``). Only what is
-    given is decided: nothing given, nothing in the answer."""
+    visibility (+ password)"), one that never lowers a video's protection
+    (docs/guides/api-v2.md "Visibility"). ``current``: the video's visibility, for an
+    update (``None``: a new video, ``public`` unless said).
+
+    A password makes it ``password`` (refused with ``private=True`` or
+    ``published=False``: v2 has neither a private nor an unpublished video with a
+    password). ``private=True`` or ``published=False`` make it ``private`` (v2 has no
+    unpublished state one can write: spec §4 "is_published is read-only"). Else, from
+    ``current``: ``published=True`` changes nothing; ``private=False`` makes a
+    ``private`` video ``public`` (a ``password`` one keeps its password, as in the
+    legacy API); a password removed makes a ``password`` video ``private`` (v2 does
+    not tell which visibility it had before). Only a change is in the answer."""
     if published is not None:
         _strict_bool("published", published)
     if private is not None:
@@ -328,12 +399,23 @@ def visibility(
             raise e.InvalidArgumentError("password", f"API v2 takes {low} to {high} characters")
         if private:
             raise e.InvalidArgumentError("password", "a private video has no password in API v2")
+        if published is False:
+            raise e.InvalidArgumentError(
+                "password",
+                "an unpublished video has no password in API v2 (published=False makes it "
+                "private): give one of published=False and a password",
+            )
         return {"visibility": "password", "password": password}
     if private or published is False:
         return {"visibility": "private"}
-    if private is False or published is True or password is not _NOT_GIVEN:
-        return {"visibility": "public"}
-    return {}
+    if current is None:  # a new video
+        return {"visibility": "public"} if private is False or published is True else {}
+    wanted = current
+    if password is not _NOT_GIVEN and wanted == "password":
+        wanted = "private"
+    if private is False and wanted == "private":
+        wanted = "public"
+    return {} if wanted == current else {"visibility": wanted}
 
 
 _RENAMES: Final[Mapping[str, str]] = {
@@ -358,12 +440,13 @@ emptied; ``null`` is JSON merge-patch's way, and the emulator takes it so)."""
 
 
 def video_body(
-    metadata: Mapping[str, object], *, operation: str
+    metadata: Mapping[str, object], *, operation: str, current: str | None = None
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The v2 JSON body for the legacy metadata arguments given (``None`` values
     other than ``password`` are left out: not given, but on an update ``null`` for
     those ``CLEARED_BY_NULL`` names), and the secrets in it (a password). An argument
-    v2 has no field for is ``UnsupportedOperationError``."""
+    v2 has no field for is ``UnsupportedOperationError``. ``current``: the video's
+    visibility on an update (``visibility``), required when ``needs_current``."""
     body: dict[str, Any] = {}
     for name, value in metadata.items():
         if name in UNSUPPORTED_FIELDS and value is not None:
@@ -400,7 +483,9 @@ def video_body(
     given = {k: metadata[k] for k in _VISIBILITY_ARGS if k in metadata}
     if given.get("password") is None and "password" in given and operation == "create_video":
         del given["password"]  # no password on a new video: nothing to remove
-    body.update(visibility(**given))
+    if operation == "update_video" and current is None and needs_current(given):
+        raise ValueError("update_video: the video's current visibility is needed")
+    body.update(visibility(**given, current=current))
     secret = body.get("password")
     return body, (secret,) if isinstance(secret, str) else ()
 
@@ -490,11 +575,17 @@ def _create_on_profile(
     return _json(request, body, secrets)
 
 
-def update_video(base_url: str, video_id: str, metadata: Mapping[str, object]) -> Request:
+def update_video(
+    base_url: str, video_id: str, metadata: Mapping[str, object], current: str | None = None
+) -> Request | None:
     """``PATCH /videos/{id}`` with only the fields given (spec §3 "Verbs"); answered
-    204, so a caller that needs the new state reads it after."""
-    body, secrets = video_body(metadata, operation="update_video")
+    204, so a caller that needs the new state reads it after. ``current``: the video's
+    visibility, required when ``needs_current(metadata)``. ``None`` when the
+    visibility arguments given change nothing (nothing to send)."""
+    body, secrets = video_body(metadata, operation="update_video", current=current)
     if not body:
+        if any(name in metadata for name in _VISIBILITY_ARGS):
+            return None
         raise e.InvalidArgumentError("metadata", "nothing to change")
     request = api_request(
         base_url, "PATCH", f"/videos/{_segment(video_id, 'video_id')}", scope="video.manage"

@@ -18,7 +18,7 @@ import attrs
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
-from .._video_metadata import video_form
+from .._video_metadata import MAX_TAGS, video_form
 from ._journal import Stage, check_key
 
 __all__ = [
@@ -191,6 +191,12 @@ class UploadJob:
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")
         video_form(self.metadata_arguments())  # the client's own check of every field
+        if self.tags is not None and len(self.tags) >= MAX_TAGS:
+            raise InvalidArgumentError(
+                "tags",
+                f"{len(self.tags)} tags; at most {MAX_TAGS - 1} in a batch job (its video also "
+                "carries the job's dedupe tag)",
+            )
         if self.thumbnail is not None and self.thumbnail.lower().startswith(("http:", "https:")):
             check.http_url(self.thumbnail, "thumbnail")
 

@@ -252,7 +252,7 @@ async def _login_v2(args: argparse.Namespace, secret: str) -> int:
         client_secret=secret,
         access_token=token.token,
         expires_at=token.expires_at,
-        scopes=scopes,
+        scopes=tuple(sorted(token.scopes)) if token.scopes is not None else scopes,
         api="v2",
         scopes_given=bool(args.scope),
     )

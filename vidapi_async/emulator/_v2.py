@@ -58,15 +58,19 @@ SCOPES = (
 """Every individual v2 scope the documentation names."""
 
 _PUBLIC = ("playlist.read", "profile.read", "video.read")
+# A bundle's manage scopes come with their read ones (the client's same UNCONFIRMED
+# choice): account.read (GET /me), live.read, player.read.
 _USER = (
     *_PUBLIC,
     "account.manage",
+    "account.read",
     "live.manage",
+    "live.read",
     "playlist.manage",
     "profile.manage",
     "video.manage",
 )
-_PUBLISHER = (*_USER, "analytics.manage", "player.manage")
+_PUBLISHER = (*_USER, "analytics.manage", "player.manage", "player.read")
 BUNDLES = {
     "bundle.public": _PUBLIC,
     "bundle.user": _USER,
@@ -241,7 +245,7 @@ async def _body(request: web.Request, *, required: bool = True) -> dict[str, Any
         raise ApiError(415, "unsupported_media_type", "API v2 takes JSON bodies only.")
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nested too deep: a 400 too
         raise _invalid("body", "The body is not JSON.") from None
     if not isinstance(data, dict):
         raise _invalid("body", "The body must be a JSON object.")
@@ -252,7 +256,8 @@ def _text(body: Mapping[str, Any], name: str, low: int, high: int) -> str | None
     if name not in body:
         return None
     value = body[name]
-    if not isinstance(value, str) or not low <= len(value.strip()) <= high:
+    # measured as it is kept: blank ends do not make room past ``high``
+    if not isinstance(value, str) or len(value) > high or len(value.strip()) < low:
         raise _invalid(name, f"{name} must be a string of {low} to {high} characters")
     return value
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from ._backend import Backend
+from ._backend import MAX_TIMESTAMP, Backend
 from ._failure import ApiError
 from ._v2 import (
     _auth,
@@ -90,9 +90,15 @@ async def create_livestream(request: web.Request) -> web.Response:
         raise _invalid(unknown[0], f"{unknown[0][:40]} is not a writable field")
     times = {k: body[k] for k in ("start_at", "end_at") if k in body}
     form, _ = _translate({k: v for k, v in body.items() if k not in times}, None)
+    seconds: dict[str, int | None] = {k: unix_of(v, k) for k, v in times.items()}
     for v2_name, legacy in (("start_at", "start_time"), ("end_at", "end_time")):
-        if v2_name in times and (seconds := unix_of(times[v2_name], v2_name)) is not None:
-            form[legacy] = str(seconds)
+        if (when := seconds.get(v2_name)) is not None:
+            if when > MAX_TIMESTAMP:  # checked here: the backend's error names start_time
+                raise _invalid(v2_name, f"{v2_name} is past the year 9999")
+            form[legacy] = str(when)
+    start, end = seconds.get("start_at"), seconds.get("end_at")
+    if start is not None and end is not None and end < start:
+        raise _invalid("end_at", "end_at is before start_at")
     backend = _b(request)
     video = backend.create_video(owner, {**form, "mode": "live"})
     if profile_id != owner:
