@@ -56,7 +56,10 @@ async def test_legacy_scopes_of_a_static_token_are_read_in_v2() -> None:
     ) as client:
         with pytest.raises(va.InsufficientScopeError) as info:
             await client.players.create(label="x")
-        assert info.value.scope == "player.manage"
+        assert info.value.scope == "player.manage"  # before GET /me: nothing sent
+        with pytest.raises(va.InsufficientScopeError) as info:
+            await client.playlists.create(name="x")
+        assert info.value.scope == "playlist.manage"
         with pytest.raises(va.TransportError):
             await client.get_video("x1")  # sent: the closed port answers
 

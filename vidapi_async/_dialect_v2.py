@@ -7,7 +7,7 @@ and the read after a PATCH."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _validate as check
@@ -77,6 +77,12 @@ class V2:
             return chosen
         raise InvalidArgumentError(chosen.argument, chosen.message)
 
+    async def _profiled(self, requester: Requester, build: Callable[[str], Request]) -> Request:
+        """``build``'s request under the profile to use; its scope settled first, so that
+        an operation the token cannot do is refused before ``GET /me`` is sent."""
+        await requester.ensure_scope(build(self._wanted or "profile"))
+        return build(await self.profile_id(requester))
+
     async def _choose_profile(self, requester: Requester) -> str | InvalidArgumentError:
         try:
             answer = await requester.call(v2.me(requester.base_url))
@@ -126,7 +132,7 @@ class V2:
         for is ``UnsupportedOperationError``), then the profile known (and verified):
         both before any request of the upload."""
         v2.check_video_create(given)
-        await self.profile_id(requester)
+        await self._profiled(requester, lambda profile: v2.upload_session(requester.base_url))
 
     async def create_video_request(
         self,
@@ -147,8 +153,9 @@ class V2:
             tags = values.get("tags")
             tags = [t for t in tags.split(",") if t] if isinstance(tags, str) else tags
             values["tags"] = [*(tags if isinstance(tags, list | tuple) else ()), dedupe_tag]
-        profile_id = await self.profile_id(requester)
-        return v2.create_video(requester.base_url, profile_id, url, values)
+        return await self._profiled(
+            requester, lambda profile: v2.create_video(requester.base_url, profile, url, values)
+        )
 
     def video_from(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         return v2.video_from(data)
@@ -178,9 +185,11 @@ class V2:
         tag: str | None = None,
     ) -> AsyncIterator[Video]:
         """The profile's videos, oldest first, following ``next`` until it is null."""
-        profile_id = await self.profile_id(requester)
-        request = v2.list_videos(
-            requester.base_url, profile_id, fields, page_size=page_size, tag=tag
+        request = await self._profiled(
+            requester,
+            lambda profile: v2.list_videos(
+                requester.base_url, profile, fields, page_size=page_size, tag=tag
+            ),
         )
         async for page, item in iter_next_pages(requester.call, request):
             yield structure(v2.video_from(item), Video, what=page.what)
@@ -245,8 +254,9 @@ class V2:
         given: dict[str, object] = {**dict(form), **dict(times)}
         for name in ("published", "is_created_for_kids"):
             given[name] = metadata[name]
-        profile_id = await self.profile_id(requester)
-        request = v2.create_livestream(requester.base_url, profile_id, given)
+        request = await self._profiled(
+            requester, lambda profile: v2.create_livestream(requester.base_url, profile, given)
+        )
         data = v2.livestream_from(await requester.call(request))
         video = structure(data, Video, what=request.what)
         describe(requester, VIDEO_ID, video.id)
@@ -288,8 +298,9 @@ class V2:
 
     async def get_webhook(self, requester: Requester) -> Webhook | None:
         """The profile's ``webhook``."""
-        profile_id = await self.profile_id(requester)
-        request = v2.get_profile(requester.base_url, profile_id)
+        request = await self._profiled(
+            requester, lambda profile: v2.get_profile(requester.base_url, profile)
+        )
         hook = v2.webhook_from(await requester.call(request))
         if hook is None:
             return None
@@ -303,8 +314,10 @@ class V2:
     async def _write_profile(
         self, requester: Requester, url: str | None, events: Iterable[str]
     ) -> None:
-        profile_id = await self.profile_id(requester)
-        request = v2.set_webhook(requester.base_url, profile_id, url, tuple(events))
+        request = await self._profiled(
+            requester,
+            lambda profile: v2.set_webhook(requester.base_url, profile, url, tuple(events)),
+        )
         await requester.call(request)
 
     # --- playlists, players, raw listings ------------------------------------------------
@@ -314,13 +327,15 @@ class V2:
         return structure(v2.playlist_from(data), Playlist, what=what)
 
     async def create_playlist(self, requester: Requester, values: Mapping[str, object]) -> Playlist:
-        profile_id = await self.profile_id(requester)
-        request = v2.create_playlist(
-            requester.base_url,
-            profile_id,
-            str(values["name"]),
-            description=values.get("description"),  # type: ignore[arg-type]
-            private=bool(values["private"]),
+        request = await self._profiled(
+            requester,
+            lambda profile: v2.create_playlist(
+                requester.base_url,
+                profile,
+                str(values["name"]),
+                description=values.get("description"),  # type: ignore[arg-type]
+                private=bool(values["private"]),
+            ),
         )
         return self._playlist(await requester.call(request), request.what)
 
@@ -361,8 +376,9 @@ class V2:
         self, requester: Requester, label: str, settings: Mapping[str, str | bool | int]
     ) -> Player:
         """v2 creates with a name; other settings by a PATCH."""
-        profile_id = await self.profile_id(requester)
-        request = v2.create_player(requester.base_url, profile_id, label)
+        request = await self._profiled(
+            requester, lambda profile: v2.create_player(requester.base_url, profile, label)
+        )
         made = self._player(await requester.call(request), request.what)
         return await self.update_player(requester, made.id, settings) if settings else made
 

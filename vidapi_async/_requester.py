@@ -164,6 +164,11 @@ class Requester:
         self.check_scope(request, token)
         return token
 
+    async def ensure_scope(self, request: wire.Request) -> None:
+        """Settle ``request``'s scope now (refused, or asked for by a provider that
+        widens), before the requests it depends on are sent."""
+        await self.scoped_token(request, await self.access_token())
+
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
         (to be awaited: a plain function, one coroutine fewer per call)."""
