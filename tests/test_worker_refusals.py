@@ -90,3 +90,15 @@ async def test_a_refused_connection_is_waited_for() -> None:
 def test_too_many_clients_is_waited_for() -> None:
     error = psycopg.OperationalError("FATAL:  sorry, too many clients already")
     assert connect_cause(error) in _WAITED
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "FATAL:  the database system is not yet accepting connections\n"
+        "DETAIL:  Consistent recovery state has not been yet reached.",
+        "FATAL:  the database system is in recovery mode",
+    ],
+)
+def test_a_server_recovering_from_a_crash_is_waited_for(message: str) -> None:
+    assert connect_cause(psycopg.OperationalError(message)) in _WAITED

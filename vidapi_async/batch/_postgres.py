@@ -65,6 +65,8 @@ _CAUSES = (
     ("timed out", "timed out"),
     ("the database system is starting up", "the server is starting up"),
     ("the database system is shutting down", "the server is shutting down"),
+    ("the database system is not yet accepting connections", "the server is recovering"),
+    ("the database system is in recovery mode", "the server is recovering"),
     ("too many clients", "too many connections"),
     ("remaining connection slots are reserved", "too many connections"),
 )
@@ -217,6 +219,7 @@ _WAITED = frozenset(
         "timed out",
         "the server is starting up",
         "the server is shutting down",
+        "the server is recovering",
         "too many connections",
     }
 )
