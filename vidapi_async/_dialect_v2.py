@@ -78,9 +78,12 @@ class V2:
         raise InvalidArgumentError(chosen.argument, chosen.message)
 
     async def _profiled(self, requester: Requester, build: Callable[[str], Request]) -> Request:
-        """``build``'s request under the profile to use; its scope settled first, so that
-        an operation the token cannot do is refused before ``GET /me`` is sent."""
-        await requester.ensure_scope(build(self._wanted or "profile"))
+        """``build``'s request under the profile to use. While the profile is still to
+        be learnt, the request's scope is settled first (refused, or asked for), so that
+        an operation the token cannot do sends nothing, ``GET /me`` included; once it is
+        known, the request's own send checks its scope as any other's."""
+        if self._profile is None:
+            await requester.ensure_scope(build(self._wanted or "profile"))
         return build(await self.profile_id(requester))
 
     async def _choose_profile(self, requester: Requester) -> str | InvalidArgumentError:
@@ -132,7 +135,9 @@ class V2:
         for is ``UnsupportedOperationError``), then the profile known (and verified):
         both before any request of the upload."""
         v2.check_video_create(given)
-        await self._profiled(requester, lambda profile: v2.upload_session(requester.base_url))
+        if self._profile is None:  # the upload's first request's scope, before GET /me
+            await requester.ensure_scope(v2.upload_session(requester.base_url))
+        await self.profile_id(requester)
 
     async def create_video_request(
         self,
