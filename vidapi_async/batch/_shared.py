@@ -567,9 +567,6 @@ class SharedBatch:
             together += [key for key in alone if key not in listed]
             alone = []
 
-        class _Moved(Exception):
-            pass
-
         try:
             async with conn.transaction():  # a savepoint: undone if a job moved meanwhile
                 refused = listed | await self._defer(conn, together, jobs)
@@ -1084,6 +1081,11 @@ _LISTING_PER_KEY: Final = 20
 one at a time while the queue holds fewer than this many per such key: a statement
 per key costs about as much as 20 listed jobs (``benchmarks/reenqueue_scale.py``), so
 either way a batch costs at most this many listed jobs per key (linear)."""
+
+
+class _Moved(Exception):
+    """A job of an enqueue's batch started or finished while it was deferred: the
+    batch's savepoint is undone, and the batch worked out again."""
 
 
 class _DeferRefused(Exception):
