@@ -23,7 +23,7 @@ pytest.importorskip("procrastinate")
 
 async def stored_title(shared: SharedBatch, key: str) -> str:
     row = await shared.journal.fetchone(
-        shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
+        shared.journal.statement("select spec from {s}.specs where key = %s"), (key,)
     )
     assert row is not None
     return str(json.loads(row[0])["title"])

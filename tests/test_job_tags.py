@@ -10,7 +10,7 @@ from pathlib import Path
 
 import vidapi_async as va
 from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
-from vidapi_async.batch._runner import _tag
+from vidapi_async.batch._stages import tag as _tag
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 

@@ -77,7 +77,7 @@ from ._jobs import (
 )
 from ._postgres import PostgresJournal, connect_cause, db_away
 from ._report import Links, ReportWriter
-from ._runner import BatchUploader, _each
+from ._runner import BatchUploader, each, for_queue, know_quota, quota_known, running
 
 if TYPE_CHECKING:
     import procrastinate
@@ -289,7 +289,7 @@ class SharedBatch:
             ) from None
         await self.journal.open(wait=self._wait)
         journal = self.journal
-        q = journal._q
+        q = journal.statement
 
         async def tables(conn: Any) -> None:
             # under the schema's DDL lock: two starts at once do not both create them
@@ -317,7 +317,7 @@ class SharedBatch:
                 )
 
         try:
-            await journal._run(tables)
+            await journal.run(tables)
         except BaseException:
             await journal.close()
             raise
@@ -351,7 +351,7 @@ class SharedBatch:
                 await conn.execute("select pg_advisory_unlock(7317001)")
 
         try:
-            await journal._run(schema)
+            await journal.run(schema)
         except BaseException:
             await self.__aexit__()
             raise
@@ -417,7 +417,7 @@ class SharedBatch:
                 changed.extend(k for k in differ if k not in changed)
                 updating.extend(updates)
 
-        async for job in _each(jobs):
+        async for job in each(jobs):
             chunk.append(job)
             if len(chunk) >= batch_size:
                 await flush()
@@ -437,7 +437,7 @@ class SharedBatch:
         journal = self.journal
 
         async def once() -> tuple[int, list[str], list[str]]:
-            conn = await journal._connect()
+            conn = await journal.connect()
             try:
                 async with conn.transaction():
                     lock = (f"{journal.schema}/{self.queue}",)
@@ -470,7 +470,7 @@ class SharedBatch:
         """Jobs whose file is missing: failed in the journal (``status`` counts them, a
         run that finds the file does them); those whose file is there now: their
         failure forgotten. One statement each, only when there is something to write."""
-        q = self.journal._q
+        q = self.journal.statement
         if failed:
             await self.journal.execute(
                 q(
@@ -520,7 +520,7 @@ class SharedBatch:
 
         app = self._ready()
         keys = list(specs)
-        q = self.journal._q
+        q = self.journal.statement
         cursor = await conn.execute(
             q(
                 "select n.k, s.spec, "
@@ -656,7 +656,7 @@ class SharedBatch:
         holders = await self._ready().job_manager.list_jobs_async(queueing_lock=lock, status="todo")
         if any(j.queue == self.queue and j.task_kwargs.get("key") == key for j in holders):
             return
-        raise self.journal._fail(
+        raise self.journal.failure(
             f"job {key[:40]}: its queue lock {lock[:60]!r} is held by another queue's "
             "job (one queued on queue 'vidapi' by a release up to 0.1.0, under that "
             "key); run that queue until it is empty, then enqueue again"
@@ -708,17 +708,19 @@ class SharedBatch:
         app = self._ready()
         connector = app.connector
         assert isinstance(connector, PatientConnector)
-        runner = BatchUploader(
-            client,
-            concurrency=concurrency,
-            journal=self.journal,
-            progress=progress,
-            metrics_port=metrics_port,
+        runner = for_queue(
+            BatchUploader(
+                client,
+                concurrency=concurrency,
+                journal=self.journal,
+                progress=progress,
+                metrics_port=metrics_port,
+            ),
+            # A worker that made a video after losing its job waits this long for the
+            # job to record one (the taker-over, after its own takeover delay).
+            settle_for=4 * stalled_after,
+            requeue=requeued,  # such a failure goes back to the queue: not "failed"
         )
-        # A worker that made a video after losing its job waits this long for the job
-        # to record one (the taker-over, after its own takeover delay) before deciding.
-        runner._settle_for = 4 * stalled_after
-        runner._requeue = requeued  # such a failure goes back to the queue: not "failed"
         outage = self.journal.outage
         outage.give_up.clear()
         self._stopping.clear()
@@ -852,14 +854,16 @@ class SharedBatch:
 
     async def quota_until(self) -> datetime.datetime | None:
         row = await self.journal.fetchone(
-            self.journal._q("select until from {s}.flags where name = 'quota' and until > now()")
+            self.journal.statement(
+                "select until from {s}.flags where name = 'quota' and until > now()"
+            )
         )
         return None if row is None else row[0]
 
     async def quota_hit(self, error: QuotaExceededError) -> None:
         wait = error.retry_after if error.retry_after is not None else 3600.0
         await self.journal.execute(
-            self.journal._q(
+            self.journal.statement(
                 "insert into {s}.flags values ('quota', now() + %s * interval '1 second') "
                 "on conflict (name) do update "
                 "set until = greatest({s}.flags.until, excluded.until)"
@@ -889,7 +893,7 @@ class SharedBatch:
         rows = 0
         try:
             for key, spec, stage, video_id, error in await self.journal.fetchall(
-                self.journal._q(
+                self.journal.statement(
                     "select s.key, s.spec, j.stage, j.video_id, j.error "
                     "from {s}.specs s left join {s}.jobs j on j.key = s.key order by s.key"
                 )
@@ -929,7 +933,7 @@ class SharedBatch:
 
         states = await key_states(self._ready(), self.queue)
         row = await self.journal.fetchone(
-            self.journal._q(
+            self.journal.statement(
                 "with q as (select * from unnest(%s::text[], %s::text[]) q(key, status)), "
                 "a as (select q.status, j.stage, j.error from q full join {s}.jobs j "
                 "on q.key = j.key), "
@@ -968,9 +972,9 @@ async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
 
     journal = PostgresJournal(dsn, schema=schema)
     try:
-        conn = await journal._connect()
+        conn = await journal.connect()
     except psycopg.Error as exc:
-        raise journal._fail(f"cannot connect: {connect_cause(exc)}") from None
+        raise journal.failure(f"cannot connect: {connect_cause(exc)}") from None
     try:
         row = await (
             await conn.execute(
@@ -1006,26 +1010,27 @@ _LAST_TRY: contextvars.ContextVar[bool] = contextvars.ContextVar("vidapi_last_tr
 
 
 async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any, key: str) -> None:
-    while key in runner._in_flight:  # noqa: ASYNC110
+    while running(runner, key):  # noqa: ASYNC110
         # The queue gave back a job this worker still runs (its heartbeat came late,
         # after the database was away): this claim waits for that run to end, then
         # finds the job done, or resumes it.
         await asyncio.sleep(0.05)
     row = await shared.journal.fetchone(
-        shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
+        shared.journal.statement("select spec from {s}.specs where key = %s"), (key,)
     )
     if row is None:
         await _spec_missing(shared, key)
     job = _job(json.loads(row[0]))
     until = await shared.quota_until()
-    if until is not None and runner._quota is None:
-        runner._quota = QuotaExceededError(
+    if until is not None and not quota_known(runner):
+        reached = QuotaExceededError(
             f"the account's quota was reached; it resets at {until:%Y-%m-%d %H:%M %Z}",
             status=403,
             retry_after=max(0.0, (until - datetime.datetime.now(datetime.UTC)).total_seconds()),
         )
+        know_quota(runner, reached)
     elif until is None:
-        runner._quota = None
+        know_quota(runner, None)
     from ._queue import MAX_ATTEMPTS, GivenBack, Transient
 
     tried = await _attempts_counted(shared, context.job)
@@ -1048,7 +1053,7 @@ async def _run_pipeline(shared: SharedBatch, runner: BatchUploader, context: Any
         )
         if context.job.id is not None:
             await shared.journal.execute(
-                shared.journal._q(
+                shared.journal.statement(
                     "insert into {s}.handed_back values (%s, 1) "
                     "on conflict (job) do update set n = {s}.handed_back.n + 1"
                 ),
@@ -1071,7 +1076,7 @@ async def _attempts_counted(shared: SharedBatch, job: Any) -> int:
     """The tries of the queue job ``job`` (procrastinate's count) that count against
     its attempts: those it was handed back for (table ``handed_back``) do not."""
     row = await shared.journal.fetchone(
-        shared.journal._q("select n from {s}.handed_back where job = %s"), (job.id,)
+        shared.journal.statement("select n from {s}.handed_back where job = %s"), (job.id,)
     )
     return int(job.attempts) - (0 if row is None else int(row[0]))
 
@@ -1110,7 +1115,7 @@ async def _spec_missing(shared: SharedBatch, key: str) -> None:
     why = f"its spec is not in schema {shared.journal.schema!r} (queue {shared.queue!r})"
     worker_log.error("job %s: %s; failed", key, why)
     await shared.journal.execute(
-        shared.journal._q(
+        shared.journal.statement(
             "insert into {s}.jobs (key, stage, subtitles_done, runs, error, updated) "
             "values (%s, 'pending', '[]', 0, %s, now()) "
             "on conflict (key) do update set error = excluded.error, updated = now() "
@@ -1156,7 +1161,7 @@ class SharedRate:
         journal = self._shared.journal
         step = 1.0 / self.per_second
         row = await journal.fetchone(
-            journal._q(
+            journal.statement(
                 "insert into {s}.flags values ('rate', now() + %s * interval '1 second') "
                 "on conflict (name) do update set until = "
                 "greatest({s}.flags.until, now()) + %s * interval '1 second' "
