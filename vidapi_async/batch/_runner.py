@@ -48,6 +48,7 @@ from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, Vida
 from .._files import LocalFile
 from .._internals import internals
 from .._metrics import MetricsServer
+from .._observe import Observer
 from .._uploads import load_mime_types
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
@@ -68,7 +69,7 @@ from ._quota import QuotaStop
 from ._report import JobReport
 from ._spares import Spares
 from ._stages import JobRun, Pipeline, run_steps
-from ._updates import changed, metadata_now, update_video
+from ._updates import changed, done_before, metadata_now
 
 __all__ = ["BatchUploader", "each", "for_queue", "know_quota", "running"]
 
@@ -127,13 +128,7 @@ class BatchUploader:
         self.client = client
         """The client the jobs use."""
         self._report_to = None if report is None else JobReport(report, client, journal)
-        if metrics_port is not None and (
-            not isinstance(metrics_port, int)
-            or isinstance(metrics_port, bool)
-            or not 0 <= metrics_port <= 65535
-        ):
-            raise InvalidArgumentError("metrics_port", "expected a port number (0: any free one)")
-        self._metrics_port = metrics_port
+        self._metrics_port = _port(metrics_port)
         self._metrics: MetricsServer | None = None
         self.wait_ready = wait_ready
         """Each job also waits until the platform has encoded its video (stage
@@ -151,19 +146,7 @@ class BatchUploader:
         self.workers = check.positive_int(workers, "workers")
         """Ranges in flight per chunked upload."""
         limit = client.connection_limit
-        if chunked is None and limit is not None:
-            # Chunked by size: the big files' workers share what the pool has beyond
-            # one connection per pipeline.
-            self.workers = max(1, min(self.workers, limit // self.concurrency))
-        needed = self.concurrency * (self.workers if chunked is not False else 1)
-        if limit is not None and needed > limit:
-            # Waiting for a pooled connection counts against a request's total timeout:
-            # queue here, not in the pool.
-            raise InvalidArgumentError(
-                "concurrency",
-                f"{needed} uploads in flight need {needed} connections but the client allows "
-                f"{limit}: lower concurrency/workers or raise Client(connection_limit=...)",
-            )
+        self.workers = _fitted_workers(limit, self.concurrency, chunked, self.workers)
         if chunk_size is not None:
             warnings.warn(
                 "BatchUploader(chunk_size=) is deprecated; use read_size= or range_size=",
@@ -230,26 +213,7 @@ class BatchUploader:
             await server.aclose()  # closed at once; waits for its connections to be gone
 
     async def _open(self) -> BatchUploader:
-        arg = self._journal_arg
-        if arg is None:
-            self._journal, self._owns_journal = MemoryJournal(), True
-        elif isinstance(arg, str) and arg.startswith(("postgresql://", "postgres://")):
-            self._journal, self._owns_journal = PostgresJournal(arg), True
-        elif isinstance(arg, str | os.PathLike):
-            self._journal, self._owns_journal = SQLiteJournal(arg), True
-        elif isinstance(arg, Journal):
-            self._journal = arg
-        else:
-            raise InvalidArgumentError("journal", "expected a path, a Journal or None")
-        opener = getattr(self._journal, "open", None)
-        if opener is not None:
-            try:
-                await opener()
-            except BaseException:
-                if self._owns_journal:
-                    await self._journal.close()
-                self._journal = None
-                raise
+        self._journal, self._owns_journal = await _open_journal(self._journal_arg)
         self._pipeline = Pipeline(
             self.client,
             self._journal,
@@ -405,7 +369,7 @@ class BatchUploader:
                 raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
             key = (await asyncio.to_thread(prepare, job))[0]
             if job.url is not None and key == url_key(job.url):
-                key = await self._recorded_url_key(key, job.url)
+                key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
             if record is None or record.stage is not Stage.DONE:
                 create.append(key)
@@ -424,38 +388,17 @@ class BatchUploader:
         checked: Awaitable[Prepared] | None = None,
     ) -> JobResult:
         try:
-            result = await self._observed(job, seq, checked)
+            result = await _observed(
+                internals(self.client).observer,
+                self._run_job_inner(job, seq, checked),
+                self._goes_back,
+            )
         finally:
             if seq is not None:
                 await self._playlists.pass_turn(seq)
         if self._report_to is not None:
             await self._report_to.row(result)
         return result
-
-    async def _observed(
-        self, job: UploadJob, seq: int | None, checked: Awaitable[Prepared] | None
-    ) -> JobResult:
-        observer = internals(self.client).observer
-        if not observer.active:
-            return await self._run_job_inner(job, seq, checked)
-        started = time.perf_counter()
-        counted = observer.job_started()
-        outcome: str | None = "failed"
-        try:
-            with observer.job_span():
-                result = await self._run_job_inner(job, seq, checked)
-                observer.label_video(result.video_id)  # made now, or by an earlier run
-                if result.status is JobStatus.FAILED:
-                    observer.job_failed(result.error)
-            outcome = result.status.value
-            if result.status is JobStatus.FAILED and self._goes_back(result.error):
-                outcome = "requeued"
-            return result
-        except asyncio.CancelledError:
-            outcome = None  # stopped, not failed: no outcome
-            raise
-        finally:
-            observer.job_finished(outcome, time.perf_counter() - started, counted)
 
     async def _run_job_inner(
         self,
@@ -470,7 +413,7 @@ class BatchUploader:
             checked = asyncio.to_thread(prepare, job)
         key, local, subtitles, stale = await checked
         if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
-            key = await self._recorded_url_key(key, job.url)
+            key = await _recorded_url_key(self._journal, key, job.url)
         forget = getattr(self._journal, "forget", None)
         if stale is not None and forget is not None:
             await forget(stale)  # the failure recorded while its file was missing
@@ -489,7 +432,9 @@ class BatchUploader:
             else:
                 record = await self._journal.load(key) or JobRecord(key)
             if record.stage is Stage.DONE:
-                return await self._done_before(job, record, seq)
+                return await done_before(
+                    self.client, self._journal, self._playlists, self._tally, job, record, seq
+                )
             if claim is None:
                 record.runs += 1
             return await self._steps(JobRun(job, record, local, subtitles, seq))
@@ -543,51 +488,103 @@ class BatchUploader:
             run.job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
         )
 
-    async def _done_before(self, job: UploadJob, record: JobRecord, seq: int | None) -> JobResult:
-        """A job the journal says is done: skipped if its metadata is as recorded, else
-        one update of what changed (the file is never sent again)."""
-        assert self._journal is not None
-        new = metadata_now(job, record)
-        if not changed(record.metadata, new):
-            self._tally.count("skipped")
-            return JobResult(
-                job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
-            )
-        assert record.video_id is not None
-        old = record.metadata or {}
-        try:
-            record.metadata = await update_video(
-                self.client, self._playlists, job, record.video_id, old, new, seq
-            )
-            await self._journal.save(record)
-        except VidapiError as exc:
-            self._tally.count("failed")
-            log.warning("job %s: its update failed: %s", record.key, exc)
-            return JobResult(
-                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
-            )
-        except JobLost:
-            return JobResult(
-                job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
-            )
-        self._tally.count("updated")
-        return JobResult(
-            job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
-        )
-
-    async def _recorded_url_key(self, key: str, url: str) -> str:
-        """``key``, or the key a journal written up to 0.1.0 has this url job under (a
-        digest of the whole url), so that the job is skipped or resumed there rather
-        than making a second video. Looked up only, never written anew."""
-        assert self._journal is not None
-        if await self._journal.load(key) is not None:
-            return key
-        old = legacy_url_key(url)
-        return old if await self._journal.load(old) is not None else key
-
     def _goes_back(self, error: BaseException | None) -> bool:
         """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
         return error is not None and self._requeue is not None and self._requeue(error)
+
+
+async def _observed(
+    observer: Observer,
+    inner: Awaitable[JobResult],
+    goes_back: Callable[[BaseException | None], bool],
+) -> JobResult:
+    """``inner``, a job's run, observed (a span, its outcome and duration counted) when
+    the client's observer is active."""
+    if not observer.active:
+        return await inner
+    started = time.perf_counter()
+    counted = observer.job_started()
+    outcome: str | None = "failed"
+    try:
+        with observer.job_span():
+            result = await inner
+            observer.label_video(result.video_id)  # made now, or by an earlier run
+            if result.status is JobStatus.FAILED:
+                observer.job_failed(result.error)
+        outcome = result.status.value
+        if result.status is JobStatus.FAILED and goes_back(result.error):
+            outcome = "requeued"
+        return result
+    except asyncio.CancelledError:
+        outcome = None  # stopped, not failed: no outcome
+        raise
+    finally:
+        observer.job_finished(outcome, time.perf_counter() - started, counted)
+
+
+async def _recorded_url_key(journal: Journal, key: str, url: str) -> str:
+    """``key``, or the key a journal written up to 0.1.0 has this url job under (a
+    digest of the whole url), so that the job is skipped or resumed there rather
+    than making a second video. Looked up only, never written anew."""
+    if await journal.load(key) is not None:
+        return key
+    old = legacy_url_key(url)
+    return old if await journal.load(old) is not None else key
+
+
+def _port(metrics_port: int | None) -> int | None:
+    """``metrics_port`` checked: ``None`` or a port number (0: any free one)."""
+    if metrics_port is not None and (
+        not isinstance(metrics_port, int)
+        or isinstance(metrics_port, bool)
+        or not 0 <= metrics_port <= 65535
+    ):
+        raise InvalidArgumentError("metrics_port", "expected a port number (0: any free one)")
+    return metrics_port
+
+
+def _fitted_workers(limit: int | None, concurrency: int, chunked: bool | None, workers: int) -> int:
+    """The ranges in flight per chunked upload that fit the client's connection limit
+    with ``concurrency`` pipelines; ``InvalidArgumentError`` if none do."""
+    if chunked is None and limit is not None:
+        # Chunked by size: the big files' workers share what the pool has beyond
+        # one connection per pipeline.
+        workers = max(1, min(workers, limit // concurrency))
+    needed = concurrency * (workers if chunked is not False else 1)
+    if limit is not None and needed > limit:
+        # Waiting for a pooled connection counts against a request's total timeout:
+        # queue here, not in the pool.
+        raise InvalidArgumentError(
+            "concurrency",
+            f"{needed} uploads in flight need {needed} connections but the client allows "
+            f"{limit}: lower concurrency/workers or raise Client(connection_limit=...)",
+        )
+    return workers
+
+
+async def _open_journal(arg: str | os.PathLike[str] | Journal | None) -> tuple[Journal, bool]:
+    """The batch's journal, opened (if it has ``open``), and whether the batch made it
+    (then it closes it)."""
+    journal: Journal
+    if arg is None:
+        journal, owned = MemoryJournal(), True
+    elif isinstance(arg, str) and arg.startswith(("postgresql://", "postgres://")):
+        journal, owned = PostgresJournal(arg), True
+    elif isinstance(arg, str | os.PathLike):
+        journal, owned = SQLiteJournal(arg), True
+    elif isinstance(arg, Journal):
+        journal, owned = arg, False
+    else:
+        raise InvalidArgumentError("journal", "expected a path, a Journal or None")
+    opener = getattr(journal, "open", None)
+    if opener is not None:
+        try:
+            await opener()
+        except BaseException:
+            if owned:
+                await journal.close()
+            raise
+    return journal, owned
 
 
 # --- what a shared queue's worker sets and reads of its runner ---------------------------

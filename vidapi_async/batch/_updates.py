@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._client import Client
-from ._jobs import CLEARED, UploadJob
-from ._journal import JobRecord
+from .._errors import VidapiError
+from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
+from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
+from ._progress import Tally
 
-__all__ = ["changed", "metadata_now", "update_video", "with_added"]
+__all__ = ["changed", "done_before", "metadata_now", "update_video", "with_added"]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -96,3 +98,41 @@ async def update_video(
             await playlists.remove(video_id, name)
     added = [name for name in job.playlists if name in ours or name in joined]
     return {**new, "added": added} if added or new["playlists"] else dict(new)
+
+
+async def done_before(
+    client: Client,
+    journal: Journal,
+    playlists: Playlists,
+    tally: Tally,
+    job: UploadJob,
+    record: JobRecord,
+    seq: int | None,
+) -> JobResult:
+    """A job the journal says is done: skipped if its metadata is as recorded, else
+    one update of what changed (the file is never sent again); counted in ``tally``."""
+    new = metadata_now(job, record)
+    if not changed(record.metadata, new):
+        tally.count("skipped")
+        return JobResult(
+            job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+        )
+    assert record.video_id is not None
+    old = record.metadata or {}
+    try:
+        record.metadata = await update_video(client, playlists, job, record.video_id, old, new, seq)
+        await journal.save(record)
+    except VidapiError as exc:
+        tally.count("failed")
+        log.warning("job %s: its update failed: %s", record.key, exc)
+        return JobResult(
+            job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+        )
+    except JobLost:
+        return JobResult(
+            job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
+        )
+    tally.count("updated")
+    return JobResult(
+        job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
+    )
