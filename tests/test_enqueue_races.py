@@ -141,9 +141,9 @@ async def test_keys_waiting_are_told_by_either_reading(
     """Enqueued again while they wait: the keys waiting are told by their queueing lock
     (deferred one at a time, refused) on a long queue, by a listing of the waiting jobs
     on a short one; either way the same answer, and a new key among them is queued."""
-    from vidapi_async.batch import _shared
+    from vidapi_async.batch import _enqueue
 
-    monkeypatch.setattr(_shared, "_LISTING_PER_KEY", listing)
+    monkeypatch.setattr(_enqueue, "_LISTING_PER_KEY", listing)
     f = make_file(tmp_path / "w.mp4", 1000)
 
     def job(key: str, title: str = "t") -> va.UploadJob:

@@ -18,6 +18,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.batch import QueueStatus, SharedBatch
+from vidapi_async.batch._worker import retry_stalled
 from vidapi_async.emulator import Emulator, Faults
 
 from .children import default_signals
@@ -154,7 +155,9 @@ async def test_two_workers_taking_over_one_stalled_job_is_no_error(
                 "update procrastinate_workers set last_heartbeat = now() - interval '1 hour'"
             )
         for _ in range(5):  # both at once, and again once it is queued already
-            await asyncio.gather(a._retry_stalled(60), b._retry_stalled(60))
+            await asyncio.gather(
+                retry_stalled(a._ready(), a.queue, 60), retry_stalled(b._ready(), b.queue, 60)
+            )
         status = await a.status()
     assert (status.queued, status.running) == (1, 0)
 

@@ -106,8 +106,6 @@ class BatchUploader:
     video id, page and embed addresses, error), flushed at once.
     """
 
-    # Longer than 80 lines with its attributes' docstrings: the documented keyword
-    # parameters of a public constructor, each checked and kept; nothing else.
     def __init__(
         self,
         client: Client,

@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import TYPE_CHECKING
 
 from .._client import Client
@@ -180,7 +180,6 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
 
 
 async def _run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -188,7 +187,6 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         TaskID,
         TextColumn,
     )
-    from rich.table import Table
 
     if args.report is not None and _same_file(args.report, args.source):
         raise InvalidArgumentError(
@@ -230,8 +228,28 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         for key in [k for k in per_file if k not in p.files]:
             bytes_bar.remove_task(per_file.pop(key))
 
+    results: list[JobResult] = []
+    # its metrics endpoint, if asked, before the bars
+    async with _uploader(args, client, on_progress) as batch:
+        if batch.metrics_port is not None:
+            console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
+        with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
+            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
+            async for result in batch.run(jobs):
+                results.append(result)
+                files_bar.update(overall, completed=len(results))
+    if not console.is_terminal:  # the bars' last line ends with no newline
+        console.line()
+    return _summary(args, results, console)
+
+
+def _uploader(
+    args: argparse.Namespace, client: Client, on_progress: Callable[[BatchProgress], None]
+) -> BatchUploader:
+    """The command's ``BatchUploader``; a concurrency the command's connections cannot
+    hold is said in the command's own options."""
     try:
-        uploader = BatchUploader(
+        return BatchUploader(
             client,
             concurrency=args.concurrency,
             journal=args.journal.where,
@@ -252,17 +270,12 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             f"vidapi command opens ({client.connection_limit}): give a lower --concurrency"
             + (" or --workers" if args.chunked else ""),
         ) from None
-    results: list[JobResult] = []
-    async with uploader as batch:  # its metrics endpoint, if asked, before the bars
-        if batch.metrics_port is not None:
-            console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
-        with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
-            async for result in batch.run(jobs):
-                results.append(result)
-                files_bar.update(overall, completed=len(results))
-    if not console.is_terminal:  # the bars' last line ends with no newline
-        console.line()
+
+
+def _summary(args: argparse.Namespace, results: list[JobResult], console: Console) -> int:
+    """The batch's results (JSON, or a table and each failure), and the exit code."""
+    from rich.markup import escape
+    from rich.table import Table
 
     counts = {s: sum(r.status is s for r in results) for s in JobStatus}
     if args.json:
