@@ -65,15 +65,9 @@ class Enqueuer:
         any more: not looked for again)."""
 
     async def enqueue(
-        self,
-        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
-        *,
-        batch_size: int = 2000,
+        self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob], *, batch_size: int
     ) -> Enqueued:
-        """Add the jobs, ``batch_size`` at a time: per batch, in one transaction, the
-        jobs not done, queued or running already are deferred (the queue's queueing
-        lock tells those waiting) and their specs kept; time linear in the number of
-        jobs, memory flat."""
+        """``SharedBatch.enqueue``: ``batch_size`` jobs per ``_enqueue_locked``."""
         added = already = 0
         unreadable: list[str] = []
         changed: list[str] = []
