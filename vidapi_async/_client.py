@@ -17,7 +17,7 @@ import logging
 import os
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
@@ -32,8 +32,9 @@ from ._config import (
     DEFAULT_READ_SIZE,
     Timeouts,
 )
-from ._dialect import DIALECTS, dialect_for
-from ._dialect_legacy import DEFAULT_BASE_URL
+from ._dialect import DIALECTS, Dialect
+from ._dialect_legacy import DEFAULT_BASE_URL, Legacy
+from ._dialect_v2 import V2
 from ._errors import (
     InvalidArgumentError,
     UsageError,
@@ -42,6 +43,7 @@ from ._limits import Bandwidth, RequestRate
 from ._live import LiveStreams
 from ._models import AccessToken
 from ._observe import Observer
+from ._operations import Operation
 from ._players import Players
 from ._playlists import Playlists
 from ._raw import RawCalls
@@ -126,7 +128,7 @@ class Client:
     ) -> None:
         if (access_token is None) == (auth is None):
             raise UsageError("give exactly one of access_token= or auth=")
-        dialect = dialect_for(
+        dialect = self._dialect = _dialect_for(
             _dialect_name(api),
             None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
         )
@@ -177,7 +179,8 @@ class Client:
             transport=transport,
             timeouts=timeouts or Timeouts(),
             retry=RetryPolicy() if retry is None else retry,
-            dialect=dialect,
+            decode=dialect.decode,
+            default_token_url=dialect.token_url(checked_base_url),
         )
         if chunk_size is not NOT_GIVEN:
             deprecated("Client(chunk_size=)", "read_size=")
@@ -193,26 +196,26 @@ class Client:
             source_policy=source_policy or SourcePolicy(),
             max_source_size=check.positive_int(max_source_size, "max_source_size"),
         )
-        self.uploads = Uploads(requester, self._upload_settings)
+        self.uploads = Uploads(requester, dialect, self._upload_settings)
         """Uploads: ``get_session``, ``file``, ``from_url``, ``get_progress``."""
-        self.videos = Videos(requester, self.uploads)
+        self.videos = Videos(requester, dialect, self.uploads)
         """Videos: ``create``, ``upload``, ``get``, ``update``, ``delete``, ``mine``,
         ``find_by_tag``, ``set_password``, ``set_thumbnail``, ``wait_until_ready``,
         ``categories``."""
-        self.subtitles = Subtitles(requester, self.uploads)
+        self.subtitles = Subtitles(requester, dialect, self.uploads)
         """A video's subtitles: ``create``, ``upload``, ``list``, ``delete``."""
-        self.live = LiveStreams(requester)
+        self.live = LiveStreams(requester, dialect)
         """Live streams: ``create``, ``convert``, ``get`` (scope ``manage_videos``)."""
-        self.account = Account(requester)
+        self.account = Account(requester, dialect)
         """The account: ``me``, ``auth_info``, ``set_webhook``, ``get_webhook``,
         ``remove_webhook``."""
-        self.playlists = Playlists(requester)
+        self.playlists = Playlists(requester, dialect)
         """Playlists: ``create``, ``get``, ``update``, ``delete``, ``mine``, ``videos``,
         ``add_video``, ``remove_video`` (scope ``manage_playlists``)."""
-        self.players = Players(requester)
+        self.players = Players(requester, dialect)
         """Players (Player IDs of the embeds): ``create``, ``get``, ``update``,
         ``delete``, ``mine`` (scope ``manage_players``)."""
-        self.raw = RawCalls(requester)
+        self.raw = RawCalls(requester, dialect)
         """Raw calls to any path: ``get``, ``post``, ``delete``, ``paginate`` (also
         flat on the client: ``client.get(...)``)."""
 
@@ -245,7 +248,7 @@ class Client:
     @property
     def api(self) -> str:
         """The API dialect spoken: ``"legacy"`` or ``"v2"`` (``Client(api=...)``)."""
-        return self._requester.dialect.name
+        return self._dialect.name
 
     @property
     def timeouts(self) -> Timeouts:
@@ -344,7 +347,8 @@ class Client:
         An argument a dialect lacks (v2's ``expiry_date=``) is refused when given; the
         operation itself is offered. Anything but an operation of this client is an
         ``InvalidArgumentError``."""
-        return all(self._requester.offers(name) for name in self._operation_names(operation))
+        named = (Operation.named(name) for name in self._operation_names(operation))
+        return all(self._dialect.offers(known) for known in named if known is not None)
 
     def _operation_names(self, operation: object) -> tuple[str, ...]:
         """The namespaced name of one of this client's operations, and its flat ones."""
@@ -463,6 +467,17 @@ _NAMESPACES: Final = (
     "raw",
 )
 """The client's namespaces, where its operations live (``Client.offers``)."""
+
+
+_KINDS: Final[Mapping[str, Callable[[str | None], Dialect]]] = {"legacy": Legacy, "v2": V2}
+"""Each of ``DIALECTS`` and its implementation."""
+
+
+def _dialect_for(api: str, profile_id: str | None = None) -> Dialect:
+    """The dialect named ``api`` (one of ``DIALECTS``, checked by ``_dialect_name``);
+    ``profile_id``: the profile v2 creates under (the legacy API has none: a
+    ``UsageError``)."""
+    return _KINDS[api](profile_id)
 
 
 def _dialect_name(api: str | None) -> str:

@@ -10,7 +10,7 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _protocol as wire
 from . import _validate as check
@@ -39,6 +39,9 @@ from ._sources import (
     spool_async,
 )
 from ._uploads import UploadPlan, send_chunked, send_single_shot
+
+if TYPE_CHECKING:
+    from ._dialect import Dialect
 
 __all__ = ["UploadSettings", "Uploads"]
 
@@ -70,15 +73,15 @@ class Uploads(Service):
     file streamed through (``from_url``), an upload's progress (``get_progress``).
     Sizes and limits default to the client's (``Client.read_size``, ...)."""
 
-    def __init__(self, requester: Requester, settings: UploadSettings) -> None:
-        super().__init__(requester)
+    def __init__(self, requester: Requester, dialect: Dialect, settings: UploadSettings) -> None:
+        super().__init__(requester, dialect)
         self._settings = settings
 
     @operation("get_upload_session")
     async def get_session(self) -> UploadSession:
         """``GET /file/upload`` (v2: ``POST /files/upload_sessions``): a one-time
         address to upload one file to."""
-        return await self._requester.dialect.upload_session(self._requester)
+        return await self._dialect.upload_session(self._requester)
 
     @operation("get_upload_progress")
     async def get_progress(self, upload: UploadSession | str) -> UploadProgress:
