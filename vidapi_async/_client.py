@@ -126,53 +126,26 @@ class Client:
         tracer_provider: Any = None,
         meter_provider: Any = None,
     ) -> None:
-        if (access_token is None) == (auth is None):
-            raise UsageError("give exactly one of access_token= or auth=")
-        dialect = self._dialect = _dialect_for(
-            _dialect_name(api),
-            None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+        # The keyword parameters above are the client's documented options; the body
+        # checks them in three groups (the API and its token, the connection, the
+        # uploads), each a function below, in the order their errors are raised.
+        dialect, auth = _dialect_and_auth(access_token, auth, scopes, api, profile_id)
+        checked_base_url = check.base_url(
+            dialect.default_base_url if base_url is None else base_url
         )
-        if auth is None:
-            if scopes is not None:
-                scopes = dialect.token_scopes(scopes)
-            auth = StaticToken(access_token or "", scopes)
-        elif scopes is not None:
-            raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
-        if not isinstance(auth, TokenProvider):
-            raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        dialect.check_auth(auth)
-        if base_url is None:
-            base_url = dialect.default_base_url
-        checked_base_url = check.base_url(base_url)
-        if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
-            raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
-        if ssl is not None and session is not None:
-            raise UsageError(
-                "ssl= goes with the client's own session; with session=, give the trust to "
-                "that session's connector: aiohttp.TCPConnector(ssl=context)"
-            )
-        if connection_limit is not NOT_GIVEN and session is not None:
-            raise UsageError(
-                "connection_limit= goes with the client's own session; with session=, "
-                "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
-            )
-        limit = 100 if connection_limit is NOT_GIVEN else connection_limit
-        transport = Transport(
+        transport = _transport_for(
             session,
-            limit=check.positive_int(limit, "connection_limit"),
             ssl=ssl,
-            sendfile=check.boolean(sendfile, "sendfile"),
-            proxies=_proxies(proxy, check.boolean(trust_env, "trust_env"), session),
-            rate=None
-            if max_requests_per_second is None
-            else RequestRate(
-                check.positive_number(max_requests_per_second, "max_requests_per_second")
-            ),
-            bandwidth=None
-            if max_bandwidth is None
-            else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
-            observer=Observer(tracer_provider, meter_provider),
+            connection_limit=connection_limit,
+            sendfile=sendfile,
+            proxy=proxy,
+            trust_env=trust_env,
+            max_requests_per_second=max_requests_per_second,
+            max_bandwidth=max_bandwidth,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
+        self._dialect = dialect
         requester = self._requester = Requester(
             base_url=checked_base_url,
             auth=auth,
@@ -182,19 +155,13 @@ class Client:
             decode=dialect.decode,
             default_token_url=dialect.token_url(checked_base_url),
         )
-        if chunk_size is not NOT_GIVEN:
-            deprecated("Client(chunk_size=)", "read_size=")
-            read_size = check.positive_int(chunk_size, "chunk_size")
-        if source_policy is not None and not isinstance(source_policy, SourcePolicy):
-            raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
-        self._upload_settings = UploadSettings(
-            read_size=check.positive_int(read_size, "read_size"),
-            range_size=check.positive_int(range_size, "range_size"),
-            chunked_threshold=None
-            if chunked_threshold is None
-            else check.positive_int(chunked_threshold, "chunked_threshold"),
-            source_policy=source_policy or SourcePolicy(),
-            max_source_size=check.positive_int(max_source_size, "max_source_size"),
+        self._upload_settings = _upload_settings(
+            read_size=read_size,
+            range_size=range_size,
+            chunked_threshold=chunked_threshold,
+            chunk_size=chunk_size,
+            source_policy=source_policy,
+            max_source_size=max_source_size,
         )
         self.uploads = Uploads(requester, dialect, self._upload_settings)
         """Uploads: ``get_session``, ``file``, ``from_url``, ``get_progress``."""
@@ -467,6 +434,101 @@ _NAMESPACES: Final = (
     "raw",
 )
 """The client's namespaces, where its operations live (``Client.offers``)."""
+
+
+def _dialect_and_auth(
+    access_token: str | None,
+    auth: TokenProvider | None,
+    scopes: Iterable[str] | None,
+    api: str | None,
+    profile_id: str | None,
+) -> tuple[Dialect, TokenProvider]:
+    """The client's dialect and its token provider, checked (``Client``'s arguments)."""
+    if (access_token is None) == (auth is None):
+        raise UsageError("give exactly one of access_token= or auth=")
+    dialect = _dialect_for(
+        _dialect_name(api),
+        None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+    )
+    if auth is None:
+        if scopes is not None:
+            scopes = dialect.token_scopes(scopes)
+        auth = StaticToken(access_token or "", scopes)
+    elif scopes is not None:
+        raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
+    if not isinstance(auth, TokenProvider):
+        raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
+    dialect.check_auth(auth)
+    return dialect, auth
+
+
+def _transport_for(
+    session: aiohttp.ClientSession | None,
+    *,
+    ssl: ssl_module.SSLContext | None,
+    connection_limit: int | NotGiven,
+    sendfile: bool,
+    proxy: str | None,
+    trust_env: bool,
+    max_requests_per_second: float | None,
+    max_bandwidth: int | None,
+    tracer_provider: Any,
+    meter_provider: Any,
+) -> Transport:
+    """The client's HTTP layer, its arguments checked (``Client``'s)."""
+    if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
+        raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
+    if ssl is not None and session is not None:
+        raise UsageError(
+            "ssl= goes with the client's own session; with session=, give the trust to "
+            "that session's connector: aiohttp.TCPConnector(ssl=context)"
+        )
+    if connection_limit is not NOT_GIVEN and session is not None:
+        raise UsageError(
+            "connection_limit= goes with the client's own session; with session=, "
+            "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
+        )
+    limit = 100 if connection_limit is NOT_GIVEN else connection_limit
+    return Transport(
+        session,
+        limit=check.positive_int(limit, "connection_limit"),
+        ssl=ssl,
+        sendfile=check.boolean(sendfile, "sendfile"),
+        proxies=_proxies(proxy, check.boolean(trust_env, "trust_env"), session),
+        rate=None
+        if max_requests_per_second is None
+        else RequestRate(check.positive_number(max_requests_per_second, "max_requests_per_second")),
+        bandwidth=None
+        if max_bandwidth is None
+        else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
+        observer=Observer(tracer_provider, meter_provider),
+    )
+
+
+def _upload_settings(
+    *,
+    read_size: int,
+    range_size: int,
+    chunked_threshold: int | None,
+    chunk_size: int | NotGiven,
+    source_policy: SourcePolicy | None,
+    max_source_size: int,
+) -> UploadSettings:
+    """The uploads' settings, checked (``Client``'s arguments)."""
+    if chunk_size is not NOT_GIVEN:
+        deprecated("Client(chunk_size=)", "read_size=")
+        read_size = check.positive_int(chunk_size, "chunk_size")
+    if source_policy is not None and not isinstance(source_policy, SourcePolicy):
+        raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
+    return UploadSettings(
+        read_size=check.positive_int(read_size, "read_size"),
+        range_size=check.positive_int(range_size, "range_size"),
+        chunked_threshold=None
+        if chunked_threshold is None
+        else check.positive_int(chunked_threshold, "chunked_threshold"),
+        source_policy=source_policy or SourcePolicy(),
+        max_source_size=check.positive_int(max_source_size, "max_source_size"),
+    )
 
 
 _KINDS: Final[Mapping[str, Callable[[str | None], Dialect]]] = {"legacy": Legacy, "v2": V2}
