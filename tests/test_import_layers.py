@@ -160,7 +160,9 @@ def test_the_circle_finder_sees_a_circle() -> None:
     assert circles(graph) == [["a", "b", "c", "a"]]
     assert circles({"a": {"b"}, "b": set()}) == []
     real = import_graph()
-    assert f"{ROOT}._dialect" in real[f"{ROOT}._service"]  # for type checking only
+    assert (
+        f"{ROOT}._dialects.dialect" in real[f"{ROOT}._resources.service"]
+    )  # for type checking only
     assert sum(len(targets) for targets in real.values()) > 200
 
 

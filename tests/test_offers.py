@@ -60,9 +60,9 @@ async def test_only_an_operation_of_this_client_is_taken() -> None:
 def test_each_dialect_refuses_by_one_kind_of_key_and_every_key_is_refused_somewhere() -> None:
     """The refusal tables are keyed by ``Operation`` only (no string keys that a typo
     could leave unmatched), and every ``Operation`` is one some dialect lacks."""
-    from vidapi_async._dialect_legacy import Legacy
-    from vidapi_async._dialect_v2 import V2
-    from vidapi_async._operations import Operation
+    from vidapi_async._dialects.legacy import Legacy
+    from vidapi_async._dialects.operations import Operation
+    from vidapi_async._dialects.v2 import V2
 
     legacy, v2 = Legacy(), V2()
     for dialect in (legacy, v2):

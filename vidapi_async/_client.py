@@ -1,14 +1,16 @@
 """``Client``: every operation of the API, as coroutines returning typed models.
 
-The client chooses its API dialect (``_dialect``: the legacy API or v2), builds one
-requester (``_requester.Requester``: the token and its scopes,
-retries, limits, decoding, observation) and hands it to one namespace per group of
-operations, each a small class in its own module that never sees the client:
-``client.videos`` (``_videos``), ``client.uploads`` (``_upload_calls``),
-``client.subtitles`` (``_subtitles``), ``client.live`` (``_live``), ``client.account``
-(``_account``), ``client.playlists`` (``_playlists``), ``client.players``
-(``_players``) and ``client.raw`` (``_raw``). The flat names of earlier releases
-(``client.upload_video``, ...) are typed aliases of the namespaced ones (``_alias``).
+The client chooses its API dialect (``_dialects``: the legacy API or v2), builds one
+requester (``_requester.Requester``: the token and its scopes, retries, limits,
+decoding, observation) and hands both to one namespace per group of operations, each
+a small class in its own module that never sees the client: ``client.videos``
+(``_resources.videos``), ``client.uploads`` (``_transfer.uploads``),
+``client.subtitles`` (``_resources.subtitles``), ``client.live``
+(``_resources.live``), ``client.account`` (``_resources.account``),
+``client.playlists`` (``_resources.playlists``), ``client.players``
+(``_resources.players``) and ``client.raw`` (``_resources.raw``). The flat names of
+earlier releases (``client.upload_video``, ...) are typed aliases of the namespaced
+ones (``_alias``).
 """
 
 from __future__ import annotations
@@ -22,38 +24,38 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
-from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import StaticToken, TokenProvider
+from ._auth.providers import StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
     DEFAULT_READ_SIZE,
     Timeouts,
 )
-from ._dialect import DIALECTS, Dialect
-from ._dialect_legacy import DEFAULT_BASE_URL, Legacy
-from ._dialect_v2 import V2
+from ._dialects.dialect import DIALECTS, Dialect
+from ._dialects.legacy import DEFAULT_BASE_URL, Legacy
+from ._dialects.operations import Operation
+from ._dialects.v2 import V2
 from ._errors import (
     InvalidArgumentError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
-from ._live import LiveStreams
 from ._models import AccessToken
 from ._observe import Observer
-from ._operations import Operation
-from ._players import Players
-from ._playlists import Playlists
-from ._raw import RawCalls
 from ._requester import Requester
+from ._resources.account import Account
+from ._resources.live import LiveStreams
+from ._resources.players import Players
+from ._resources.playlists import Playlists
+from ._resources.raw import RawCalls
+from ._resources.subtitles import Subtitles
+from ._resources.videos import Videos
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
-from ._sources import MAX_SOURCE_SIZE, SourcePolicy
-from ._subtitles import Subtitles
-from ._upload_calls import Uploads, UploadSettings
-from ._videos import Videos
+from ._transfer.sources import MAX_SOURCE_SIZE, SourcePolicy
+from ._transfer.uploads import Uploads, UploadSettings
 
 if TYPE_CHECKING:
     import aiohttp

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from ._operations import Operation
+from ._dialects.operations import Operation
 
 if TYPE_CHECKING:
     from ._client import Client

@@ -15,7 +15,7 @@ from typing import Any, Final
 from . import _protocol as wire
 from . import _validate as check
 from ._aio import Transport, api_timeout
-from ._auth import StaticToken, TokenProvider
+from ._auth.providers import StaticToken, TokenProvider
 from ._config import Timeouts
 from ._errors import (
     ClientClosedError,

@@ -39,10 +39,10 @@ import attrs
 from .. import _errors as e
 from .. import _protocol as wire
 from .._config import ProgressCallback
-from .._digest import HashSink
 from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
-from .._sources import Stream
+from .._transfer.digest import HashSink
+from .._transfer.sources import Stream
 from ._response import RawResponse
 from ._threads import ThreadPool
 

@@ -1,4 +1,4 @@
-"""The legacy API's requests, as data (the sans-io side of ``_dialect_legacy``):
+"""The legacy API's requests, as data (the sans-io side of ``_dialects.legacy``):
 form-encoded POSTs to ``/me/...``, ``/video/<id>`` and the like, ``fields=`` on every
 answer. Pure functions of the API root and the checked arguments, as ``_v2`` is
 for API v2; the dialect sends them through the client's requester."""
@@ -11,7 +11,7 @@ from typing import Final
 
 from .. import _validate as check
 from .._errors import InvalidArgumentError
-from .._fields import VIDEO_FIELDS
+from .._resources.fields import VIDEO_FIELDS
 from . import _raw
 from ._requests import Request, api_request, form_bool, form_fields
 

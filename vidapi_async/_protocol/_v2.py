@@ -25,7 +25,7 @@ from typing import Any, Final
 import attrs
 
 from .. import _errors as e
-from .._operations import Operation
+from .._dialects.operations import Operation
 from . import _answers, _raw
 from ._answers import parse_retry_after
 from ._requests import Request, api_request, origin, redact_data, shown

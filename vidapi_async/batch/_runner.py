@@ -58,12 +58,12 @@ from .._errors import (
     UsageError,
     VidapiError,
 )
-from .._files import LocalFile, check_srt_file, inspect_file
 from .._internals import internals
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
 from .._observe import outside_job
-from .._uploads import load_mime_types
+from .._transfer.files import LocalFile, check_srt_file, inspect_file
+from .._transfer.sending import load_mime_types
 from ._jobs import (
     CLEARED,
     BatchPlan,

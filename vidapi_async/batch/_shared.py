@@ -60,10 +60,10 @@ from .._errors import (
     TransportError,
     UsageError,
 )
-from .._files import inspect_file
 from .._internals import internals
 from .._observe import worker_log
 from .._protocol import url_for_humans
+from .._transfer.files import inspect_file
 from ._jobs import (
     METADATA_FIELDS,
     BatchProgress,

@@ -1,7 +1,7 @@
 """``client.videos``: create, upload, read, list, change, protect, delete and wait for
 a video, give it a thumbnail, and the categories its ``channel`` takes.
 
-Where the legacy API and v2 differ, the client's dialect (``_dialect``) is called;
+Where the legacy API and v2 differ, the client's dialect (``_dialects.dialect``) is called;
 the metadata is checked once into a ``VideoMetadata`` that the dialect encodes."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from . import _validate as check
-from ._alias import deprecated
-from ._categories import KeptCategories
-from ._config import ProgressCallback
-from ._convert import category_page, structure
-from ._errors import (
+from .. import _validate as check
+from .._alias import deprecated
+from .._config import ProgressCallback
+from .._convert import category_page, structure
+from .._dialects.operations import Operation
+from .._errors import (
     APIError,
     EncodingError,
     InvalidArgumentError,
@@ -28,22 +28,22 @@ from ._errors import (
     TransportError,
     UsageError,
 )
-from ._fields import VIDEO_FIELDS
-from ._files import inspect_file
-from ._models import Video
-from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._operations import Operation
-from ._requester import Requester
-from ._retry import create_checked
-from ._sentinel import NOT_GIVEN, NotGiven
-from ._service import Service
-from ._sources import UploadSource
-from ._upload_calls import Uploads
-from ._video_metadata import VideoMetadata, check_tag_room
-from ._webhooks import WebhookEvents
+from .._models import Video
+from .._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
+from .._requester import Requester
+from .._retry import create_checked
+from .._sentinel import NOT_GIVEN, NotGiven
+from .._transfer.files import inspect_file
+from .._transfer.sources import UploadSource
+from .._transfer.uploads import Uploads
+from .._webhook_receiver import WebhookEvents
+from .categories import KeptCategories
+from .fields import VIDEO_FIELDS
+from .service import Service
+from .video_metadata import VideoMetadata, check_tag_room
 
 if TYPE_CHECKING:
-    from ._dialect import Dialect
+    from .._dialects.dialect import Dialect
 
 __all__ = ["Videos"]
 

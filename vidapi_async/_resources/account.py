@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from . import _validate as check
-from ._models import User, Webhook
-from ._observe import operation
-from ._operations import Operation
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._models import User, Webhook
+from .._observe import operation
+from .service import Service
 
 __all__ = ["USER_FIELDS", "Account"]
 

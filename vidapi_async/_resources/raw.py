@@ -6,7 +6,7 @@ by the client's dialect (``raw_request``) into the same ``wire.Request`` as a ty
 call and sent by the client's requester: the
 same token (refreshed), scope check, retry rules, rate and bandwidth limits, proxies,
 typed errors and secret masking. Nothing here does I/O of its own. ``paginate`` pages
-through ``_pages.iter_pages``, as every typed listing does.
+through ``_resources.pages.iter_pages``, as every typed listing does.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from . import _validate as check
-from ._errors import InvalidArgumentError, UsageError
-from ._observe import operation
-from ._operations import Operation
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError, UsageError
+from .._observe import operation
+from .service import Service
 
 __all__ = ["RawCalls"]
 

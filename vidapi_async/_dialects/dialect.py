@@ -1,10 +1,10 @@
 """The API dialect a client speaks: one object, chosen when the ``Client`` is built
 (``_client._dialect_for``), that every namespace holds and calls where the two APIs
 differ, instead of asking which one it speaks. ``Dialect`` says what a dialect does;
-the legacy API (``_dialect_legacy.Legacy``) and API v2 (``_dialect_v2.V2``) are its
+the legacy API (``_dialects.legacy.Legacy``) and API v2 (``_dialects.v2.V2``) are its
 two implementations. A third dialect would be a module of its own, and one line in
 the client's table. An operation a dialect lacks is refused by the dialect itself
-(``refuse``, an ``_operations.Operation``), typed.
+(``refuse``, an ``_dialects.operations.Operation``), typed.
 
 A dialect builds its requests with its sans-io module (``_protocol._legacy`` for the
 legacy API, ``_protocol._v2`` for v2), pure functions, and sends them through the
@@ -21,18 +21,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from ._auth import TokenProvider
-    from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-    from ._operations import Operation
-    from ._protocol import Request
-    from ._requester import Requester
-    from ._video_metadata import VideoMetadata
+    from .._auth.providers import TokenProvider
+    from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+    from .._protocol import Request
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .operations import Operation
 
 __all__ = ["DIALECTS", "Dialect", "ReadVideo"]
 
 DIALECTS: Final = ("legacy", "v2")
 """The API dialects a client speaks (``Client(api=...)``), by name; the client maps
-each to its implementation (``_dialect_legacy.Legacy``, ``_dialect_v2.V2``)."""
+each to its implementation (``_dialects.legacy.Legacy``, ``_dialects.v2.V2``)."""
 
 ReadVideo = Callable[[str, Iterable[str]], Awaitable["Video"]]
 """``client.videos.get``, for the dialects that read a video after writing it."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._fields import PLAYLIST_FIELDS, PLAYLIST_SCOPE, VIDEO_FIELDS
-from ._models import Playlist, Video
-from ._observe import operation
-from ._operations import Operation
-from ._sentinel import NOT_GIVEN, NotGiven
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Playlist, Video
+from .._observe import operation
+from .._sentinel import NOT_GIVEN, NotGiven
+from .fields import PLAYLIST_FIELDS, PLAYLIST_SCOPE, VIDEO_FIELDS
+from .service import Service
 
 __all__ = ["Playlists"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 
-from ._errors import InvalidArgumentError
-from ._models import Video
-from ._observe import operation
-from ._operations import Operation
-from ._service import Service
-from ._video_metadata import VideoMetadata
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Video
+from .._observe import operation
+from .service import Service
+from .video_metadata import VideoMetadata
 
 __all__ = ["LiveStreams"]
 

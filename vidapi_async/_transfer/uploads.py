@@ -14,24 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import _protocol as wire
-from . import _validate as check
-from ._alias import deprecated
-from ._config import ProgressCallback
-from ._convert import structure
-from ._digest import HashSink, compare_hash
-from ._errors import (
-    FileChangedError,
-    InvalidArgumentError,
-    UsageError,
-)
-from ._files import LocalFile, inspect_file
-from ._models import UploadedFile, UploadProgress, UploadSession
-from ._observe import SOURCE_SIZE, describe, operation, upload_log
-from ._requester import Requester
-from ._retry import retrying
-from ._service import Service
-from ._sources import (
+from .. import _protocol as wire
+from .. import _validate as check
+from .._alias import deprecated
+from .._config import ProgressCallback
+from .._convert import structure
+from .._errors import FileChangedError, InvalidArgumentError, UsageError
+from .._models import UploadedFile, UploadProgress, UploadSession
+from .._observe import SOURCE_SIZE, describe, operation, upload_log
+from .._requester import Requester
+from .._resources.service import Service
+from .._retry import retrying
+from .digest import HashSink, compare_hash
+from .files import LocalFile, inspect_file
+from .sending import UploadPlan, send_chunked, send_single_shot
+from .sources import (
     DEFAULT_NAME,
     AsyncIterStream,
     SourcePolicy,
@@ -40,10 +37,9 @@ from ._sources import (
     open_source,
     spool_async,
 )
-from ._uploads import UploadPlan, send_chunked, send_single_shot
 
 if TYPE_CHECKING:
-    from ._dialect import Dialect
+    from .._dialects.dialect import Dialect
 
 __all__ = ["UploadSettings", "Uploads"]
 

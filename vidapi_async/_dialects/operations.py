@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-from ._errors import UnsupportedOperationError
+from .._errors import UnsupportedOperationError
 
 __all__ = ["Operation", "Refusals"]
 

@@ -9,20 +9,20 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from . import _validate as check
-from ._convert import structure
-from ._fields import SUBTITLE_FIELDS
-from ._files import LocalFile, check_srt_file
-from ._models import Subtitle, Video
-from ._observe import VIDEO_ID, describe, operation
-from ._operations import Operation
-from ._requester import Requester
-from ._retry import create_checked
-from ._service import Service
-from ._upload_calls import Uploads
+from .. import _validate as check
+from .._convert import structure
+from .._dialects.operations import Operation
+from .._models import Subtitle, Video
+from .._observe import VIDEO_ID, describe, operation
+from .._requester import Requester
+from .._retry import create_checked
+from .._transfer.files import LocalFile, check_srt_file
+from .._transfer.uploads import Uploads
+from .fields import SUBTITLE_FIELDS
+from .service import Service
 
 if TYPE_CHECKING:
-    from ._dialect import Dialect
+    from .._dialects.dialect import Dialect
 
 __all__ = ["Subtitles"]
 

@@ -1,4 +1,4 @@
-"""API v2 as a ``Dialect`` (``_dialect``): JSON bodies, PATCH answered 204 (then the
+"""API v2 as a ``Dialect`` (``_dialects.dialect``): JSON bodies, PATCH answered 204 (then the
 object read when the operation returns it), creates under a profile, paging on
 ``next``. Its requests are built by the sans-io ``_protocol._v2``; what is async
 beyond one request lives here: the profile (given, else found once from ``GET /me``)
@@ -10,29 +10,29 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _validate as check
-from ._auth import OAuth, TokenProvider
-from ._auth_v2 import ApiKey
-from ._convert import structure, webhook_of
-from ._errors import (
+from .. import _validate as check
+from .._auth.api_key import ApiKey
+from .._auth.providers import OAuth, TokenProvider
+from .._convert import structure, webhook_of
+from .._errors import (
     InsufficientScopeError,
     InvalidArgumentError,
     UnexpectedResponseError,
     UnsupportedOperationError,
 )
-from ._fields import VIDEO_FIELDS
-from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-from ._observe import VIDEO_ID, describe
-from ._operations import Operation, Refusals
-from ._pages import iter_next_pages
-from ._protocol import Request
-from ._protocol import _v2 as v2
-from ._protocol._legacy import player_form
+from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+from .._observe import VIDEO_ID, describe
+from .._protocol import Request
+from .._protocol import _v2 as v2
+from .._protocol._legacy import player_form
+from .._resources.fields import VIDEO_FIELDS
+from .._resources.pages import iter_next_pages
+from .operations import Operation, Refusals
 
 if TYPE_CHECKING:
-    from ._dialect import ReadVideo
-    from ._requester import Requester
-    from ._video_metadata import VideoMetadata
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .dialect import ReadVideo
 
 __all__ = ["V2"]
 

@@ -1,4 +1,4 @@
-"""The legacy API as a ``Dialect`` (``_dialect``): form-encoded POSTs to ``/me/...``,
+"""The legacy API as a ``Dialect`` (``_dialects.dialect``): form-encoded POSTs to ``/me/...``,
 ``/video/<id>`` and the like, ``fields=`` on every answer, paging on ``has_more``;
 requests built by the sans-io ``_protocol``, sent through the client's requester."""
 
@@ -7,12 +7,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _protocol as wire
-from . import _validate as check
-from ._auth import TokenProvider
-from ._convert import structure, webhook_of
-from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
-from ._fields import (
+from .. import _protocol as wire
+from .. import _validate as check
+from .._auth.providers import TokenProvider
+from .._convert import structure, webhook_of
+from .._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
+from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+from .._observe import VIDEO_ID, describe
+from .._protocol import _legacy as legacy
+from .._protocol._legacy import DEFAULT_BASE_URL, form_of, metadata_form, player_form
+from .._resources.fields import (
     LIVE_FIELDS,
     PLAYER_FIELDS,
     PLAYER_SCOPE,
@@ -21,18 +25,14 @@ from ._fields import (
     VIDEO_FIELDS,
     WEBHOOK_FIELDS,
 )
-from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-from ._observe import VIDEO_ID, describe
-from ._operations import Operation, Refusals
-from ._pages import iter_pages
-from ._protocol import _legacy as legacy
-from ._protocol._legacy import DEFAULT_BASE_URL, form_of, metadata_form, player_form
-from ._video_metadata import extra_form
+from .._resources.pages import iter_pages
+from .._resources.video_metadata import extra_form
+from .operations import Operation, Refusals
 
 if TYPE_CHECKING:
-    from ._dialect import ReadVideo
-    from ._requester import Requester
-    from ._video_metadata import VideoMetadata
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .dialect import ReadVideo
 
 __all__ = ["DEFAULT_BASE_URL", "Legacy", "post_video"]
 

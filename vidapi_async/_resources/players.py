@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._fields import PLAYER_FIELDS, PLAYER_SCOPE
-from ._models import Player
-from ._observe import operation
-from ._operations import Operation
-from ._protocol._legacy import player_form
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Player
+from .._observe import operation
+from .._protocol._legacy import player_form
+from .fields import PLAYER_FIELDS, PLAYER_SCOPE
+from .service import Service
 
 __all__ = ["Players"]
 

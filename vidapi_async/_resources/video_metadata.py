@@ -18,10 +18,10 @@ from typing import Any, Final
 
 import attrs
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._protocol._legacy import metadata_form
-from ._sentinel import NotGiven
+from .. import _validate as check
+from .._errors import InvalidArgumentError
+from .._protocol._legacy import metadata_form
+from .._sentinel import NotGiven
 
 __all__ = [
     "DATE_RANGE",

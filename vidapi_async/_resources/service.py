@@ -1,7 +1,7 @@
 """What every namespace of the client (``client.videos``, ``client.uploads``,
 ``client.playlists``, ...) shares: a small class holding the client's one requester
 (``_requester.Requester``: token, scopes, retries, limits, decoding, observation) and
-the client's API dialect (``_dialect.Dialect``), sending through them, as
+the client's API dialect (``_dialects.dialect.Dialect``), sending through them, as
 openai-python's ``resources`` and stripe-python's services do. A namespace is given
 what it needs when the client builds it and never sees the client itself. A new
 group of operations is a new module, never a longer client.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
-from . import _protocol as wire
-from . import _validate as check
-from ._convert import structure
-from ._pages import iter_pages
-from ._requester import Requester
+from .. import _protocol as wire
+from .. import _validate as check
+from .._convert import structure
+from .._requester import Requester
+from .pages import iter_pages
 
 if TYPE_CHECKING:
-    from ._dialect import Dialect
+    from .._dialects.dialect import Dialect
 
 __all__ = ["Service"]
 
@@ -34,7 +34,7 @@ class Service:
         self._requester = requester
         """The client's requester: token, retries, limits, decoding, observation."""
         self._dialect = dialect
-        """The API dialect spoken (``_dialect.Dialect``), chosen when the client was
+        """The API dialect spoken (``_dialects.dialect.Dialect``), chosen when the client was
         built: called where the legacy API and v2 differ, and refusing what it lacks."""
 
     def __repr__(self) -> str:
