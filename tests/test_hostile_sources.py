@@ -389,7 +389,7 @@ async def test_a_name_resolving_to_the_unspecified_address_is_refused_on_its_pee
     policy is asked about the peer the socket really reached before a byte is sent."""
     import aiohttp
 
-    from vidapi_async import _sources
+    from vidapi_async._transfer import sources as _sources
 
     async def hostile(self: object, host: str, port: int = 0, family: int = 0) -> list[dict]:
         return [

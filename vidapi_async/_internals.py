@@ -11,6 +11,8 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
+from ._dialects.operations import Operation
+
 if TYPE_CHECKING:
     from ._client import Client
     from ._limits import Pacer, RequestRate
@@ -40,7 +42,9 @@ class ClientInternals:
         """``UnsupportedOperationError`` now, before anything is sent, when the client's
         API dialect does not offer ``operation`` (``"upload_subtitle"`` in v2): a command
         or a job that would need it later is refused before its upload."""
-        self._client._requester.refuse(operation)
+        known = Operation.named(operation)
+        if known is not None:
+            self._client._dialect.refuse(known)
 
     @property
     def observer(self) -> Observer:

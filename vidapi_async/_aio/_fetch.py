@@ -26,7 +26,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from .. import _errors as e
 from .._config import Timeouts
 from .._protocol import Proxy, url_for_humans
-from .._sources import SourcePolicy, address
+from .._transfer.sources import SourcePolicy, address
 from ._translate import translate
 
 __all__ = ["MAX_REDIRECTS", "fetch_source"]

@@ -28,7 +28,7 @@ from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
 from .._observe import ATTEMPT, Observer, http_log
 from .._protocol import Proxy, origin, proxy_for, url_for_humans
-from .._sources import SourcePolicy
+from .._transfer.sources import SourcePolicy
 from ._compat import connector_ssl, lazy_read_timeout
 from ._fetch import fetch_source
 from ._pump import Connection, FileRegion, UploadPump

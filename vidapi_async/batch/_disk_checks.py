@@ -8,7 +8,7 @@ import asyncio
 import attrs
 
 from .._errors import FileError, SubtitleFileError, UsageError
-from .._files import LocalFile, check_srt_file, inspect_file
+from .._transfer.files import LocalFile, check_srt_file, inspect_file
 from ._jobs import UploadJob, file_key, missing_key, url_key
 
 __all__ = ["Checks", "Prepared", "check_all", "prepare"]

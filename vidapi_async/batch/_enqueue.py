@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from .._errors import FileError, UsageError
-from .._files import inspect_file
+from .._transfer.files import inspect_file
 from ._jobs import METADATA_FIELDS, SubtitleSpec, UploadJob, file_key, missing_key, url_key
 from ._postgres import PostgresJournal
 from ._runner import each

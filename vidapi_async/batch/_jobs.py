@@ -18,7 +18,7 @@ import attrs
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
-from .._video_metadata import MAX_TAGS, video_form
+from .._resources.video_metadata import MAX_TAGS, video_form
 from ._journal import Stage, check_key
 
 __all__ = [

@@ -45,11 +45,11 @@ import attrs
 from .. import _validate as check
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, VidapiError
-from .._files import LocalFile
 from .._internals import internals
 from .._metrics import MetricsServer
 from .._observe import Observer
-from .._uploads import load_mime_types
+from .._transfer.files import LocalFile
+from .._transfer.sending import load_mime_types
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (

@@ -21,9 +21,9 @@ import attrs
 from .. import _validate as check
 from .._client import Client
 from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
-from .._files import LocalFile, inspect_file
 from .._internals import internals
 from .._models import Subtitle, UploadSession, Video
+from .._transfer.files import LocalFile, inspect_file
 from ._duplicates import Duplicates
 from ._jobs import UploadJob
 from ._journal import JobLost, JobRecord, Journal, Stage

@@ -11,7 +11,7 @@ import datetime
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import attrs
 
@@ -33,8 +33,8 @@ from ._jobs import BatchProgress, JobResult, JobStatus
 from ._runner import BatchUploader, for_queue, know_quota, quota_known, running
 
 if TYPE_CHECKING:
+    from ._postgres import PostgresJournal
     from ._queue import App
-    from ._shared import SharedBatch
 
 __all__ = [
     "SpecMissing",
@@ -46,6 +46,18 @@ __all__ = [
 ]
 
 log = logging.getLogger("vidapi_async.worker")
+
+
+class SharedBatch(Protocol):
+    """What a worker uses of its ``_shared.SharedBatch`` (a protocol, so that this module
+    does not import the one that imports it)."""
+
+    journal: PostgresJournal
+    queue: str
+
+    async def quota_until(self) -> datetime.datetime | None: ...
+
+    async def quota_hit(self, error: QuotaExceededError) -> None: ...
 
 
 class Worker:

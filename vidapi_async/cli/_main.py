@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from .. import _errors as e
 from .. import _validate as check
 from .._client import DEFAULT_BASE_URL, Client
-from .._dialect import DIALECTS
-from .._files import check_srt_file, inspect_file
+from .._dialects.dialect import DIALECTS
 from .._internals import internals
 from .._observe import configure_logging
 from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
 from .._retry import RetryPolicy
+from .._transfer.files import check_srt_file, inspect_file
 from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser

@@ -12,7 +12,7 @@ import hashlib
 import logging
 import warnings
 
-from ._models import UploadedFile
+from .._models import UploadedFile
 
 __all__ = ["HashMismatchWarning", "HashSink", "compare_hash"]
 

@@ -10,9 +10,9 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from . import _protocol as wire
-from ._errors import UnexpectedResponseError
-from ._protocol import _v2 as v2
+from .. import _protocol as wire
+from .._errors import UnexpectedResponseError
+from .._protocol import _v2 as v2
 
 __all__ = ["MAX_PAGE", "MAX_V2_PAGES", "iter_next_pages", "iter_pages"]
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from .. import _webhooks as hooks
+from .. import _webhook_receiver as hooks
 from .._errors import WebhookError
 
 __all__ = ["aiohttp_handler"]

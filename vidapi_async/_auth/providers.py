@@ -16,9 +16,9 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ._errors import InvalidArgumentError, OAuthError, UnexpectedResponseError
-from ._models import AccessToken
-from ._observe import auth_log
+from .._errors import InvalidArgumentError, OAuthError, UnexpectedResponseError
+from .._models import AccessToken
+from .._observe import auth_log
 
 __all__ = ["OAuth", "PostForm", "StaticToken", "TokenProvider"]
 

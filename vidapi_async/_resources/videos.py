@@ -1,10 +1,8 @@
 """``client.videos``: create, upload, read, list, change, protect, delete and wait for
 a video, give it a thumbnail, and the categories its ``channel`` takes.
 
-Where the legacy API and v2 differ, the client's dialect (``_dialect``) is called.
-``create_request``, ``post_video``, ``read_video`` and ``with_tag`` are the legacy API's
-requests that ``client.live`` and the legacy dialect share (a live stream is a video
-with ``mode=live`` there)."""
+Where the legacy API and v2 differ, the client's dialect (``_dialects.dialect``) is called;
+the metadata is checked once into a ``VideoMetadata`` that the dialect encodes."""
 
 from __future__ import annotations
 
@@ -15,14 +13,14 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from . import _protocol as wire
-from . import _validate as check
-from ._alias import deprecated
-from ._categories import KeptCategories
-from ._config import ProgressCallback
-from ._convert import category_page, structure
-from ._errors import (
+from .. import _validate as check
+from .._alias import deprecated
+from .._config import ProgressCallback
+from .._convert import category_page, structure
+from .._dialects.operations import Operation
+from .._errors import (
     APIError,
     EncodingError,
     InvalidArgumentError,
@@ -30,20 +28,24 @@ from ._errors import (
     TransportError,
     UsageError,
 )
-from ._fields import VIDEO_FIELDS
-from ._files import inspect_file
-from ._models import Video
-from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
-from ._requester import Requester
-from ._retry import create_checked
-from ._sentinel import NOT_GIVEN, NotGiven
-from ._service import Service
-from ._sources import UploadSource
-from ._upload_calls import Uploads
-from ._video_metadata import METADATA_NAMES, check_tag_room, video_form
-from ._webhooks import WebhookEvents
+from .._models import Video
+from .._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
+from .._requester import Requester
+from .._retry import create_checked
+from .._sentinel import NOT_GIVEN, NotGiven
+from .._transfer.files import inspect_file
+from .._transfer.sources import UploadSource
+from .._transfer.uploads import Uploads
+from .._webhook_receiver import WebhookEvents
+from .categories import KeptCategories
+from .fields import VIDEO_FIELDS
+from .service import Service
+from .video_metadata import VideoMetadata, check_tag_room
 
-__all__ = ["Videos", "create_request", "post_video", "read_video", "with_tag"]
+if TYPE_CHECKING:
+    from .._dialects.dialect import Dialect
+
+__all__ = ["Videos"]
 
 log = logging.getLogger("vidapi_async")
 
@@ -52,8 +54,8 @@ class Videos(Service):
     """The caller's videos. Wherever a video id is taken, the ``Video`` itself (any
     object with a string ``id``) is too."""
 
-    def __init__(self, requester: Requester, uploads: Uploads) -> None:
-        super().__init__(requester)
+    def __init__(self, requester: Requester, dialect: Dialect, uploads: Uploads) -> None:
+        super().__init__(requester, dialect)
         self._uploads = uploads
         self._categories = KeptCategories()
 
@@ -99,28 +101,39 @@ class Videos(Service):
         connection, a 5xx) the client looks for a video with that tag before trying
         again: it adopts the one it finds, so a video is never created twice.
         """
-        form = video_form(locals())
-        return await self._create_from_form(
-            check.http_url(url, "url"), form, extra, dedupe_tag, password, _given(locals(), form)
+        metadata = VideoMetadata.checked(
+            title=title,
+            channel=channel,
+            description=description,
+            tags=tags,
+            language=language,
+            published=published,
+            private=private,
+            is_created_for_kids=is_created_for_kids,
+            explicit=explicit,
+            publish_date=publish_date,
+            expiry_date=expiry_date,
+            geoblocking=geoblocking,
+            thumbnail_url=thumbnail_url,
         )
+        return await self._create(check.http_url(url, "url"), metadata, extra, dedupe_tag, password)
 
-    async def _create_from_form(
+    async def _create(
         self,
         url: str,
-        metadata: list[tuple[str, str]],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None = None,
         dedupe_tag: str | None = None,
         password: str | None = None,
-        given: Mapping[str, object] | None = None,
     ) -> Video:
-        """``create`` once its metadata is checked and encoded (``upload`` checks it
-        before its upload); ``given``: the same metadata as values (API v2's JSON)."""
+        """``create`` once its metadata is checked (``upload`` checks it before its
+        upload)."""
         if dedupe_tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", dedupe_tag):
             raise InvalidArgumentError("dedupe_tag", "letters, digits, '-' and '_' only")
         check_tag_room(metadata, dedupe_tag)
-        dialect = self._requester.dialect
+        dialect = self._dialect
         request = await dialect.create_video_request(
-            self._requester, url, metadata, given or {}, extra, dedupe_tag, password
+            self._requester, url, metadata, extra, dedupe_tag, password
         )
         decode = dialect.video_from
         if dedupe_tag is None:
@@ -145,9 +158,7 @@ class Videos(Service):
         ``NotFoundError``."""
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
-        await self._requester.call(
-            self._requester.dialect.delete_video_request(self._requester, video_id)
-        )
+        await self._requester.call(self._dialect.delete_video_request(self._requester, video_id))
 
     async def mine(
         self, fields: Iterable[str] | str = VIDEO_FIELDS, *, page_size: int = 100
@@ -158,7 +169,7 @@ class Videos(Service):
         asked = check.field_names(fields)
         if not 1 <= check.positive_int(page_size, "page_size") <= 100:
             raise InvalidArgumentError("page_size", "the platform pages by 1 to 100")
-        async for video in self._requester.dialect.videos(self._requester, asked, page_size):
+        async for video in self._dialect.videos(self._requester, asked, page_size):
             yield video
 
     @operation("find_videos_by_tag")
@@ -167,7 +178,7 @@ class Videos(Service):
         first (at most 100)."""
         if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag):
             raise InvalidArgumentError("tag", "letters, digits, '-' and '_' only")
-        return await self._requester.dialect.videos_by_tag(self._requester, tag)
+        return await self._dialect.videos_by_tag(self._requester, tag)
 
     @operation("upload_video")
     async def upload(
@@ -203,13 +214,26 @@ class Videos(Service):
         (``categories()``): a miss raises ``InvalidArgumentError`` naming every valid
         one. Where the list cannot be had, the server judges.
         """
-        form = video_form(locals())
+        metadata = VideoMetadata.checked(
+            title=title,
+            channel=channel,
+            description=description,
+            tags=tags,
+            language=language,
+            published=published,
+            private=private,
+            is_created_for_kids=is_created_for_kids,
+            explicit=explicit,
+            publish_date=publish_date,
+            expiry_date=expiry_date,
+            geoblocking=geoblocking,
+            thumbnail_url=thumbnail_url,
+        )
         local = path if source is None else source
         if isinstance(local, str | os.PathLike):
             await asyncio.to_thread(inspect_file, local)
-        given = _given(locals(), form)
         # what the create would refuse is refused before the upload session
-        await self._requester.dialect.ready_to_create(self._requester, given)
+        await self._dialect.ready_to_create(self._requester, metadata)
         await self._check_category(channel)
         uploaded = await self._uploads.file(
             source,
@@ -221,13 +245,16 @@ class Videos(Service):
             workers=workers,
         )
         describe(self._requester, SOURCE_SIZE, uploaded.size)
-        return await self._create_from_form(uploaded.url, form, given=given)
+        return await self._create(uploaded.url, metadata)
 
     @operation("get_video")
     async def get(self, video_id: str | Video, fields: Iterable[str] | str = VIDEO_FIELDS) -> Video:
         """``GET /video/<id>?fields=...``: the named fields of a video."""
-        video_id, request = _video_request(self._requester, video_id, fields, None)
-        data = self._requester.dialect.video_from(await self._requester.call(request))
+        names = check.fields_value(fields)
+        video_id = check.video_id(video_id)
+        describe(self._requester, VIDEO_ID, video_id)
+        request = self._dialect.video_request(self._requester, video_id, names, None)
+        data = self._dialect.video_from(await self._requester.call(request))
         return structure({"id": video_id, **data}, Video, what=request.what)
 
     @operation("wait_until_ready")
@@ -317,10 +344,23 @@ class Videos(Service):
             if extra is not None:
                 raise UsageError("give the form text once: extra= (fields is its old name)")
             extra = fields
-        form = video_form(locals())
-        given = _given(locals(), form)
-        return await self._requester.dialect.update_video(
-            self._requester, video_id, form, given, extra, returning, self.get
+        metadata = VideoMetadata.checked(
+            title=title,
+            channel=channel,
+            description=description,
+            tags=tags,
+            language=language,
+            published=published,
+            private=private,
+            is_created_for_kids=is_created_for_kids,
+            explicit=explicit,
+            publish_date=publish_date,
+            expiry_date=expiry_date,
+            geoblocking=geoblocking,
+            thumbnail_url=thumbnail_url,
+        )
+        return await self._dialect.update_video(
+            self._requester, video_id, metadata, extra, returning, self.get
         )
 
     @operation("set_password")
@@ -334,9 +374,7 @@ class Videos(Service):
         log line, repr or error message. Returns the video with ``password_protected``.
         """
         value = check.password(password)
-        return await self._requester.dialect.set_password(
-            self._requester, video_id, value, self.get
-        )
+        return await self._dialect.set_password(self._requester, video_id, value, self.get)
 
     @operation("set_thumbnail")
     async def set_thumbnail(
@@ -349,25 +387,19 @@ class Videos(Service):
         chunks): it is uploaded first and its uploaded address written. A path that
         happens to start with ``http://`` is given as a ``pathlib.Path``.
         """
-        self._requester.refuse("set_thumbnail")
+        self._dialect.refuse(Operation.SET_THUMBNAIL)
         vid = check.video_id(video_id)
         if isinstance(source, str) and source.lower().startswith(("http://", "https://")):
             url = check.http_url(source, "source")
         else:
             url = (await self._uploads.file(source)).url
-        return await post_video(
-            self._requester,
-            vid,
-            [("thumbnail_url", url)],
-            ("id", "thumbnail_url"),
-            "manage_videos",
-        )
+        return await self._dialect.set_thumbnail(self._requester, vid, url)
 
     @operation("categories")
     async def categories(self) -> list[str]:
         """``GET /channels``: the category slugs a video's ``channel`` takes, in the
         platform's order. Asked once, then kept by the client for an hour."""
-        self._requester.refuse("categories")
+        self._dialect.refuse(Operation.CATEGORIES)
         kept_list = self._categories
         async with kept_list.lock:
             kept = kept_list.fresh(asyncio.get_running_loop().time())
@@ -389,7 +421,7 @@ class Videos(Service):
     async def _check_category(self, channel: str) -> None:
         """Refuse a channel that is not one of the platform's categories; where the
         list cannot be had, say so in the debug log and let the server judge."""
-        if not self._requester.offers("categories"):  # no list to check: the server judges
+        if not self._dialect.offers(Operation.CATEGORIES):  # no list to check: the server judges
             return
         try:
             slugs = await self.categories()
@@ -400,91 +432,6 @@ class Videos(Service):
             raise InvalidArgumentError(
                 "channel", f"{channel!r} is not a category; the platform's: {', '.join(slugs)}"
             )
-
-
-def create_request(
-    requester: Requester,
-    form: list[tuple[str, str]],
-    *,
-    fields: Sequence[str] = VIDEO_FIELDS,
-    scope: str | None = None,
-) -> wire.Request:
-    """``POST /me/videos`` with ``form`` (checked and encoded already)."""
-    return requester.api(
-        "POST",
-        "/me/videos",
-        query=[("fields", ",".join(fields))],
-        form=form,
-        scope=scope,
-        idempotent=False,
-    )
-
-
-async def post_video(
-    requester: Requester,
-    video_id: str | Video,
-    form: list[tuple[str, str]],
-    returning: Iterable[str],
-    scope: str | None = None,
-) -> Video:
-    """``POST /video/<id>`` with ``form``; the video with the ``returning`` fields."""
-    video_id = check.video_id(video_id)
-    describe(requester, VIDEO_ID, video_id)
-    request = requester.api(
-        "POST",
-        f"/video/{video_id}",
-        query=[("fields", check.fields_value(returning))],
-        form=form,
-        scope=scope,
-    )
-    return structure({"id": video_id, **await requester.call(request)}, Video, what=request.what)
-
-
-async def read_video(
-    requester: Requester, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
-) -> Video:
-    """``GET /video/<id>`` with a scope to check (``Videos.get`` has it inline: one
-    coroutine fewer per call)."""
-    video_id, request = _video_request(requester, video_id, fields, scope)
-    return structure({"id": video_id, **await requester.call(request)}, Video, what=request.what)
-
-
-def _video_request(
-    requester: Requester, video_id: str | Video, fields: Iterable[str] | str, scope: str | None
-) -> tuple[str, wire.Request]:
-    names = check.fields_value(fields)
-    video_id = check.video_id(video_id)
-    describe(requester, VIDEO_ID, video_id)
-    return video_id, requester.dialect.video_request(requester, video_id, names, scope)
-
-
-def _given(arguments: Mapping[str, object], form: Iterable[tuple[str, str]]) -> dict[str, object]:
-    """The metadata among an operation's ``arguments`` as values (API v2's JSON is
-    written from these), the text ones as ``video_form`` checked and wrote them
-    (``form``: a language lowered, tags stripped, dates as UNIX seconds), so both
-    dialects send the same values."""
-    encoded = dict(form)
-    given = {
-        name: arguments[name]
-        for name in METADATA_NAMES
-        if name in arguments and not isinstance(arguments[name], NotGiven)
-    }
-    for name in ("title", "channel", "description", "language", "tags"):
-        if name in encoded:
-            given[name] = encoded[name]
-    for name in ("publish_date", "expiry_date"):
-        if encoded.get(name):
-            given[name] = int(encoded[name])
-    return given
-
-
-def with_tag(form: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:
-    """``form`` with ``tag`` added to its ``tags`` (the pair made if there is none)."""
-    for i, (key, value) in enumerate(form):
-        if key == "tags":
-            form[i] = ("tags", ",".join([*(t for t in value.split(",") if t), tag]))
-            return form
-    return [*form, ("tags", tag)]
 
 
 async def _pause(wake: asyncio.Event | None, seconds: float) -> None:

@@ -1,6 +1,6 @@
 """Incoming webhook events: the payload and its signature (decided here, since the
 platform documents neither), a pure parser, an event source for ``wait_until_ready``,
-and an ASGI app. The ``aiohttp.web`` handler lives in ``_aio._webhooks`` (aiohttp stays
+and an ASGI app. The ``aiohttp.web`` handler lives in ``_aio._webhook_handler`` (aiohttp stays
 in ``_aio``); ``vidapi_async.webhooks`` is the public face of both.
 
 The payload (what the bundled emulator sends), one JSON object per request::

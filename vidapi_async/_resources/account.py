@@ -3,36 +3,18 @@ account's webhook (``set_webhook``, ``get_webhook``, ``remove_webhook``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 
-from . import _validate as check
-from ._errors import UnexpectedResponseError
-from ._models import User, Webhook
-from ._observe import operation
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._models import User, Webhook
+from .._observe import operation
+from .service import Service
 
-__all__ = ["USER_FIELDS", "WEBHOOK_FIELDS", "Account", "webhook_of"]
+__all__ = ["USER_FIELDS", "Account"]
 
 USER_FIELDS: Final = ("id", "username", "screenname", "fullname")
-
-
-def webhook_of(data: Mapping[str, Any], what: str) -> Webhook | None:
-    """The webhook in ``/me``'s ``webhook_url``/``webhook_events``; ``None`` if unset."""
-    url, events = data.get("webhook_url"), data.get("webhook_events")
-    if url in (None, ""):
-        return None
-    if not isinstance(url, str):
-        raise UnexpectedResponseError(f"{what}: webhook_url is not a string", status=200)
-    if isinstance(events, str):
-        names = tuple(e for e in events.split(",") if e)
-    elif isinstance(events, list) and all(isinstance(e, str) for e in events):
-        names = tuple(events)
-    elif events is None:
-        names = ()
-    else:
-        raise UnexpectedResponseError(f"{what}: webhook_events is not a list", status=200)
-    return Webhook(url=url, events=names)
 
 
 class Account(Service):
@@ -42,14 +24,14 @@ class Account(Service):
     async def auth_info(self) -> dict[str, Any]:
         """``GET /auth``: who the token belongs to (``id``, ``username``,
         ``screenname``, ``scope``), as the platform says it."""
-        self._requester.refuse("get_auth_info")
+        self._dialect.refuse(Operation.GET_AUTH_INFO)
         return dict(await self._requester.call(self._requester.api("GET", "/auth")))
 
     @operation("me")
     async def me(self, fields: Iterable[str] = USER_FIELDS) -> User:
         """``GET /me``: the account the token belongs to."""
         names = check.fields_value(fields)
-        return await self._requester.dialect.me(self._requester, names)
+        return await self._dialect.me(self._requester, names)
 
     @operation("set_webhook")
     async def set_webhook(
@@ -66,20 +48,16 @@ class Account(Service):
         """
         target = check.http_url(url, "url")
         names = check.event_names(events)
-        return await self._requester.dialect.set_webhook(self._requester, target, names, secret)
+        return await self._dialect.set_webhook(self._requester, target, names, secret)
 
     @operation("get_webhook")
     async def get_webhook(self) -> Webhook | None:
         """The account's webhook (``GET /me?fields=webhook_url,webhook_events``), or
         ``None`` when none is set (v2: the profile's ``webhook``)."""
-        return await self._requester.dialect.get_webhook(self._requester)
+        return await self._dialect.get_webhook(self._requester)
 
     @operation("remove_webhook")
     async def remove_webhook(self) -> None:
         """Stop the account's events: ``webhook_url`` written empty (a form's NULL;
         v2: the profile's ``webhook`` written null)."""
-        await self._requester.dialect.remove_webhook(self._requester)
-
-
-WEBHOOK_FIELDS: Final = "webhook_url,webhook_events"
-"""What the legacy API's ``/me`` is asked for to read the webhook."""
+        await self._dialect.remove_webhook(self._requester)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 
-from ._errors import FileError
-from ._srt import parse_srt
+from .._errors import FileError
+from .srt import parse_srt
 
 __all__ = ["MAX_SRT_BYTES", "LocalFile", "check_srt_file", "inspect_file"]
 

@@ -2,103 +2,25 @@
 (also ``client.raw.*``, where they are defined).
 
 The escape hatch for any endpoint the typed operations do not cover. A raw call is built
-into the same ``wire.Request`` as a typed call and sent by the client's requester: the
+by the client's dialect (``raw_request``) into the same ``wire.Request`` as a typed
+call and sent by the client's requester: the
 same token (refreshed), scope check, retry rules, rate and bandwidth limits, proxies,
 typed errors and secret masking. Nothing here does I/O of its own. ``paginate`` pages
-through ``_pages.iter_pages``, as every typed listing does.
+through ``_resources.pages.iter_pages``, as every typed listing does.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-import attrs
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError, UsageError
+from .._observe import operation
+from .service import Service
 
-from . import _protocol as wire
-from . import _validate as check
-from ._errors import InvalidArgumentError, UsageError
-from ._observe import operation
-from ._service import Service
-
-__all__ = ["RawCalls", "raw_request", "scope_for"]
-
-_SCOPES: Final = (
-    # (methods, path pattern, scope): the scope each known write needs, so that a raw
-    # call is refused before sending when the token's scopes are known (as typed ones).
-    (("GET", "POST"), r"/file/upload/?", "manage_videos"),
-    (("POST",), r"/(me|user/[^/]+)/videos/?|/videos/?", "manage_videos"),
-    (("DELETE",), r"/video/[^/]+/?", "manage_videos"),
-    (("POST", "DELETE"), r"/video/[^/]+/subtitles/?|/subtitle/[^/]+/?", "manage_subtitles"),
-    (("POST",), r"/me/playlists/?", "manage_playlists"),
-    (("POST", "DELETE"), r"/playlist/[^/]+(/videos(/[^/]+)?)?/?", "manage_playlists"),
-    (("POST",), r"/me/players/?", "manage_players"),
-    (("POST", "DELETE"), r"/player/[^/]+/?", "manage_players"),
-)
-
-
-def scope_for(method: str, path: str) -> str | None:
-    """The scope a request to ``path`` needs, where the platform documents one."""
-    for methods, pattern, scope in _SCOPES:
-        if method in methods and re.fullmatch(pattern, path):
-            return scope
-    return None
-
-
-def raw_request(
-    base_url: str,
-    method: str,
-    path: object,
-    *,
-    params: Mapping[str, object] | None = None,
-    data: Mapping[str, object] | None = None,
-    fields: Iterable[str] | str | None = None,
-    idempotent: bool = True,
-    dialect: str = "legacy",
-) -> wire.Request:
-    """The request of a raw call, every argument checked before anything is sent. In
-    API v2 (``dialect="v2"``) ``data`` is a JSON body, and no legacy scope is checked."""
-    try:
-        checked = wire.api_path(path)
-    except ValueError as exc:
-        raise InvalidArgumentError("path", str(exc)) from None
-    try:
-        query = wire.form_fields(params, "params")
-        legacy_form = method == "POST" and dialect != "v2"
-        form = wire.form_fields(data, "data") if legacy_form else None
-    except TypeError as exc:
-        raise InvalidArgumentError(str(exc).split(":", 1)[0], str(exc).split(": ", 1)[1]) from None
-    if fields is not None:
-        if isinstance(fields, str):
-            fields = fields.split(",")  # "id,title" as the platform writes it
-        if any(k == "fields" for k, _ in query):
-            raise UsageError("give the fields once: fields= or params['fields'], not both")
-        query.append(("fields", check.fields_value(fields)))
-    request = wire.api_request(
-        base_url,
-        method,
-        checked,
-        query=query,
-        form=form,
-        scope=None if dialect == "v2" else scope_for(method, checked.rstrip("/") or "/"),
-        idempotent=idempotent,
-    )
-    if dialect == "v2" and method in ("POST", "PATCH"):
-        return attrs.evolve(request, json_body=_json_body(data))
-    return request
-
-
-def _json_body(data: Mapping[str, object] | None) -> bytes:
-    """API v2's JSON body for a raw write: the mapping as JSON, or a typed error."""
-    if data is not None and not isinstance(data, Mapping):
-        raise InvalidArgumentError("data", "expected a mapping")
-    try:
-        text = json.dumps(dict(data or {}), ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentError("data", f"not JSON: {exc}") from None
-    return text.encode("utf-8")
+__all__ = ["RawCalls"]
 
 
 class RawCalls(Service):
@@ -123,13 +45,8 @@ class RawCalls(Service):
         ``true``/``false``, lists comma-joined, ``None`` empty). ``fields`` names the
         fields to return (a list, or ``"id,title"``). Retried as every read is.
         """
-        request = raw_request(
-            self._requester.base_url,
-            "GET",
-            path,
-            params=params,
-            fields=fields,
-            dialect=self._requester.dialect.name,
+        request = self._dialect.raw_request(
+            self._requester.base_url, "GET", path, params=params, fields=fields
         )
         return dict(await self._requester.call(request))
 
@@ -152,14 +69,13 @@ class RawCalls(Service):
         """
         if not isinstance(idempotent, bool):
             raise InvalidArgumentError("idempotent", "expected True or False")
-        request = raw_request(
+        request = self._dialect.raw_request(
             self._requester.base_url,
             "POST",
             path,
             data=data or {},
             fields=fields,
             idempotent=idempotent,
-            dialect=self._requester.dialect.name,
         )
         return dict(await self._requester.call(request))
 
@@ -168,16 +84,14 @@ class RawCalls(Service):
         """API v2 only: ``PATCH path`` with ``data`` as a JSON body (only the fields
         sent change; the platform answers 204, returned as ``{}``). Retried as reads
         are (sending the same values twice changes nothing more)."""
-        self._requester.refuse("raw.patch")
-        request = raw_request(self._requester.base_url, "PATCH", path, data=data, dialect="v2")
+        self._dialect.refuse(Operation.RAW_PATCH)
+        request = self._dialect.raw_request(self._requester.base_url, "PATCH", path, data=data)
         return dict(await self._requester.call(request))
 
     @operation("delete")
     async def delete(self, path: str) -> dict[str, Any]:
         """``DELETE path``; retried as reads are (deleting twice deletes once)."""
-        request = raw_request(
-            self._requester.base_url, "DELETE", path, dialect=self._requester.dialect.name
-        )
+        request = self._dialect.raw_request(self._requester.base_url, "DELETE", path)
         return dict(await self._requester.call(request))
 
     async def paginate(
@@ -206,8 +120,6 @@ class RawCalls(Service):
         given = dict(params or {})
         if "page" in given or "limit" in given or "page_size" in given:
             raise UsageError("paginate() sets page and limit itself: use limit= and max_items=")
-        rows = self._requester.dialect.raw_pages(
-            self._requester, path, given, fields, limit, max_items
-        )
+        rows = self._dialect.raw_pages(self._requester, path, given, fields, limit, max_items)
         async for row in rows:
             yield row

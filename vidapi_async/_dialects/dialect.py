@@ -1,31 +1,38 @@
 """The API dialect a client speaks: one object, chosen when the ``Client`` is built
-(``dialect_for``), that every namespace calls where the two APIs differ, instead of
-asking which one it speaks. ``Dialect`` says what a dialect does; the legacy API
-(``_dialect_legacy.Legacy``) and API v2 (``_dialect_v2.V2``) are its two
-implementations. A third dialect would be a module of its own, and one line here.
+(``_client._dialect_for``), that every namespace holds and calls where the two APIs
+differ, instead of asking which one it speaks. ``Dialect`` says what a dialect does;
+the legacy API (``_dialects.legacy.Legacy``) and API v2 (``_dialects.v2.V2``) are its
+two implementations. A third dialect would be a module of its own, and one line in
+the client's table. An operation a dialect lacks is refused by the dialect itself
+(``refuse``, an ``_dialects.operations.Operation``), typed.
 
-A dialect builds its requests with its sans-io module (``_protocol`` for the legacy
-API, ``_protocol._v2`` for v2) and sends them through the requester it is given; what
-is async beyond one request (v2's profile lookup, its read after a PATCH answered 204)
-is a method taking that requester. The namespaces keep what both dialects share: the
-checks of the arguments, the tracing, the models returned.
+A dialect builds its requests with its sans-io module (``_protocol._legacy`` for the
+legacy API, ``_protocol._v2`` for v2), pure functions, and sends them through the
+requester it is given; what is async beyond one request (v2's profile lookup, its
+read after a PATCH answered 204) is a method taking that requester. A video's
+metadata reaches it checked once (``VideoMetadata``), and each dialect encodes it.
+The namespaces keep what both dialects share: the checks of the arguments, the
+tracing, the models returned.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
-
-from ._dialect_legacy import Legacy
-from ._dialect_v2 import V2
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from ._auth import TokenProvider
-    from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-    from ._protocol import Request
-    from ._requester import Requester
+    from .._auth.providers import TokenProvider
+    from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+    from .._protocol import Request
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .operations import Operation
 
-__all__ = ["DIALECTS", "Dialect", "ReadVideo", "dialect_for"]
+__all__ = ["DIALECTS", "Dialect", "ReadVideo"]
+
+DIALECTS: Final = ("legacy", "v2")
+"""The API dialects a client speaks (``Client(api=...)``), by name; the client maps
+each to its implementation (``_dialects.legacy.Legacy``, ``_dialects.v2.V2``)."""
 
 ReadVideo = Callable[[str, Iterable[str]], Awaitable["Video"]]
 """``client.videos.get``, for the dialects that read a video after writing it."""
@@ -40,8 +47,16 @@ class Dialect(Protocol):
     """``"legacy"`` or ``"v2"`` (``Client.api``, ``UnsupportedOperationError.dialect``)."""
     default_base_url: str
     """The API's root when ``base_url`` is not given."""
-    refused: Mapping[str, str]
-    """The operations (flat or namespaced names) this dialect does not offer, and why."""
+    refused: Mapping[Operation, str]
+    """The operations this dialect does not offer, and why."""
+
+    def refuse(self, operation: Operation) -> None:
+        """``UnsupportedOperationError`` when this dialect does not offer ``operation``."""
+        ...
+
+    def offers(self, operation: Operation) -> bool:
+        """Whether this dialect offers ``operation``."""
+        ...
 
     # --- the client and the requester ----------------------------------------------------
 
@@ -71,23 +86,22 @@ class Dialect(Protocol):
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
-        """Before an upload's first request: refuse the create's metadata (``given``) the
-        dialect cannot carry, and learn what the create will need (v2: the profile)."""
+    async def ready_to_create(self, requester: Requester, metadata: VideoMetadata) -> None:
+        """Before an upload's first request: refuse the create's metadata the dialect
+        cannot carry, and learn what the create will need (v2: the profile)."""
         ...
 
     async def create_video_request(
         self,
         requester: Requester,
         url: str,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         dedupe_tag: str | None,
         password: str | None,
     ) -> Request:
-        """The create of a video from an uploaded file's ``url``: ``form`` is its
-        metadata checked and encoded, ``given`` the same as values."""
+        """The create of a video from an uploaded file's ``url``, with its checked
+        ``metadata`` encoded in this dialect's way."""
         ...
 
     def video_from(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -118,8 +132,7 @@ class Dialect(Protocol):
         self,
         requester: Requester,
         video_id: str | Video,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         returning: Iterable[str],
         read: ReadVideo,
@@ -134,17 +147,21 @@ class Dialect(Protocol):
         ``password_protected``."""
         ...
 
+    async def set_thumbnail(self, requester: Requester, video_id: str, url: str) -> Video:
+        """Write ``url`` as the video's thumbnail (refused where not offered)."""
+        ...
+
     # --- live streams --------------------------------------------------------------------
 
     async def create_live_stream(
-        self,
-        requester: Requester,
-        form: list[tuple[str, str]],
-        times: Sequence[tuple[str, int]],
-        metadata: Mapping[str, object],
+        self, requester: Requester, metadata: VideoMetadata, times: Sequence[tuple[str, int]]
     ) -> Video:
-        """A new live stream: ``form`` its checked metadata, ``times`` its
-        ``start_time``/``end_time`` given, ``metadata`` the values of both."""
+        """A new live stream: its checked ``metadata``, ``times`` its
+        ``start_time``/``end_time`` given."""
+        ...
+
+    async def make_live(self, requester: Requester, video_id: str | Video) -> Video:
+        """A video turned into a live stream (refused where not offered)."""
         ...
 
     async def get_live_stream(self, requester: Requester, video_id: str | Video) -> Video:
@@ -225,6 +242,20 @@ class Dialect(Protocol):
         """Delete a player."""
         ...
 
+    def raw_request(
+        self,
+        base_url: str,
+        method: str,
+        path: object,
+        *,
+        params: Mapping[str, object] | None = None,
+        data: Mapping[str, object] | None = None,
+        fields: Iterable[str] | str | None = None,
+        idempotent: bool = True,
+    ) -> Request:
+        """A raw call's request in this dialect, every argument checked."""
+        ...
+
     def raw_pages(
         self,
         requester: Requester,
@@ -236,15 +267,3 @@ class Dialect(Protocol):
     ) -> AsyncIterator[dict[str, Any]]:
         """A list endpoint's items, page by page, in this dialect's paging."""
         ...
-
-
-_KINDS: Mapping[str, Callable[[str | None], Dialect]] = {"legacy": Legacy, "v2": V2}
-DIALECTS = tuple(_KINDS)
-"""The API dialects a client speaks (``Client(api=...)``)."""
-
-
-def dialect_for(api: str, profile_id: str | None = None) -> Dialect:
-    """The dialect named ``api`` (one of ``DIALECTS``, checked by the caller);
-    ``profile_id``: the profile v2 creates under (the legacy API has none: a
-    ``UsageError``)."""
-    return _KINDS[api](profile_id)

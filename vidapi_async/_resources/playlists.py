@@ -4,21 +4,17 @@ videos in them. Writes need scope ``manage_playlists``."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from typing import Final
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._fields import VIDEO_FIELDS
-from ._models import Playlist, Video
-from ._observe import operation
-from ._sentinel import NOT_GIVEN, NotGiven
-from ._service import Service
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Playlist, Video
+from .._observe import operation
+from .._sentinel import NOT_GIVEN, NotGiven
+from .fields import PLAYLIST_FIELDS, PLAYLIST_SCOPE, VIDEO_FIELDS
+from .service import Service
 
-__all__ = ["PLAYLIST_FIELDS", "PLAYLIST_SCOPE", "Playlists"]
-
-PLAYLIST_FIELDS: Final = ("id", "name", "description", "private", "owner", "videos_total")
-PLAYLIST_SCOPE: Final = "manage_playlists"
-"""The legacy API's scope for playlist writes."""
+__all__ = ["Playlists"]
 
 
 def _id(value: object) -> str:
@@ -41,14 +37,14 @@ class Playlists(Service):
         }
         if description is not None:
             values["description"] = check.text(description, "description")
-        return await self._requester.dialect.create_playlist(self._requester, values)
+        return await self._dialect.create_playlist(self._requester, values)
 
     @operation("playlists.get")
     async def get(
         self, playlist_id: str | Playlist, fields: Iterable[str] = PLAYLIST_FIELDS
     ) -> Playlist:
         """``GET /playlist/<id>``: a playlist (another's private one is a ``ForbiddenError``)."""
-        return await self._requester.dialect.get_playlist(self._requester, _id(playlist_id), fields)
+        return await self._dialect.get_playlist(self._requester, _id(playlist_id), fields)
 
     @operation("playlists.update")
     async def update(
@@ -70,18 +66,16 @@ class Playlists(Service):
             values["private"] = check.boolean(private, "private")
         if not values:
             raise InvalidArgumentError("fields", "give at least one field to write")
-        return await self._requester.dialect.update_playlist(
-            self._requester, _id(playlist_id), values
-        )
+        return await self._dialect.update_playlist(self._requester, _id(playlist_id), values)
 
     @operation("playlists.delete")
     async def delete(self, playlist_id: str | Playlist) -> None:
         """``DELETE /playlist/<id>`` (the videos themselves stay)."""
-        await self._requester.dialect.delete_playlist(self._requester, _id(playlist_id))
+        await self._dialect.delete_playlist(self._requester, _id(playlist_id))
 
     def mine(self, fields: Iterable[str] = PLAYLIST_FIELDS) -> AsyncIterator[Playlist]:
         """``GET /me/playlists``, page by page: the caller's playlists, oldest first."""
-        self._requester.refuse("playlists.mine")
+        self._dialect.refuse(Operation.PLAYLISTS_MINE)
         return self._list("/me/playlists", Playlist, fields)
 
     @operation("playlists.add_video")
@@ -90,12 +84,12 @@ class Playlists(Service):
         public one); adding one already there changes nothing, so it is retried.
         v2: ``POST /playlists/{id}/videos``."""
         vid = check.video_id(video_id)
-        await self._requester.dialect.add_playlist_video(self._requester, _id(playlist_id), vid)
+        await self._dialect.add_playlist_video(self._requester, _id(playlist_id), vid)
 
     @operation("playlists.remove_video")
     async def remove_video(self, playlist_id: str | Playlist, video_id: str | Video) -> None:
         """``DELETE /playlist/<id>/videos/<video_id>``; one not in it: ``NotFoundError``."""
-        self._requester.refuse("playlists.remove_video")
+        self._dialect.refuse(Operation.PLAYLISTS_REMOVE_VIDEO)
         vid = check.video_id(video_id)
         path = f"/playlist/{_id(playlist_id)}/videos/{vid}"
         await self._requester.call(self._requester.api("DELETE", path, scope=PLAYLIST_SCOPE))
@@ -104,6 +98,6 @@ class Playlists(Service):
         self, playlist_id: str | Playlist, fields: Iterable[str] | None = None
     ) -> AsyncIterator[Video]:
         """``GET /playlist/<id>/videos``, page by page: its videos in order."""
-        self._requester.refuse("playlists.videos")
+        self._dialect.refuse(Operation.PLAYLISTS_VIDEOS)
         path = f"/playlist/{_id(playlist_id)}/videos"
         return self._list(path, Video, VIDEO_FIELDS if fields is None else fields)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import logging
 
-from ._errors import InvalidArgumentError
-from ._fields import LIVE_FIELDS
-from ._models import Video
-from ._observe import operation
-from ._service import Service
-from ._video_metadata import video_form
-from ._videos import post_video
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Video
+from .._observe import operation
+from .service import Service
+from .video_metadata import VideoMetadata
 
 __all__ = ["LiveStreams"]
 
@@ -41,25 +40,25 @@ class LiveStreams(Service):
         In API v2: ``POST /profiles/{profile_id}/livestreams`` (scope ``live.manage``),
         read back as the same ``Video``: ``mode`` ``"live"``, ``id`` the livestream's.
         """
-        form = video_form(locals())
+        metadata = VideoMetadata.checked(
+            title=title,
+            channel=channel,
+            published=published,
+            is_created_for_kids=is_created_for_kids,
+        )
         times = []
         for name, value in (("start_time", start_time), ("end_time", end_time)):
             if value is not None:
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise InvalidArgumentError(name, "expected a UNIX timestamp (int)")
                 times.append((name, value))
-        metadata = {"published": published, "is_created_for_kids": is_created_for_kids}
-        return await self._requester.dialect.create_live_stream(
-            self._requester, form, times, metadata
-        )
+        return await self._dialect.create_live_stream(self._requester, metadata, times)
 
     @operation("make_live")
     async def convert(self, video_id: str | Video) -> Video:
         """Turn an existing video into a live stream (``mode=live``)."""
-        self._requester.refuse("make_live")
-        return await post_video(
-            self._requester, video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos"
-        )
+        self._dialect.refuse(Operation.MAKE_LIVE)
+        return await self._dialect.make_live(self._requester, video_id)
 
     @operation("get_live_stream")
     async def get(self, video_id: str | Video) -> Video:
@@ -67,4 +66,4 @@ class LiveStreams(Service):
 
         In API v2: the livestream read at ``GET /livestreams/{id}`` (scope
         ``live.read``; the path is UNCONFIRMED)."""
-        return await self._requester.dialect.get_live_stream(self._requester, video_id)
+        return await self._dialect.get_live_stream(self._requester, video_id)

@@ -10,26 +10,25 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import _protocol as wire
-from . import _validate as check
-from ._alias import deprecated
-from ._config import ProgressCallback
-from ._convert import structure
-from ._digest import HashSink, compare_hash
-from ._errors import (
-    FileChangedError,
-    InvalidArgumentError,
-    UsageError,
-)
-from ._files import LocalFile, inspect_file
-from ._models import UploadedFile, UploadProgress, UploadSession
-from ._observe import SOURCE_SIZE, describe, operation, upload_log
-from ._requester import Requester
-from ._retry import retrying
-from ._service import Service
-from ._sources import (
+import attrs
+
+from .. import _protocol as wire
+from .. import _validate as check
+from .._alias import deprecated
+from .._config import ProgressCallback
+from .._convert import structure
+from .._errors import FileChangedError, InvalidArgumentError, UsageError
+from .._models import UploadedFile, UploadProgress, UploadSession
+from .._observe import SOURCE_SIZE, describe, operation, upload_log
+from .._requester import Requester
+from .._resources.service import Service
+from .._retry import retrying
+from .digest import HashSink, compare_hash
+from .files import LocalFile, inspect_file
+from .sending import UploadPlan, send_chunked, send_single_shot
+from .sources import (
     DEFAULT_NAME,
     AsyncIterStream,
     SourcePolicy,
@@ -38,7 +37,9 @@ from ._sources import (
     open_source,
     spool_async,
 )
-from ._uploads import UploadPlan, send_chunked, send_single_shot
+
+if TYPE_CHECKING:
+    from .._dialects.dialect import Dialect
 
 __all__ = ["UploadSettings", "Uploads"]
 
@@ -70,15 +71,15 @@ class Uploads(Service):
     file streamed through (``from_url``), an upload's progress (``get_progress``).
     Sizes and limits default to the client's (``Client.read_size``, ...)."""
 
-    def __init__(self, requester: Requester, settings: UploadSettings) -> None:
-        super().__init__(requester)
+    def __init__(self, requester: Requester, dialect: Dialect, settings: UploadSettings) -> None:
+        super().__init__(requester, dialect)
         self._settings = settings
 
     @operation("get_upload_session")
     async def get_session(self) -> UploadSession:
         """``GET /file/upload`` (v2: ``POST /files/upload_sessions``): a one-time
         address to upload one file to."""
-        return await self._requester.dialect.upload_session(self._requester)
+        return await self._dialect.upload_session(self._requester)
 
     @operation("get_upload_progress")
     async def get_progress(self, upload: UploadSession | str) -> UploadProgress:
@@ -152,47 +153,27 @@ class Uploads(Service):
         ``range_size`` in chunked mode, and still does.
         """
         self._requester.check_open()
-        if upload_session is not None and not isinstance(upload_session, UploadSession):
-            raise InvalidArgumentError("upload_session", "expected an UploadSession")
-        if chunk_size is not None:
-            deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
-            if chunked:
-                range_size = range_size or chunk_size
-            else:
-                read_size = read_size or chunk_size
-        if filename is not None and (not isinstance(filename, str) or not filename.strip()):
-            raise InvalidArgumentError("filename", "must be a non-empty string")
-        if resume and (upload_session is None or chunked is False):
-            raise InvalidArgumentError(
-                "resume", "needs chunked=True and the upload_session of the upload to resume"
-            )
-        if resume:
-            chunked = True
-        if not isinstance(verify_hash, bool):
-            raise InvalidArgumentError("verify_hash", "expected True or False")
-        if verify_hash and chunked:
-            raise InvalidArgumentError(
-                "verify_hash", "goes with single-shot uploads: chunked ranges go out in parallel"
-            )
-        if verify_hash:
-            chunked = False
-        if path is not None:
-            if source is not None:
-                raise UsageError("give the source once: positionally or as path=")
-            source = path
-        if source is None:
-            raise UsageError("upload_file needs a source: a path, bytes, a file or chunks")
-        options: dict[str, Any] = {
-            "upload_session": upload_session,
-            "progress": progress,
-            "read_size": read_size,
-            "range_size": range_size,
-            "filename": filename,
-            "chunked": chunked,
-            "workers": workers,
-            "resume": resume,
-            "digest": HashSink() if verify_hash else None,
-        }
+        source, options = _file_options(
+            source,
+            path=path,
+            upload_session=upload_session,
+            progress=progress,
+            read_size=read_size,
+            range_size=range_size,
+            filename=filename,
+            chunked=chunked,
+            workers=workers,
+            resume=resume,
+            chunk_size=chunk_size,
+            verify_hash=verify_hash,
+        )
+        return await self._send_source(source, size, options)
+
+    async def _send_source(
+        self, source: UploadSource, size: int | None, options: dict[str, Any]
+    ) -> UploadedFile:
+        """``file`` once its arguments are checked: a path read as it is, any other
+        source opened (spooled to a temporary file where it must be)."""
         if isinstance(source, str | os.PathLike):
             if size is not None:
                 raise InvalidArgumentError("size", "a file's size is read from the file")
@@ -200,7 +181,7 @@ class Uploads(Service):
             describe(self._requester, SOURCE_SIZE, local.size)
             return await self._send_file(local, **options)
         opened = await open_source(source, size, asyncio.get_running_loop())
-        options["filename"] = filename or opened.name
+        options["filename"] = options["filename"] or opened.name
         describe(self._requester, SOURCE_SIZE, opened.size)  # counted, when spooled
         if opened.spooled is not None:  # its size was not known: a temporary file
             try:
@@ -208,6 +189,7 @@ class Uploads(Service):
             finally:
                 await asyncio.to_thread(_unlink, opened.spooled.path)
         assert opened.stream is not None
+        chunked = options["chunked"]
         if chunked or (chunked is None and self.chunks(opened.size)):
             # The chunked protocol sends ranges in parallel: from a file.
             path_, spooled = await spool_async(opened.stream)
@@ -251,12 +233,7 @@ class Uploads(Service):
         """
         self._requester.check_open()
         source = check.http_url(url, "url")
-        if headers is not None and not isinstance(headers, Mapping):
-            raise InvalidArgumentError("headers", "expected a mapping of strings")
-        given = dict(headers or {})
-        for key, value in given.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise InvalidArgumentError("headers", "keys and values must be strings")
+        given = _source_headers(headers)
         name = filename or wire.url_file_name(source) or DEFAULT_NAME
         piece = (
             self._settings.read_size
@@ -266,53 +243,57 @@ class Uploads(Service):
         cap = self._settings.max_source_size
         if max_source_size is not None:
             cap = check.positive_int(max_source_size, "max_source_size")
-        loop = asyncio.get_running_loop()
+        relay = _Relay(source, given, name, piece, cap, progress, asyncio.get_running_loop())
 
         async def attempt(n: int) -> UploadedFile:
-            async with self._requester.transport.download(
-                source,
-                given,
-                self._requester.timeouts,
-                piece,
-                policy=self._settings.source_policy,
-                max_size=cap,
-            ) as (
-                length,
-                chunks,
-            ):
-                stream = AsyncIterStream(chunks, name, loop)
-                if length is None:  # unknown size: the chunked protocol needs it
-                    spooled, size = await spool_async(stream)
-                    try:
-                        return await self._send_file(
-                            LocalFile(spooled, size),
-                            filename=name,
-                            progress=progress,
-                            read_size=piece,
-                            chunked=None,
-                        )
-                    finally:
-                        await asyncio.to_thread(_unlink, spooled)
-                session = upload_session if n == 1 and upload_session else None
-                session = session or await self.get_session()
-                plan = UploadPlan(
-                    local=LocalFile(name, length),
-                    filename=name,
-                    read_size=piece,
-                    range_size=self._settings.range_size,
-                    workers=1,
-                    progress=progress,
-                    stream=stream,
-                )
-                target = self._requester.server_url(session.upload_url, "upload_url")
-                data = await send_single_shot(
-                    self._requester.transport, self._requester.timeouts, target, plan
-                )
-                return structure(data, UploadedFile, what="upload response", status=200)
+            return await self._relay(relay, upload_session if n == 1 else None)
 
         return await retrying(
             self._requester.retry, attempt, idempotent=True, what=f"upload of {name}"
         )
+
+    async def _relay(self, relay: _Relay, upload_session: UploadSession | None) -> UploadedFile:
+        """One attempt of ``from_url``: the source asked from its first byte, its body
+        streamed into the upload (or, of an unknown size, spooled first)."""
+        async with self._requester.transport.download(
+            relay.source,
+            relay.headers,
+            self._requester.timeouts,
+            relay.piece,
+            policy=self._settings.source_policy,
+            max_size=relay.cap,
+        ) as (
+            length,
+            chunks,
+        ):
+            stream = AsyncIterStream(chunks, relay.name, relay.loop)
+            if length is None:  # unknown size: the chunked protocol needs it
+                spooled, size = await spool_async(stream)
+                try:
+                    return await self._send_file(
+                        LocalFile(spooled, size),
+                        filename=relay.name,
+                        progress=relay.progress,
+                        read_size=relay.piece,
+                        chunked=None,
+                    )
+                finally:
+                    await asyncio.to_thread(_unlink, spooled)
+            session = upload_session or await self.get_session()
+            plan = UploadPlan(
+                local=LocalFile(relay.name, length),
+                filename=relay.name,
+                read_size=relay.piece,
+                range_size=self._settings.range_size,
+                workers=1,
+                progress=relay.progress,
+                stream=stream,
+            )
+            target = self._requester.server_url(session.upload_url, "upload_url")
+            data = await send_single_shot(
+                self._requester.transport, self._requester.timeouts, target, plan
+            )
+            return structure(data, UploadedFile, what="upload response", status=200)
 
     def chunks(self, size: int) -> bool:
         """Whether a file of ``size`` bytes goes chunked when no mode is asked for."""
@@ -408,3 +389,90 @@ def _check_spooled(name: str, expected: int, got: int) -> None:
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+@attrs.frozen
+class _Relay:
+    """What every attempt of ``from_url`` reads: the source (its headers), the name,
+    the piece read at a time, the size limit, the progress callback, the loop."""
+
+    source: str
+    headers: Mapping[str, str]
+    name: str
+    piece: int
+    cap: int
+    progress: ProgressCallback | None
+    loop: asyncio.AbstractEventLoop
+
+
+def _source_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """``from_url``'s ``headers`` (the source's credentials), checked."""
+    if headers is not None and not isinstance(headers, Mapping):
+        raise InvalidArgumentError("headers", "expected a mapping of strings")
+    given = dict(headers or {})
+    for key, value in given.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidArgumentError("headers", "keys and values must be strings")
+    return given
+
+
+def _file_options(
+    source: UploadSource | None,
+    *,
+    path: str | os.PathLike[str] | None,
+    upload_session: UploadSession | None,
+    progress: ProgressCallback | None,
+    read_size: int | None,
+    range_size: int | None,
+    filename: str | None,
+    chunked: bool | None,
+    workers: int,
+    resume: bool,
+    chunk_size: int | None,
+    verify_hash: bool,
+) -> tuple[UploadSource, dict[str, Any]]:
+    """``Uploads.file``'s arguments checked, before anything is read or sent: the
+    source, and the options of ``_send_file`` (the mode settled where the arguments
+    decide it)."""
+    if upload_session is not None and not isinstance(upload_session, UploadSession):
+        raise InvalidArgumentError("upload_session", "expected an UploadSession")
+    if chunk_size is not None:
+        deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
+        if chunked:
+            range_size = range_size or chunk_size
+        else:
+            read_size = read_size or chunk_size
+    if filename is not None and (not isinstance(filename, str) or not filename.strip()):
+        raise InvalidArgumentError("filename", "must be a non-empty string")
+    if resume and (upload_session is None or chunked is False):
+        raise InvalidArgumentError(
+            "resume", "needs chunked=True and the upload_session of the upload to resume"
+        )
+    if resume:
+        chunked = True
+    if not isinstance(verify_hash, bool):
+        raise InvalidArgumentError("verify_hash", "expected True or False")
+    if verify_hash and chunked:
+        raise InvalidArgumentError(
+            "verify_hash", "goes with single-shot uploads: chunked ranges go out in parallel"
+        )
+    if verify_hash:
+        chunked = False
+    if path is not None:
+        if source is not None:
+            raise UsageError("give the source once: positionally or as path=")
+        source = path
+    if source is None:
+        raise UsageError("upload_file needs a source: a path, bytes, a file or chunks")
+    options: dict[str, Any] = {
+        "upload_session": upload_session,
+        "progress": progress,
+        "read_size": read_size,
+        "range_size": range_size,
+        "filename": filename,
+        "chunked": chunked,
+        "workers": workers,
+        "resume": resume,
+        "digest": HashSink() if verify_hash else None,
+    }
+    return source, options

@@ -11,7 +11,7 @@ import re
 
 import attrs
 
-from ._errors import SubtitleFileError
+from .._errors import SubtitleFileError
 
 __all__ = ["Cue", "parse_srt"]
 

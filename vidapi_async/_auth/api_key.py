@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from ._auth import OAuth, PostForm
-from ._errors import InsufficientScopeError, OAuthError
-from ._models import AccessToken
-from ._observe import auth_log
-from ._protocol._v2 import DEFAULT_SCOPES, SCOPE_REFUSED_ERRORS, expand_scopes, v2_scopes
+from .._errors import InsufficientScopeError, OAuthError
+from .._models import AccessToken
+from .._observe import auth_log
+from .._protocol._v2 import DEFAULT_SCOPES, SCOPE_REFUSED_ERRORS, expand_scopes, v2_scopes
+from .providers import OAuth, PostForm
 
 __all__ = ["ApiKey"]
 

@@ -23,13 +23,13 @@ from typing import Any
 
 import attrs
 
-from . import _protocol as wire
-from ._aio import Connection, FileRegion, Transport
-from ._config import ProgressCallback, Timeouts
-from ._digest import HashSink
-from ._files import LocalFile
-from ._retry import RetryPolicy, retrying
-from ._sources import Stream
+from .. import _protocol as wire
+from .._aio import Connection, FileRegion, Transport
+from .._config import ProgressCallback, Timeouts
+from .._retry import RetryPolicy, retrying
+from .digest import HashSink
+from .files import LocalFile
+from .sources import Stream
 
 __all__ = ["UploadPlan", "load_mime_types", "send_chunked", "send_single_shot"]
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import attrs
 
-from ._auth import OAuth
-from ._auth_v2 import ApiKey
-from ._errors import UsageError
-from ._models import AccessToken
-from ._protocol._v2 import expand_scopes
+from .._errors import UsageError
+from .._models import AccessToken
+from .._protocol._v2 import expand_scopes
+from .api_key import ApiKey
+from .providers import OAuth
 
 __all__ = ["StoredLogin", "TokenStore", "default_login_path"]
 

@@ -7,17 +7,22 @@ import asyncio
 import builtins
 import logging
 import os
+from typing import TYPE_CHECKING
 
-from . import _validate as check
-from ._convert import structure
-from ._fields import SUBTITLE_FIELDS
-from ._files import LocalFile, check_srt_file
-from ._models import Subtitle, Video
-from ._observe import VIDEO_ID, describe, operation
-from ._requester import Requester
-from ._retry import create_checked
-from ._service import Service
-from ._upload_calls import Uploads
+from .. import _validate as check
+from .._convert import structure
+from .._dialects.operations import Operation
+from .._models import Subtitle, Video
+from .._observe import VIDEO_ID, describe, operation
+from .._requester import Requester
+from .._retry import create_checked
+from .._transfer.files import LocalFile, check_srt_file
+from .._transfer.uploads import Uploads
+from .fields import SUBTITLE_FIELDS
+from .service import Service
+
+if TYPE_CHECKING:
+    from .._dialects.dialect import Dialect
 
 __all__ = ["Subtitles"]
 
@@ -28,8 +33,8 @@ class Subtitles(Service):
     """A video's subtitles (scope ``manage_subtitles`` for writes, when the token's
     scopes are known)."""
 
-    def __init__(self, requester: Requester, uploads: Uploads) -> None:
-        super().__init__(requester)
+    def __init__(self, requester: Requester, dialect: Dialect, uploads: Uploads) -> None:
+        super().__init__(requester, dialect)
         self._uploads = uploads
 
     @operation("create_subtitle")
@@ -48,7 +53,7 @@ class Subtitles(Service):
         after a failure whose outcome is unknown the video's subtitles are listed first
         and one in the same language is adopted instead of creating a second.
         """
-        self._requester.refuse("create_subtitle")
+        self._dialect.refuse(Operation.CREATE_SUBTITLE)
         lang = check.language(language)
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
@@ -88,7 +93,7 @@ class Subtitles(Service):
         The file must parse as SRT first; ``SubtitleFileError`` names the broken cue.
         ``dedupe`` as for ``create``.
         """
-        self._requester.refuse("upload_subtitle")
+        self._dialect.refuse(Operation.UPLOAD_SUBTITLE)
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
         lang = check.language(language)
@@ -105,7 +110,7 @@ class Subtitles(Service):
     @operation("delete_subtitle")
     async def delete(self, subtitle_id: str) -> None:
         """``DELETE /subtitle/<id>``: remove one subtitle track."""
-        self._requester.refuse("delete_subtitle")
+        self._dialect.refuse(Operation.DELETE_SUBTITLE)
         request = self._requester.api(
             "DELETE",
             f"/subtitle/{check.video_id(subtitle_id, 'subtitle_id')}",
@@ -116,7 +121,7 @@ class Subtitles(Service):
     @operation("list_subtitles")
     async def list(self, video_id: str | Video) -> builtins.list[Subtitle]:
         """``GET /video/<id>/subtitles``: the video's subtitles (first 100)."""
-        self._requester.refuse("list_subtitles")
+        self._dialect.refuse(Operation.LIST_SUBTITLES)
         video_id = check.video_id(video_id)
         describe(self._requester, VIDEO_ID, video_id)
         request = self._requester.api(

@@ -1,4 +1,4 @@
-"""API v2 as a ``Dialect`` (``_dialect``): JSON bodies, PATCH answered 204 (then the
+"""API v2 as a ``Dialect`` (``_dialects.dialect``): JSON bodies, PATCH answered 204 (then the
 object read when the operation returns it), creates under a profile, paging on
 ``next``. Its requests are built by the sans-io ``_protocol._v2``; what is async
 beyond one request lives here: the profile (given, else found once from ``GET /me``)
@@ -10,29 +10,29 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _validate as check
-from ._account import webhook_of
-from ._auth import OAuth, TokenProvider
-from ._auth_v2 import ApiKey
-from ._convert import structure
-from ._errors import (
+from .. import _validate as check
+from .._auth.api_key import ApiKey
+from .._auth.providers import OAuth, TokenProvider
+from .._convert import structure, webhook_of
+from .._errors import (
     InsufficientScopeError,
     InvalidArgumentError,
     UnexpectedResponseError,
     UnsupportedOperationError,
 )
-from ._fields import VIDEO_FIELDS
-from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-from ._observe import VIDEO_ID, describe
-from ._pages import iter_next_pages
-from ._players import player_form
-from ._protocol import Request
-from ._protocol import _v2 as v2
-from ._raw import raw_request
+from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+from .._observe import VIDEO_ID, describe
+from .._protocol import Request
+from .._protocol import _v2 as v2
+from .._protocol._legacy import player_form
+from .._resources.fields import VIDEO_FIELDS
+from .._resources.pages import iter_next_pages
+from .operations import Operation, Refusals
 
 if TYPE_CHECKING:
-    from ._dialect import ReadVideo
-    from ._requester import Requester
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .dialect import ReadVideo
 
 __all__ = ["V2"]
 
@@ -45,12 +45,12 @@ def _no_extra(operation: str, extra: Mapping[str, str] | None) -> None:
         )
 
 
-class V2:
+class V2(Refusals):
     """API v2 (``Client(api="v2")``, a preview): the same operations and models."""
 
     name = v2.DIALECT
     default_base_url = v2.DEFAULT_BASE_URL
-    refused: Mapping[str, str] = {
+    refused: Mapping[Operation, str] = {
         operation: f"{why}; use api='legacy'" for operation, why in v2.UNSUPPORTED.items()
     }
 
@@ -130,11 +130,11 @@ class V2:
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
+    async def ready_to_create(self, requester: Requester, metadata: VideoMetadata) -> None:
         """The create's metadata checked as v2 will write it (an argument it has no field
         for is ``UnsupportedOperationError``), then the profile known (and verified):
         both before any request of the upload."""
-        v2.check_video_create(given)
+        v2.check_video_create(metadata.values)
         if self._profile is None:  # the upload's first request's scope, before GET /me
             await requester.ensure_scope(v2.upload_session(requester.base_url))
         await self.profile_id(requester)
@@ -143,15 +143,14 @@ class V2:
         self,
         requester: Requester,
         url: str,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         dedupe_tag: str | None,
         password: str | None,
     ) -> Request:
         """``POST /profiles/{profile_id}/videos``, JSON."""
         _no_extra("create_video", extra)
-        values = dict(given)
+        values = dict(metadata.values)
         if password is not None:
             values["password"] = check.password(password)
         if dedupe_tag is not None:
@@ -203,16 +202,15 @@ class V2:
         self,
         requester: Requester,
         video_id: str | Video,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         returning: Iterable[str],
         read: ReadVideo,
     ) -> Video:
         _no_extra("update_video", extra)
-        if not form:
+        if not metadata:
             raise InvalidArgumentError("update_video", "give at least one field to write")
-        return await self._patch_video(requester, video_id, given, returning, read)
+        return await self._patch_video(requester, video_id, metadata.values, returning, read)
 
     async def set_password(
         self, requester: Requester, video_id: str | Video, password: str | None, read: ReadVideo
@@ -246,19 +244,16 @@ class V2:
             await requester.call(patch)
         return await read(vid, returning)
 
+    async def set_thumbnail(self, requester: Requester, video_id: str, url: str) -> Video:
+        raise self.refusal(Operation.SET_THUMBNAIL)
+
     # --- live streams --------------------------------------------------------------------
 
     async def create_live_stream(
-        self,
-        requester: Requester,
-        form: list[tuple[str, str]],
-        times: Sequence[tuple[str, int]],
-        metadata: Mapping[str, object],
+        self, requester: Requester, metadata: VideoMetadata, times: Sequence[tuple[str, int]]
     ) -> Video:
         """``POST /profiles/{profile_id}/livestreams``: the same ``Video``, live."""
-        given: dict[str, object] = {**dict(form), **dict(times)}
-        for name in ("published", "is_created_for_kids"):
-            given[name] = metadata[name]
+        given: dict[str, object] = {**metadata.values, **dict(times)}
         request = await self._profiled(
             requester, lambda profile: v2.create_livestream(requester.base_url, profile, given)
         )
@@ -266,6 +261,9 @@ class V2:
         video = structure(data, Video, what=request.what)
         describe(requester, VIDEO_ID, video.id)
         return video
+
+    async def make_live(self, requester: Requester, video_id: str | Video) -> Video:
+        raise self.refusal(Operation.MAKE_LIVE)
 
     async def get_live_stream(self, requester: Requester, video_id: str | Video) -> Video:
         vid = check.video_id(video_id)
@@ -406,6 +404,9 @@ class V2:
     async def delete_player(self, requester: Requester, player_id: str) -> None:
         await requester.call(v2.player_request(requester.base_url, "DELETE", player_id))
 
+    raw_request = staticmethod(v2.raw_request)
+    """A raw call's request (``client.get/post/patch/delete``): ``data`` as JSON."""
+
     async def raw_pages(
         self,
         requester: Requester,
@@ -416,8 +417,6 @@ class V2:
         max_items: int | None,
     ) -> AsyncIterator[dict[str, Any]]:
         query = {**params, "page": 1, "page_size": limit}
-        request = raw_request(
-            requester.base_url, "GET", path, params=query, fields=fields, dialect="v2"
-        )
+        request = v2.raw_request(requester.base_url, "GET", path, params=query, fields=fields)
         async for _, item in iter_next_pages(requester.call, request, max_items=max_items):
             yield dict(item)

@@ -21,8 +21,8 @@ from typing import IO, Any, Final, Protocol, TypeAlias
 
 import attrs
 
-from ._errors import InvalidArgumentError, NotRewindableError, SourceError
-from ._files import LocalFile
+from .._errors import InvalidArgumentError, NotRewindableError, SourceError
+from .files import LocalFile
 
 UploadSource: TypeAlias = (
     "str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | AsyncIterable[bytes]"

@@ -1,38 +1,42 @@
-"""The legacy API as a ``Dialect`` (``_dialect``): form-encoded POSTs to ``/me/...``,
+"""The legacy API as a ``Dialect`` (``_dialects.dialect``): form-encoded POSTs to ``/me/...``,
 ``/video/<id>`` and the like, ``fields=`` on every answer, paging on ``has_more``;
 requests built by the sans-io ``_protocol``, sent through the client's requester."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _protocol as wire
-from . import _validate as check
-from ._account import WEBHOOK_FIELDS, webhook_of
-from ._auth import TokenProvider
-from ._convert import structure
-from ._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
-from ._fields import LIVE_FIELDS, VIDEO_FIELDS
-from ._models import Player, Playlist, UploadSession, User, Video, Webhook
-from ._observe import VIDEO_ID, describe
-from ._pages import iter_pages
-from ._players import PLAYER_FIELDS, PLAYER_SCOPE, player_form
-from ._playlists import PLAYLIST_FIELDS, PLAYLIST_SCOPE
-from ._raw import raw_request
-from ._service import form_of
-from ._video_metadata import extra_form
-from ._videos import create_request, post_video, read_video, with_tag
+from .. import _protocol as wire
+from .. import _validate as check
+from .._auth.providers import TokenProvider
+from .._convert import structure, webhook_of
+from .._errors import InvalidArgumentError, UnexpectedResponseError, UsageError
+from .._models import Player, Playlist, UploadSession, User, Video, Webhook
+from .._observe import VIDEO_ID, describe
+from .._protocol import _legacy as legacy
+from .._protocol._legacy import DEFAULT_BASE_URL, form_of, metadata_form, player_form
+from .._resources.fields import (
+    LIVE_FIELDS,
+    PLAYER_FIELDS,
+    PLAYER_SCOPE,
+    PLAYLIST_FIELDS,
+    PLAYLIST_SCOPE,
+    VIDEO_FIELDS,
+    WEBHOOK_FIELDS,
+)
+from .._resources.pages import iter_pages
+from .._resources.video_metadata import extra_form
+from .operations import Operation, Refusals
 
 if TYPE_CHECKING:
-    from ._dialect import ReadVideo
-    from ._requester import Requester
+    from .._requester import Requester
+    from .._resources.video_metadata import VideoMetadata
+    from .dialect import ReadVideo
 
-__all__ = ["Legacy"]
+__all__ = ["DEFAULT_BASE_URL", "Legacy", "post_video"]
 
 T = TypeVar("T")
-
-DEFAULT_BASE_URL: Final = "https://api.dailymotion.com"
 
 
 async def _send(
@@ -53,13 +57,27 @@ async def _send(
     return structure(await requester.call(request), cls, what=request.what)
 
 
-class Legacy:
+async def post_video(
+    requester: Requester,
+    video_id: str | Video,
+    form: list[tuple[str, str]],
+    returning: Iterable[str],
+    scope: str | None = None,
+) -> Video:
+    """``POST /video/<id>`` with ``form``; the video with the ``returning`` fields."""
+    video_id = check.video_id(video_id)
+    describe(requester, VIDEO_ID, video_id)
+    request = legacy.post_video(requester.base_url, video_id, form, returning, scope)
+    return structure({"id": video_id, **await requester.call(request)}, Video, what=request.what)
+
+
+class Legacy(Refusals):
     """The legacy Data API (``Client(api="legacy")``, the default)."""
 
     name = "legacy"
     default_base_url = DEFAULT_BASE_URL
-    refused: Mapping[str, str] = {
-        "raw.patch": "the legacy API updates with POST: use post()",
+    refused: Mapping[Operation, str] = {
+        Operation.RAW_PATCH: "the legacy API updates with POST: use post()",
     }
 
     def __init__(self, profile_id: str | None = None) -> None:
@@ -81,25 +99,25 @@ class Legacy:
 
     # --- videos --------------------------------------------------------------------------
 
-    async def ready_to_create(self, requester: Requester, given: Mapping[str, object]) -> None:
-        return None  # the form was checked as it was built
+    async def ready_to_create(self, requester: Requester, metadata: VideoMetadata) -> None:
+        return None  # the metadata was checked as it was built
 
     async def create_video_request(
         self,
         requester: Requester,
         url: str,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         dedupe_tag: str | None,
         password: str | None,
     ) -> wire.Request:
+        form = metadata_form(metadata.values)
         pairs = [("url", url), *form, *extra_form(extra, form)]
         if password is not None:
             pairs.append(("password", check.password(password) or ""))
         if dedupe_tag is not None:
-            pairs = with_tag(pairs, dedupe_tag)
-        return create_request(requester, pairs)
+            pairs = legacy.with_tag(pairs, dedupe_tag)
+        return legacy.create_video(requester.base_url, pairs)
 
     def video_from(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         return data
@@ -107,9 +125,7 @@ class Legacy:
     def video_request(
         self, requester: Requester, video_id: str, names: str, scope: str | None
     ) -> wire.Request:
-        return wire.api_request(
-            requester.base_url, "GET", f"/video/{video_id}", query=[("fields", names)], scope=scope
-        )
+        return legacy.get_video(requester.base_url, video_id, names, scope)
 
     def delete_video_request(self, requester: Requester, video_id: str) -> wire.Request:
         return requester.api("DELETE", f"/video/{video_id}", scope="manage_videos")
@@ -149,13 +165,13 @@ class Legacy:
         self,
         requester: Requester,
         video_id: str | Video,
-        form: list[tuple[str, str]],
-        given: Mapping[str, object],
+        metadata: VideoMetadata,
         extra: Mapping[str, str] | None,
         returning: Iterable[str],
         read: ReadVideo,
     ) -> Video:
-        form = form + extra_form(extra, form)
+        form = metadata_form(metadata.values)
+        form += extra_form(extra, form)
         if any(key == "password" for key, _ in form):
             raise InvalidArgumentError("extra", "use set_password() for the password")
         if not form:
@@ -169,23 +185,41 @@ class Legacy:
             requester, video_id, [("password", password or "")], ("id", "password_protected")
         )
 
+    async def set_thumbnail(self, requester: Requester, video_id: str, url: str) -> Video:
+        """``thumbnail_url`` written on the video."""
+        return await post_video(
+            requester, video_id, [("thumbnail_url", url)], ("id", "thumbnail_url"), "manage_videos"
+        )
+
     # --- live streams --------------------------------------------------------------------
 
     async def create_live_stream(
-        self,
-        requester: Requester,
-        form: list[tuple[str, str]],
-        times: Sequence[tuple[str, int]],
-        metadata: Mapping[str, object],
+        self, requester: Requester, metadata: VideoMetadata, times: Sequence[tuple[str, int]]
     ) -> Video:
-        pairs = [*form, ("mode", "live"), *((name, str(value)) for name, value in times)]
-        request = create_request(requester, pairs, fields=LIVE_FIELDS, scope="manage_videos")
+        pairs = [
+            *metadata_form(metadata.values),
+            ("mode", "live"),
+            *((name, str(value)) for name, value in times),
+        ]
+        request = legacy.create_video(
+            requester.base_url, pairs, fields=LIVE_FIELDS, scope="manage_videos"
+        )
         video = structure(await requester.call(request), Video, what=request.what)
         describe(requester, VIDEO_ID, video.id)
         return video
 
+    async def make_live(self, requester: Requester, video_id: str | Video) -> Video:
+        """A video turned live (``mode=live``)."""
+        return await post_video(
+            requester, video_id, [("mode", "live")], LIVE_FIELDS, "manage_videos"
+        )
+
     async def get_live_stream(self, requester: Requester, video_id: str | Video) -> Video:
-        return await read_video(requester, video_id, LIVE_FIELDS, "manage_videos")
+        vid = check.video_id(video_id)
+        describe(requester, VIDEO_ID, vid)
+        names = check.fields_value(LIVE_FIELDS)
+        request = legacy.get_video(requester.base_url, vid, names, "manage_videos")
+        return structure({"id": vid, **await requester.call(request)}, Video, what=request.what)
 
     # --- uploads, the account ------------------------------------------------------------
 
@@ -302,6 +336,9 @@ class Legacy:
     async def delete_player(self, requester: Requester, player_id: str) -> None:
         await requester.call(requester.api("DELETE", f"/player/{player_id}", scope=PLAYER_SCOPE))
 
+    raw_request = staticmethod(legacy.raw_request)
+    """A raw call's request (``client.get/post/delete``): ``data`` form-encoded."""
+
     async def raw_pages(
         self,
         requester: Requester,
@@ -311,11 +348,11 @@ class Legacy:
         limit: int,
         max_items: int | None,
     ) -> AsyncIterator[dict[str, Any]]:
-        raw_request(requester.base_url, "GET", path, params=params, fields=fields)  # checked now
+        self.raw_request(requester.base_url, "GET", path, params=params, fields=fields)  # checked
 
         def page_request(page: int) -> wire.Request:
             query = {**params, "page": page, "limit": limit}
-            return raw_request(requester.base_url, "GET", path, params=query, fields=fields)
+            return self.raw_request(requester.base_url, "GET", path, params=query, fields=fields)
 
         async for _, item in iter_pages(requester.call, page_request, max_items=max_items):
             yield dict(item)

@@ -4,43 +4,22 @@ about players needs scope ``manage_players``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Final
+from collections.abc import AsyncIterator, Iterable
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._models import Player
-from ._observe import operation
-from ._service import Service, form_of
+from .. import _validate as check
+from .._dialects.operations import Operation
+from .._errors import InvalidArgumentError
+from .._models import Player
+from .._observe import operation
+from .._protocol._legacy import player_form
+from .fields import PLAYER_FIELDS, PLAYER_SCOPE
+from .service import Service
 
-__all__ = ["PLAYER_FIELDS", "PLAYER_SCOPE", "Players", "player_form"]
-
-PLAYER_FIELDS: Final = (
-    "id",
-    "label",
-    "owner",
-    "autostart",
-    "aspect_ratio",
-    "color",
-    "enable_sharing",
-    "enable_autonext",
-    "enable_ads",
-    "mute",
-)
-PLAYER_SCOPE: Final = "manage_players"
-"""The legacy API's scope for everything about players."""
+__all__ = ["Players"]
 
 
 def _id(value: object) -> str:
     return check.video_id(value.id if isinstance(value, Player) else value, "player_id")
-
-
-def player_form(settings: Mapping[str, object]) -> list[tuple[str, str]]:
-    """Player settings as form pairs (each name checked), or a typed error."""
-    for name in settings:
-        if not check.is_field_name(name):
-            raise InvalidArgumentError(name, "not a setting name")
-    return form_of(settings, "settings")
 
 
 class Players(Service):
@@ -53,12 +32,12 @@ class Players(Service):
         """``POST /me/players``: a new player; its ``id`` is the Player ID to embed."""
         label = check.text(label, "label", blank=False)
         player_form({"label": label, **settings})
-        return await self._requester.dialect.create_player(self._requester, label, settings)
+        return await self._dialect.create_player(self._requester, label, settings)
 
     @operation("players.get")
     async def get(self, player_id: str | Player, fields: Iterable[str] = PLAYER_FIELDS) -> Player:
         """``GET /player/<id>``: a player's settings (v2: ``GET /players/{id}``, whole)."""
-        return await self._requester.dialect.get_player(self._requester, _id(player_id), fields)
+        return await self._dialect.get_player(self._requester, _id(player_id), fields)
 
     @operation("players.update")
     async def update(self, /, player_id: str | Player, **settings: str | bool | int) -> Player:
@@ -67,16 +46,14 @@ class Players(Service):
             raise InvalidArgumentError("settings", "give at least one setting to write")
         if "label" in settings:
             check.text(settings["label"], "label", blank=False)
-        return await self._requester.dialect.update_player(
-            self._requester, _id(player_id), settings
-        )
+        return await self._dialect.update_player(self._requester, _id(player_id), settings)
 
     @operation("players.delete")
     async def delete(self, player_id: str | Player) -> None:
         """``DELETE /player/<id>``: embeds using its id stop working."""
-        await self._requester.dialect.delete_player(self._requester, _id(player_id))
+        await self._dialect.delete_player(self._requester, _id(player_id))
 
     def mine(self, fields: Iterable[str] = PLAYER_FIELDS) -> AsyncIterator[Player]:
         """``GET /me/players``, page by page: the caller's players, oldest first."""
-        self._requester.refuse("players.mine")
+        self._dialect.refuse(Operation.PLAYERS_MINE)
         return self._list("/me/players", Player, fields, scope=PLAYER_SCOPE)

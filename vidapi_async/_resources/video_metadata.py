@@ -1,10 +1,12 @@
-"""What users write about a video, checked and put in the platform's form conventions.
+"""What users write about a video, checked once into one typed value.
 
-One pure function (no I/O, no client) used by ``upload_video``, ``create_video`` and
-``update_video``: each typed argument is checked before anything is sent (a typed
-``InvalidArgumentError`` naming it), then encoded as the platform reads a form: lists
-comma-joined, booleans ``true``/``false``, dates as UNIX seconds. An argument left
-``NOT_GIVEN`` is not sent at all (an update changes only what it names).
+``VideoMetadata.checked`` (pure: no I/O, no client) is used by ``upload_video``,
+``create_video``, ``update_video`` and ``create_live_stream``: each typed argument is
+checked before anything is sent (a typed ``InvalidArgumentError`` naming it) and kept
+normalised (a language lowered, tags stripped, dates as UNIX seconds). Each dialect
+encodes the value its own way: the legacy API as form text
+(``_protocol._legacy.metadata_form``), API v2 as JSON (``_protocol._v2``). An argument
+left ``NOT_GIVEN`` is not sent at all (an update changes only what it names).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from . import _validate as check
-from ._errors import InvalidArgumentError
-from ._protocol import form_bool
-from ._sentinel import NotGiven
+import attrs
+
+from .. import _validate as check
+from .._errors import InvalidArgumentError
+from .._protocol._legacy import metadata_form
+from .._sentinel import NotGiven
 
 __all__ = [
     "DATE_RANGE",
@@ -25,6 +29,7 @@ __all__ = [
     "MAX_TAGS",
     "MAX_TAG_LENGTH",
     "METADATA_NAMES",
+    "VideoMetadata",
     "check_tag_room",
     "extra_form",
     "video_form",
@@ -69,27 +74,53 @@ _COUNTRY = re.compile(r"[A-Za-z]{2}")
 _GEO_KEYWORDS = ("allow", "deny")
 
 
+@attrs.frozen
+class VideoMetadata:
+    """A video's metadata, checked: ``values`` holds each argument given, in
+    ``METADATA_NAMES`` order, normalised (text as sent, tags and geoblocking as tuples
+    of strings, dates as UNIX seconds, flags as ``bool``; ``None`` clears a date or
+    geoblocking). Built once per operation; each dialect encodes it."""
+
+    values: Mapping[str, object]
+
+    @classmethod
+    def checked(cls, **given: object) -> VideoMetadata:
+        """The metadata among ``given`` (names of ``METADATA_NAMES``), or
+        ``InvalidArgumentError`` for the first bad one. Each operation lists the
+        metadata in its own signature, for type checkers and editors; every value is
+        checked here again at run time. A name absent or ``NOT_GIVEN`` is not sent."""
+        return cls(
+            {
+                name: _CHECKS[name](given[name], name)
+                for name in METADATA_NAMES
+                if name in given and not isinstance(given[name], NotGiven)
+            }
+        )
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The tags given (none: empty)."""
+        tags = self.values.get("tags", ())
+        return tags if isinstance(tags, tuple) else ()
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
 def video_form(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The metadata among an operation's ``arguments`` (its ``locals()`` on entry, or
-    a mapping of the names in ``METADATA_NAMES``) as form pairs, or
-    ``InvalidArgumentError`` for the first bad one. Each operation lists the metadata in
-    its own signature, for type checkers and editors; every value is checked here again
-    at run time. A name absent or ``NOT_GIVEN`` is not sent; ``None`` (dates,
-    geoblocking) is the empty value that clears the field."""
-    return [
-        (name, _ENCODERS[name](arguments[name], name))
-        for name in METADATA_NAMES
-        if name in arguments and not isinstance(arguments[name], NotGiven)
-    ]
+    """The metadata among ``arguments`` (names of ``METADATA_NAMES``) checked, as the
+    legacy API's form pairs, or ``InvalidArgumentError`` for the first bad one."""
+    given = {name: arguments[name] for name in METADATA_NAMES if name in arguments}
+    return metadata_form(VideoMetadata.checked(**given).values)
 
 
-def check_tag_room(form: Iterable[tuple[str, str]], dedupe_tag: str | None) -> None:
+def check_tag_room(metadata: VideoMetadata, dedupe_tag: str | None) -> None:
     """The ``MAX_TAGS`` limit with ``dedupe_tag`` counted (it is sent as one more tag
     unless it is among the tags already): ``InvalidArgumentError`` naming both,
     before anything is sent."""
     if dedupe_tag is None:
         return
-    tags = [t for name, value in form if name == "tags" for t in value.split(",") if t]
+    tags = [t for t in metadata.tags if t]
     if dedupe_tag not in tags and len(tags) + 1 > MAX_TAGS:
         raise InvalidArgumentError(
             "tags",
@@ -135,7 +166,7 @@ def _description(value: object, _: str) -> str:
 _LINE_BREAKS: Final = str.maketrans("\n\r\t", "   ")
 
 
-def _tags(value: object, _: str) -> str:
+def _tags(value: object, _: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
             "tags", f"expected a sequence of strings such as ['cats', 'funny'], got {value!r:.60}"
@@ -154,7 +185,7 @@ def _tags(value: object, _: str) -> str:
                 "tags", f"a tag of {len(tag.strip())} characters; at most {MAX_TAG_LENGTH}"
             )
         out.append(tag.strip())
-    return ",".join(out)
+    return tuple(out)
 
 
 def _language(value: object, _: str) -> str:
@@ -167,7 +198,7 @@ def _language(value: object, _: str) -> str:
     return value.lower()
 
 
-def _unix_seconds(value: object, name: str) -> str:
+def _unix_seconds(value: object, name: str) -> int:
     if not isinstance(value, datetime):
         raise InvalidArgumentError(name, f"expected a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
@@ -183,10 +214,10 @@ def _unix_seconds(value: object, name: str) -> str:
         raise InvalidArgumentError(
             name, f"{value.isoformat()} is outside {low:%Y-%m-%d} to {high:%Y-%m-%d} (UTC)"
         )
-    return str((value - low) // _SECOND)  # whole seconds, floored (exact, no float)
+    return (value - low) // _SECOND  # whole seconds, floored (exact, no float)
 
 
-def _geo(value: object, _: str) -> str:
+def _geo(value: object, _: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
             "geoblocking", f"expected a sequence such as ('deny', 'fr', 'de'), got {value!r:.60}"
@@ -205,19 +236,19 @@ def _geo(value: object, _: str) -> str:
                 f"{code!r:.20} is not an ISO 3166-1 alpha-2 country code (e.g. 'fr');"
                 " only the first item may be 'allow' or 'deny'",
             )
-    return ",".join([*head, *(c.lower() for c in countries)])
+    return (*head, *(c.lower() for c in countries))
 
 
-def _flag(value: object, name: str) -> str:
-    return form_bool(check.boolean(value, name))
+def _flag(value: object, name: str) -> bool:
+    return check.boolean(value, name)
 
 
-def _or_clear(encode: Callable[[object, str], str]) -> Callable[[object, str], str]:
-    """``encode``, with ``None`` as the empty value that clears the field."""
-    return lambda value, name: "" if value is None else encode(value, name)
+def _or_clear(read: Callable[[object, str], object]) -> Callable[[object, str], object]:
+    """``read``, with ``None`` kept: the value that clears the field."""
+    return lambda value, name: None if value is None else read(value, name)
 
 
-_ENCODERS: Final[dict[str, Callable[[object, str], str]]] = {
+_CHECKS: Final[dict[str, Callable[[object, str], object]]] = {
     "title": lambda value, _: check.title(value),
     "channel": lambda value, _: check.channel(value),
     "description": _description,
@@ -232,5 +263,5 @@ _ENCODERS: Final[dict[str, Callable[[object, str], str]]] = {
     "geoblocking": _or_clear(_geo),
     "thumbnail_url": check.http_url,
 }
-"""How each metadata value is checked and written (``METADATA_NAMES``' order is the
+"""How each metadata value is checked and normalised (``METADATA_NAMES``' order is the
 order sent)."""

@@ -1,43 +1,41 @@
 """What every namespace of the client (``client.videos``, ``client.uploads``,
 ``client.playlists``, ...) shares: a small class holding the client's one requester
 (``_requester.Requester``: token, scopes, retries, limits, decoding, observation) and
-sending through it, as openai-python's ``resources`` and stripe-python's services do.
-A namespace is given what it needs when the client builds it and never sees the client
-itself. A new group of operations is a new module, never a longer client.
+the client's API dialect (``_dialects.dialect.Dialect``), sending through them, as
+openai-python's ``resources`` and stripe-python's services do. A namespace is given
+what it needs when the client builds it and never sees the client itself. A new
+group of operations is a new module, never a longer client.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TypeVar
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
-from . import _protocol as wire
-from . import _validate as check
-from ._convert import structure
-from ._errors import InvalidArgumentError
-from ._pages import iter_pages
-from ._requester import Requester
+from .. import _protocol as wire
+from .. import _validate as check
+from .._convert import structure
+from .._requester import Requester
+from .pages import iter_pages
 
-__all__ = ["Service", "form_of"]
+if TYPE_CHECKING:
+    from .._dialects.dialect import Dialect
+
+__all__ = ["Service"]
 
 T = TypeVar("T")
-
-
-def form_of(values: Mapping[str, object], argument: str) -> list[tuple[str, str]]:
-    """Keyword values as form pairs in the platform's conventions, or a typed error."""
-    try:
-        return wire.form_fields(values, argument)
-    except TypeError as exc:
-        raise InvalidArgumentError(argument, str(exc).split(": ", 1)[-1]) from None
 
 
 class Service:
     """A namespace of typed operations, sharing the client's token, retries, limits and
     errors through its requester."""
 
-    def __init__(self, requester: Requester) -> None:
+    def __init__(self, requester: Requester, dialect: Dialect) -> None:
         self._requester = requester
         """The client's requester: token, retries, limits, decoding, observation."""
+        self._dialect = dialect
+        """The API dialect spoken (``_dialects.dialect.Dialect``), chosen when the client was
+        built: called where the legacy API and v2 differ, and refusing what it lacks."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._requester.base_url}>"
