@@ -16,7 +16,21 @@ if TYPE_CHECKING:
     from ._limits import Pacer, RequestRate
     from ._observe import Observer
 
-__all__ = ["ClientInternals", "internals"]
+__all__ = ["ClientInternals", "SourceBody", "internals"]
+
+
+class SourceBody:
+    """A source's body as ``ClientInternals.fetch`` gives it: its pieces (``async
+    for``) and ``address``, the one it came from (``None``: not known)."""
+
+    __slots__ = ("_chunks", "address")
+
+    def __init__(self, chunks: AsyncIterator[bytes], address: str | None) -> None:
+        self._chunks = chunks
+        self.address = address
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks
 
 
 class ClientInternals:
@@ -53,10 +67,11 @@ class ClientInternals:
         await self._client._requester.transport.ready_for_uploads()
 
     @contextlib.asynccontextmanager
-    async def fetch(self, url: str, piece: int = 1 << 16) -> AsyncIterator[AsyncIterator[bytes]]:
+    async def fetch(self, url: str, piece: int = 1 << 16) -> AsyncIterator[SourceBody]:
         """GET an http(s) source as ``upload_from_url`` does (the client's source
         policy, trust, proxy, timeouts and ``max_source_size``; no token, no cookie):
-        its body in pieces of at most ``piece`` bytes. A refusal is a ``SourceError``."""
+        its body in pieces of at most ``piece`` bytes, and the address it came from. A
+        refusal is a ``SourceError``."""
         client = self._client
         async with client._requester.transport.download(
             url,
@@ -65,8 +80,8 @@ class ClientInternals:
             piece,
             policy=client.source_policy,
             max_size=client.max_source_size,
-        ) as (_, chunks):
-            yield chunks
+        ) as (_, chunks, address):
+            yield SourceBody(chunks, address)
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

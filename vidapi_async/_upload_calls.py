@@ -276,10 +276,7 @@ class Uploads(Service):
                 piece,
                 policy=self._settings.source_policy,
                 max_size=cap,
-            ) as (
-                length,
-                chunks,
-            ):
+            ) as (length, chunks, _):
                 stream = AsyncIterStream(chunks, name, loop)
                 if length is None:  # unknown size: the chunked protocol needs it
                     spooled, size = await spool_async(stream)
