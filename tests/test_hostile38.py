@@ -1,0 +1,56 @@
+"""Issue 38, hostile input round four: the client-side findings #3 (a user tag posing as
+a batch's bookkeeping tag), #9 (``extra`` naming a field the call sets), #11 (the
+report's mode), #15 (the request id in any case), #16 (a title over the platform's
+limit). The platform is ``tests/wire.py``'s server, which shares no code with the
+client: what it sees is what was sent."""
+
+from __future__ import annotations
+
+import pytest
+
+import vidapi_async as va
+
+from .wire import Reply, Seen, WireServer
+
+TOKEN = "wire-token-0123456789"
+
+
+def platform(seen: Seen) -> Reply:
+    """The legacy API and its upload host, answering every call as a success."""
+    host = seen.headers["host"]
+    if seen.path == "/file/upload":
+        return Reply.json(
+            {
+                "upload_url": f"http://{host}/upload?uuid=u1&seal=s1",
+                "progress_url": f"http://{host}/progress?uuid=u1",
+            }
+        )
+    if seen.path == "/upload":
+        return Reply.json({"url": "http://files.example/f1.mp4#abc", "size": "1000"})
+    if seen.path == "/channels":
+        return Reply.json({"list": [{"id": "news"}], "has_more": False})
+    return Reply.json({"id": "x1new", "title": "t", "channel": "news"})
+
+
+# --- #15: the request id, whatever the case of its header ---------------------------------
+
+
+@pytest.mark.parametrize("header", ["x-request-id", "X-REQUEST-ID", "X-Request-ID"])
+async def test_an_api_error_carries_the_request_id_in_any_case(header: str) -> None:
+    def refusing(seen: Seen) -> Reply:
+        body = {"error": {"code": 400, "message": "no", "type": "invalid_parameter"}}
+        if seen.path == "/video/x2":
+            return Reply.json(body, 429, headers={header: "req-43", "retry-after": "7"})
+        return Reply.json(body, 400, headers={header: "req-41"})
+
+    async with (
+        WireServer(refusing) as srv,
+        va.Client(TOKEN, base_url=srv.url, retry=va.NO_RETRY) as client,
+    ):
+        with pytest.raises(va.APIError) as caught:
+            await client.update_video("x1", title="t")
+        assert caught.value.request_id == "req-41"
+        assert "req-41" in str(caught.value)
+        with pytest.raises(va.RateLimitedError) as limited:
+            await client.update_video("x2", title="t")
+        assert limited.value.request_id == "req-43" and limited.value.retry_after == 7
