@@ -6,10 +6,14 @@ client: what it sees is what was sent."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import vidapi_async as va
+from vidapi_async.batch import jobs_from_source
 
+from .conftest import make_file
 from .wire import Reply, Seen, WireServer
 
 TOKEN = "wire-token-0123456789"
@@ -30,6 +34,66 @@ def platform(seen: Seen) -> Reply:
     if seen.path == "/channels":
         return Reply.json({"list": [{"id": "news"}], "has_more": False})
     return Reply.json({"id": "x1new", "title": "t", "channel": "news"})
+
+
+# --- #3: the batch's reserved tag prefixes -------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ["vidapi-b", "vidapih-0123abcd", "VIDAPI-other", " vidapi-x"])
+async def test_a_reserved_tag_is_refused_in_any_metadata_before_anything_is_sent(
+    tmp_path: Path, tag: str
+) -> None:
+    source = make_file(tmp_path / "clip.mp4", 1000)
+    tags = ["cats", tag]
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        calls = (
+            client.upload_video(source, title="t", channel="news", tags=tags),
+            client.create_video(url="http://files.example/f", title="t", channel="news", tags=tags),
+            client.update_video("x1", tags=tags),
+        )
+        for call in calls:
+            with pytest.raises(va.InvalidArgumentError) as caught:
+                await call
+            assert caught.value.argument == "tags" and tag.strip() in str(caught.value)
+    assert srv.seen == []
+    with pytest.raises(va.InvalidArgumentError, match=tag.strip()):
+        va.UploadJob(path=str(source), title="t", channel="news", tags=tags)
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(f"path,title,channel,tags\n{source},t,news,cats;{tag}\n")
+    with pytest.raises(va.InvalidArgumentError, match=f"line 2.*{tag.strip()}"):
+        list(jobs_from_source(str(manifest), channel=None))
+
+
+async def test_a_tag_that_merely_holds_the_word_is_fine() -> None:
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        await client.update_video("x1", tags=["my-vidapi-b", "vidapi", "vidapi_x"])
+    assert len(srv.seen) == 1
+
+
+# --- #9: extra naming a field the call sets itself -----------------------------------------
+
+
+@pytest.mark.parametrize("name", ["url", "password", "title", "published", "is_created_for_kids"])
+async def test_extra_naming_a_field_create_video_sets_is_refused(name: str) -> None:
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.InvalidArgumentError) as caught:
+            await client.create_video(
+                url="http://files.example/a",
+                title="t",
+                channel="news",
+                password="s3cret-pass",
+                extra={name: "http://internal.example/b"},
+            )
+        assert caught.value.argument == "extra" and repr(name) in str(caught.value)
+        with pytest.raises(va.InvalidArgumentError, match="'tags'"):  # the dedupe tag's
+            await client.create_video(
+                url="http://files.example/a",
+                title="t",
+                channel="news",
+                dedupe_tag="mine",
+                extra={"tags": "x"},
+            )
+    assert srv.seen == []
 
 
 # --- #15: the request id, whatever the case of its header ---------------------------------
