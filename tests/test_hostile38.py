@@ -118,3 +118,25 @@ async def test_an_api_error_carries_the_request_id_in_any_case(header: str) -> N
         with pytest.raises(va.RateLimitedError) as limited:
             await client.update_video("x2", title="t")
         assert limited.value.request_id == "req-43" and limited.value.retry_after == 7
+
+
+# --- #16: a title over the platform's limit, before any byte -------------------------------
+
+
+async def test_a_title_over_255_characters_is_refused_before_any_byte(tmp_path: Path) -> None:
+    source = make_file(tmp_path / "clip.mp4", 1000)
+    long = "t" * 256
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.InvalidArgumentError, match="255") as caught:
+            await client.upload_video(source, title=long, channel="news")
+        assert caught.value.argument == "title"
+        with pytest.raises(va.InvalidArgumentError, match="255"):
+            await client.update_video("x1", title="é" * 100_000)
+        await client.update_video("x1", title="é" * 255)  # the limit itself is fine
+    assert [s.path for s in srv.seen] == ["/video/x1"]
+    with pytest.raises(va.InvalidArgumentError, match="255"):
+        va.UploadJob(path=str(source), title=long, channel="news")
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(f"path,title,channel\n{source},{long},news\n")
+    with pytest.raises(va.InvalidArgumentError, match=r"line 2.*255"):
+        list(jobs_from_source(str(manifest), channel=None))
