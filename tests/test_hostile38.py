@@ -6,6 +6,9 @@ client: what it sees is what was sent."""
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -140,3 +143,31 @@ async def test_a_title_over_255_characters_is_refused_before_any_byte(tmp_path: 
     manifest.write_text(f"path,title,channel\n{source},{long},news\n")
     with pytest.raises(va.InvalidArgumentError, match=r"line 2.*255"):
         list(jobs_from_source(str(manifest), channel=None))
+
+
+# --- #11: the report is the owner's only -------------------------------------------------
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.usefixtures("open_umask")
+async def test_the_report_is_created_0600_and_a_wider_one_is_narrowed(tmp_path: Path) -> None:
+    source = make_file(tmp_path / "clip.mp4", 1000)
+    job = va.UploadJob(path=str(source), title="t", channel="news")
+    again = tmp_path / "again.jsonl"
+    again.write_text("")
+    again.chmod(0o644)
+    for report in (tmp_path / "report.csv", again):
+        async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+            journal = tmp_path / f"{report.stem}.sqlite"
+            async with va.BatchUploader(client, journal=journal, report=report) as batch:
+                [result] = [r async for r in batch.run([job])]
+        assert result.status is va.JobStatus.DONE, result.error
+        assert stat.S_IMODE(report.stat().st_mode) == 0o600, report
