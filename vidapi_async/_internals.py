@@ -8,15 +8,19 @@ any ``x._name`` on a client, and finds none).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from ._client import Client
     from ._limits import Pacer, RequestRate
     from ._observe import Observer
 
-__all__ = ["ClientInternals", "SourceBody", "internals"]
+__all__ = ["MAX_CARRIED_SIZE", "ClientInternals", "SourceBody", "internals"]
+
+MAX_CARRIED_SIZE: Final = 64 * 1024**2
+"""The most bytes ``ClientInternals.carry`` reads from a thumbnail's or a subtitle's
+source (64 MiB): an image or a caption file, not a video."""
 
 
 class SourceBody:
@@ -82,6 +86,21 @@ class ClientInternals:
             max_size=client.max_source_size,
         ) as (_, chunks, address):
             yield SourceBody(chunks, address)
+
+    async def carry(self, source: str, headers: Mapping[str, str] | None = None) -> str:
+        """A thumbnail's or a subtitle's ``source`` as the platform is to be given it.
+        An http(s) url is carried by the client to the platform's upload host the way
+        a video file goes (``upload_from_url``: an upload address, the bytes streamed
+        through, the source policy, ``headers`` sent to the source only, at most
+        ``MAX_CARRIED_SIZE`` bytes), and the uploaded file's url is returned: the
+        platform is never asked to fetch a source's host. Anything else (a local path)
+        is returned as it is. A refusal is a ``SourceError``."""
+        if not source.lower().startswith(("http://", "https://")):
+            return source
+        uploaded = await self._client.uploads.from_url(
+            source, headers=headers or None, max_source_size=MAX_CARRIED_SIZE
+        )
+        return uploaded.url
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

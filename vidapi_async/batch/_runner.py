@@ -627,7 +627,8 @@ class BatchUploader:
         if fields:
             await self.client.update_video(record.video_id, **fields)
         if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
-            await self.client.set_thumbnail(record.video_id, job.thumbnail)
+            thumbnail = await internals(self.client).carry(job.thumbnail, job.headers)
+            await self.client.set_thumbnail(record.video_id, thumbnail)
         named = list(old.get("playlists") or ())
         # The playlists the batch put the video in (a journal written before it kept
         # them: all it named); one the video was in already is the user's, left alone.
@@ -806,8 +807,9 @@ class BatchUploader:
                     )
                 else:
                     assert spec.url is not None
+                    carried = await internals(client).carry(spec.url, job.headers)
                     track = await client.create_subtitle(
-                        record.video_id, language=spec.language, url=spec.url, dedupe=True
+                        record.video_id, language=spec.language, url=carried, dedupe=True
                     )
                 record.subtitles_done.append(check.language(spec.language))
                 try:
@@ -827,7 +829,8 @@ class BatchUploader:
             # The thumbnail and the playlists: both idempotent (set again, added again
             # after a crash changes nothing), so no stage of their own.
             if job.thumbnail is not None:
-                await client.set_thumbnail(record.video_id, job.thumbnail)
+                thumbnail = await internals(client).carry(job.thumbnail, job.headers)
+                await client.set_thumbnail(record.video_id, thumbnail)
             await self._add_to_playlists(record.video_id, job.playlists, seq)
             if self.wait_ready and not job.live:
                 await client.videos.wait_until_ready(record.video_id, timeout=self.ready_timeout)
