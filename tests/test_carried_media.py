@@ -33,25 +33,31 @@ def source_host(seen: Seen) -> Reply:
     return Reply(200, files[seen.path]) if seen.path in files else Reply(404, b"")
 
 
+def job(media: str, thumbnail: str, **more: object) -> va.UploadJob:
+    """A url job whose video and thumbnail come from ``media`` and ``thumbnail``."""
+    return va.UploadJob(
+        url=f"{media}/clip.mp4",
+        headers={"X-Source-Key": KEY},
+        title="carried",
+        channel="news",
+        thumbnail=thumbnail,
+        **more,  # type: ignore[arg-type]
+    )
+
+
 async def test_thumbnails_and_subtitles_by_url_are_carried_through_the_client(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     async with WireServer(source_host) as src, client_for(emulator) as client:
         host = src.url.split("//", 1)[1]
-        job = va.UploadJob(
-            url=f"{src.url}/clip.mp4",
-            headers={"X-Source-Key": KEY},
-            title="carried",
-            channel="news",
-            thumbnail=f"{src.url}/thumb.jpg",
-            subtitles=[va.SubtitleSpec("en", url=f"{src.url}/en.srt")],
-        )
+        subtitles = [va.SubtitleSpec("en", url=f"{src.url}/en.srt")]
+        first = job(src.url, f"{src.url}/thumb.jpg", subtitles=subtitles)
         journal = tmp_path / "j.sqlite"
         async with va.BatchUploader(client, journal=journal) as batch:
-            [result] = [r async for r in batch.run([job])]
+            [result] = [r async for r in batch.run([first])]
         assert result.status is va.JobStatus.DONE, result.error
         # a re-run with another thumbnail: the update carries it too
-        moved = va.UploadJob(**{**_fields(job), "thumbnail": f"{src.url}/thumb2.png"})
+        moved = job(src.url, f"{src.url}/thumb2.png", subtitles=subtitles)
         async with va.BatchUploader(client, journal=journal) as batch:
             [again] = [r async for r in batch.run([moved])]
         assert again.status is va.JobStatus.UPDATED, again.error
@@ -78,26 +84,9 @@ async def test_a_refused_thumbnail_fails_the_job_naming_the_rule(
     async with WireServer(source_host) as good, WireServer(source_host, host="127.0.0.2") as inner:
         policy = va.SourcePolicy(deny=["127.0.0.2/32"])
         async with client_for(emulator, source_policy=policy) as client:
-            job = va.UploadJob(
-                url=f"{good.url}/clip.mp4",
-                headers={"X-Source-Key": KEY},
-                title="t",
-                channel="news",
-                thumbnail=f"{inner.url}/thumb.jpg",
-            )
+            refused = job(good.url, f"{inner.url}/thumb.jpg")
             async with va.BatchUploader(client, journal=tmp_path / "j.sqlite") as batch:
-                [result] = [r async for r in batch.run([job])]
+                [result] = [r async for r in batch.run([refused])]
     assert result.status is va.JobStatus.FAILED
     assert isinstance(result.error, va.SourceError) and "SourcePolicy.deny" in str(result.error)
     assert inner.seen == []
-
-
-def _fields(job: va.UploadJob) -> dict[str, object]:
-    return {
-        "url": job.url,
-        "headers": job.headers,
-        "title": job.title,
-        "channel": job.channel,
-        "thumbnail": job.thumbnail,
-        "subtitles": job.subtitles,
-    }

@@ -17,26 +17,10 @@ import vidapi_async as va
 from vidapi_async.batch import jobs_from_source
 
 from .conftest import make_file
+from .test_video_metadata_wire import _platform as platform
 from .wire import Reply, Seen, WireServer
 
 TOKEN = "wire-token-0123456789"
-
-
-def platform(seen: Seen) -> Reply:
-    """The legacy API and its upload host, answering every call as a success."""
-    host = seen.headers["host"]
-    if seen.path == "/file/upload":
-        return Reply.json(
-            {
-                "upload_url": f"http://{host}/upload?uuid=u1&seal=s1",
-                "progress_url": f"http://{host}/progress?uuid=u1",
-            }
-        )
-    if seen.path == "/upload":
-        return Reply.json({"url": "http://files.example/f1.mp4#abc", "size": "1000"})
-    if seen.path == "/channels":
-        return Reply.json({"list": [{"id": "news"}], "has_more": False})
-    return Reply.json({"id": "x1new", "title": "t", "channel": "news"})
 
 
 # --- #3: the batch's reserved tag prefixes -------------------------------------------------
