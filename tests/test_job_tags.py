@@ -34,7 +34,7 @@ async def test_a_job_stopped_at_creating_by_an_earlier_release_finds_its_video(
     async with Emulator(probe=False) as emu, client_for(emu) as client:
         uploaded = await client.uploads.file(path)
         made = await client.videos.create(
-            url=uploaded.url, title="t", channel="news", tags=[_old_tag("é")]
+            url=uploaded.url, title="t", channel="news", dedupe_tag=_old_tag("é")
         )
         journal = SQLiteJournal(tmp_path / "j.sqlite")
         await journal.save(JobRecord("é", Stage.CREATING, file_url=uploaded.url))

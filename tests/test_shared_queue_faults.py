@@ -390,6 +390,7 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
 async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
+    subtitle_host: str,
 ) -> None:
     """The same for a subtitle track: A's track lands after B listed none and sent its
     own; A, resumed, deletes its track and the video keeps one per language."""
@@ -399,7 +400,7 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
             path=f,
             title=f.name,
             channel="news",
-            subtitles=[va.SubtitleSpec("en", url="https://subs.example/en.srt")],
+            subtitles=[va.SubtitleSpec("en", url=f"{subtitle_host}/en.srt")],
         )
         for f in files
     ]

@@ -112,7 +112,9 @@ class Legacy(Refusals):
         password: str | None,
     ) -> wire.Request:
         form = metadata_form(metadata.values)
-        pairs = [("url", url), *form, *extra_form(extra, form)]
+        # extra may not name a field the call sets itself: sent twice, the server picks
+        sets = [("url", url), ("password", ""), *form, *([("tags", "")] if dedupe_tag else [])]
+        pairs = [("url", url), *form, *extra_form(extra, sets)]
         if password is not None:
             pairs.append(("password", check.password(password) or ""))
         if dedupe_tag is not None:

@@ -27,7 +27,7 @@ import attrs
 from .. import _errors as e
 from .._dialects.operations import Operation
 from . import _answers, _raw
-from ._answers import parse_retry_after
+from ._answers import header, parse_retry_after
 from ._requests import Request, api_request, origin, redact_data, shown
 
 __all__ = [
@@ -1154,7 +1154,7 @@ def api_error(
         if isinstance(correlation, str)
         else None,
     }
-    retry_after = parse_retry_after(headers.get("Retry-After"))
+    retry_after = parse_retry_after(header(headers, "Retry-After"))
     if status == 401:
         return e.InvalidTokenError(message, **kwargs)
     if status == 429:

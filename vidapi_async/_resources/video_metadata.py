@@ -29,6 +29,7 @@ __all__ = [
     "MAX_TAGS",
     "MAX_TAG_LENGTH",
     "METADATA_NAMES",
+    "RESERVED_TAG_PREFIXES",
     "VideoMetadata",
     "check_tag_room",
     "extra_form",
@@ -42,6 +43,9 @@ MAX_TAGS: Final = 150
 choice, docs/guides/decisions.md)."""
 MAX_TAG_LENGTH: Final = 100
 """The longest tag, in characters (a choice, as ``MAX_TAGS``)."""
+RESERVED_TAG_PREFIXES: Final = ("vidapi-", "vidapih-")
+"""The prefixes of the tags a batch marks its videos with (which job made which
+video): a tag of the user's may not start with one, in any case."""
 DATE_RANGE: Final = (
     datetime(1970, 1, 1, tzinfo=UTC),
     datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
@@ -132,8 +136,9 @@ def check_tag_room(metadata: VideoMetadata, dedupe_tag: str | None) -> None:
 def extra_form(
     extra: Mapping[str, str] | None, given: Iterable[tuple[str, str]], argument: str = "extra"
 ) -> list[tuple[str, str]]:
-    """Raw form text (``extra=``) as pairs: strings only, and no name given twice (a
-    typed argument and the same name in ``extra``)."""
+    """Raw form text (``extra=``) as pairs: strings only, and no name the call sets
+    itself (in ``given``: a typed argument, or a field of the call's own such as
+    ``url`` and ``password``)."""
     if extra is None:
         return []
     if not isinstance(extra, Mapping):
@@ -145,7 +150,9 @@ def extra_form(
             raise InvalidArgumentError(argument, "keys and values must be strings")
         if key in named:
             raise InvalidArgumentError(
-                argument, f"{key!r} is given twice (typed and in {argument})"
+                argument,
+                f"{key!r} is given twice: the call sets it itself (give it as its "
+                f"argument), not in {argument}",
             )
         out.append((key, value))
     return out
@@ -166,6 +173,16 @@ def _description(value: object, _: str) -> str:
 _LINE_BREAKS: Final = str.maketrans("\n\r\t", "   ")
 
 
+def _not_reserved(tag: str) -> None:
+    for prefix in RESERVED_TAG_PREFIXES:
+        if tag.lower().startswith(prefix):
+            raise InvalidArgumentError(
+                "tags",
+                f"the tag {tag!r:.60} starts with {prefix!r}, which the batch keeps for the "
+                "tags that mark the video a job made: choose another tag",
+            )
+
+
 def _tags(value: object, _: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
@@ -180,6 +197,7 @@ def _tags(value: object, _: str) -> tuple[str, ...]:
         if "," in tag:
             raise InvalidArgumentError("tags", f"a tag cannot hold a comma: {tag!r:.60}")
         check.plain_text(tag, "tags", _TAG_REFUSED)
+        _not_reserved(tag.strip())
         if len(tag.strip()) > MAX_TAG_LENGTH:
             raise InvalidArgumentError(
                 "tags", f"a tag of {len(tag.strip())} characters; at most {MAX_TAG_LENGTH}"

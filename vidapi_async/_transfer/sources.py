@@ -66,6 +66,21 @@ def _networks(value: Iterable[str]) -> tuple[Network, ...]:
         raise InvalidArgumentError("networks", f"expected CIDR strings: {exc}") from None
 
 
+def _optional_networks(value: Iterable[str] | None) -> tuple[Network, ...] | None:
+    return None if value is None else _networks(value)
+
+
+def _origin(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, str):
+            raise ValueError
+        return str(address(value))
+    except ValueError:
+        raise InvalidArgumentError("origin", f"expected an IP address, got {value!r}") from None
+
+
 def address(text: str) -> Address:
     """An IP address as a socket reports it (an IPv6 zone dropped, an IPv4-mapped IPv6
     address as the IPv4 one)."""
@@ -106,7 +121,9 @@ class SourcePolicy:
     address in ``deny`` is refused, and with ``allow`` only addresses in it are fetched
     (``deny`` wins). A redirect may not lead from a public address to a loopback,
     link-local, private or unspecified one unless ``allow_private``, nor ever from https
-    to http.
+    to http. With ``origin`` (the address a feed naming the sources was fetched from),
+    each source's first request is judged as a redirect from there: a feed fetched from
+    a public address cannot name an internal one.
     """
 
     deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
@@ -114,7 +131,22 @@ class SourcePolicy:
     allow: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
     """When given, the only networks fetched from (``deny`` still wins)."""
     allow_private: bool = False
-    """Whether a redirect may lead from a public address to a private one."""
+    """Whether a redirect (or a feed from a public ``origin``) may lead to a private
+    address."""
+    internal: tuple[Network, ...] | None = attrs.field(default=None, converter=_optional_networks)
+    """The networks that count as internal (not public) for the rules on redirects and
+    ``origin``. ``None`` (the default): loopback, private, link-local, unspecified and
+    the other reserved ranges (what is not globally routable). Given, exactly these (a
+    lab whose public hosts sit in reserved ranges; a test bed on loopback)."""
+    origin: str | None = attrs.field(default=None, converter=_origin)
+    """The address of the document that named the sources (a feed's, ``vidapi batch
+    URL`` sets it): a source's first request is judged as a redirect from it."""
+
+    def is_public(self, ip: Address) -> bool:
+        """Whether ``ip`` counts as public here (see ``internal``)."""
+        if self.internal is None:
+            return is_public(ip)
+        return not any(ip in net for net in self.internal)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.allow_private, bool):
@@ -139,9 +171,11 @@ class SourcePolicy:
                 return f"{ip} is in the denied network {net} (SourcePolicy.deny)"
         if self.allow and not any(ip in net for net in self.allow):
             return f"{ip} is in no allowed network (SourcePolicy.allow)"
-        if previous is not None and not self.allow_private and not is_public(ip):
+        if self.allow_private or self.is_public(ip):
+            return None
+        if previous is not None:
             try:
-                was_public = is_public(address(previous))
+                was_public = self.is_public(address(previous))
             except ValueError:
                 was_public = True
             if was_public:
@@ -149,6 +183,11 @@ class SourcePolicy:
                     f"a redirect from a public address led to {ip}, which is not public "
                     "(SourcePolicy.allow_private is False)"
                 )
+        elif self.origin is not None and self.is_public(address(self.origin)):
+            return (
+                f"a feed fetched from the public address {self.origin} named {ip}, which "
+                "is not public (SourcePolicy.origin; SourcePolicy.allow_private is False)"
+            )
         return None
 
     @staticmethod

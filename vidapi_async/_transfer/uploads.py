@@ -262,10 +262,7 @@ class Uploads(Service):
             relay.piece,
             policy=self._settings.source_policy,
             max_size=relay.cap,
-        ) as (
-            length,
-            chunks,
-        ):
+        ) as (length, chunks, _):
             stream = AsyncIterStream(chunks, relay.name, relay.loop)
             if length is None:  # unknown size: the chunked protocol needs it
                 spooled, size = await spool_async(stream)

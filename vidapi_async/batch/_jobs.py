@@ -78,7 +78,8 @@ class SubtitleSpec:
     path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
     """A local SRT file, checked and uploaded first; or give ``url``."""
     url: str | None = None
-    """An http(s) address the platform fetches the file from."""
+    """An http(s) address the client fetches the file from (the source policy, the
+    job's ``headers``) and uploads to the platform, as a video file goes."""
 
     def __attrs_post_init__(self) -> None:
         check.language(self.language)

@@ -63,13 +63,15 @@ class ReportWriter:
         if os.path.islink(self.path):  # where the system has no O_NOFOLLOW
             raise link
         try:
-            fd = os.open(self.path, flags, 0o666)
+            fd = os.open(self.path, flags, 0o600)  # the owner's only, as the journal
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise link from None
             raise self._refuse(f"cannot write it ({exc.strerror})") from None
         try:
             self._claim(fd)
+            if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:  # a report of an earlier run
+                os.fchmod(fd, 0o600)
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
         except BaseException:

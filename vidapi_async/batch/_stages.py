@@ -359,8 +359,9 @@ class Pipeline:
                 dedupe=True,
             )
         assert url is not None
+        carried = await internals(self.client).carry(url, run.job.headers)
         return await self.client.create_subtitle(
-            run.video_id, language=language, url=url, dedupe=True
+            run.video_id, language=language, url=carried, dedupe=True
         )
 
     async def password(self, run: JobRun) -> None:
@@ -379,7 +380,8 @@ class Pipeline:
         encoding (``wait_ready``)."""
         job = run.job
         if job.thumbnail is not None:
-            await self.client.set_thumbnail(run.video_id, job.thumbnail)
+            thumbnail = await internals(self.client).carry(job.thumbnail, job.headers)
+            await self.client.set_thumbnail(run.video_id, thumbnail)
         await self.playlists.add(run.video_id, job.playlists, run.seq)
         if self.ready_timeout is not None and not job.live:
             await self.client.videos.wait_until_ready(run.video_id, timeout=self.ready_timeout)

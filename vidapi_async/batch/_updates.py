@@ -9,6 +9,7 @@ from typing import Any
 
 from .._client import Client
 from .._errors import VidapiError
+from .._internals import internals
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
@@ -82,7 +83,8 @@ async def update_video(
     if fields:
         await client.update_video(video_id, **fields)
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
-        await client.set_thumbnail(video_id, job.thumbnail)
+        thumbnail = await internals(client).carry(job.thumbnail, job.headers)
+        await client.set_thumbnail(video_id, thumbnail)
     named = list(old.get("playlists") or ())
     # The playlists the batch put the video in (a journal written before it kept
     # them: all it named); one the video was in already is the user's, left alone.

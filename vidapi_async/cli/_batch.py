@@ -14,12 +14,14 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Collection
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
-from ._args import add_metrics_port
+from ._args import add_metrics_port, add_source_policy
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
@@ -140,6 +142,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read the source and the journal and print how many jobs would be created, "
         "updated and skipped, and which; send nothing",
     )
+    add_source_policy(p)
     add_metrics_port(p)
 
 
@@ -167,15 +170,21 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
 @contextlib.asynccontextmanager
 async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator[None]:
     """A Media RSS feed given by its http(s) address: fetched once (through the
-    client's source policy, as a url source), read from a temporary folder."""
+    client's source policy, as a url source), read from a temporary folder. While the
+    block runs, the policy's ``origin`` is the feed's address: a feed fetched from a
+    public address cannot name an internal one."""
     if not args.source.lower().startswith(("http://", "https://")):
         yield
         return
     folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
+    kept = client.source_policy
     try:
-        args.source = await download_feed(client, args.source, folder)
+        args.source, origin = await download_feed(client, args.source, folder)
+        if origin is not None:
+            client.source_policy = attrs.evolve(kept, origin=origin)
         yield
     finally:
+        client.source_policy = kept
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 

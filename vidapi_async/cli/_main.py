@@ -27,6 +27,7 @@ from .._observe import configure_logging
 from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
 from .._retry import RetryPolicy
 from .._transfer.files import check_srt_file, inspect_file
+from .._transfer.sources import SourcePolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
@@ -479,6 +480,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         await note_token_over_kept_login(args)
     client = None if args.token else await stored_client(args)
     async with client or _client(args) as client:
+        if hasattr(args, "deny"):  # a command that fetches urls: --deny and --allow
+            client.source_policy = SourcePolicy(deny=args.deny, allow=args.allow)
         if cmd == "api":
             return await run_api(args, client)
         if cmd == "upload":
