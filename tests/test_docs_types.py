@@ -36,8 +36,7 @@ PYTHON = {"python", "py", "python3"}
 FRAGMENT_NAMES = {
     # label: (imports, the names it takes from its surroundings)
     "a fragment of the quickstart": ("", "client: va.Client, video: va.Video, srt_url: str"),
-    "a fragment of a web app (app, SECRET, video_id are yours); the webhook recipe runs it "
-    "whole": (
+    "a fragment of a web app (app, SECRET, video_id are yours); the webhook recipe runs it whole": (
         "from aiohttp import web\nfrom vidapi_async import webhooks",
         "client: va.Client, app: web.Application, SECRET: str, video_id: str",
     ),
