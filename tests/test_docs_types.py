@@ -29,6 +29,7 @@ from typing import NamedTuple
 import pytest
 
 from .test_docs import ROOT, Block, blocks_of
+from .test_typing import run_mypy
 
 pytestmark = pytest.mark.system  # two checkers from scratch over two dozen modules: ~30 s
 
@@ -125,29 +126,7 @@ def test_the_blocks_are_found_and_fragments_are_told_apart() -> None:
 
 def test_every_block_passes_mypy_strict(tmp_path: Path) -> None:
     checked = write_modules(tmp_path)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-error-summary",
-            "--hide-error-context",
-            "--show-error-codes",
-            "--config-file",
-            os.devnull,
-            "--cache-dir",
-            str(tmp_path / ".mypy_cache"),
-            *(f"{c.module}.py" for c in checked),
-        ],
-        cwd=tmp_path,
-        env={**os.environ, "MYPYPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert "error:" not in done.stderr, done.stderr
+    done = run_mypy(tmp_path, *(f"{c.module}.py" for c in checked))
     errors = []
     for line in done.stdout.splitlines():
         found = re.match(r"(block_\d+)\.py:(\d+): error: (.*)", line)
