@@ -290,48 +290,21 @@ def asgi_app(
     )
     reading = 0
 
-    async def respond(
-        send: ASGISend,
-        status: int,
-        body: bytes = b"",
-        close: bool = False,
-        more: Mapping[str, str] | None = None,
-    ) -> None:
-        headers = [(b"content-type", b"application/json")] if body else []
-        if close:
-            headers.append((b"connection", b"close"))
-        headers += [(k.lower().encode(), v.encode()) for k, v in (more or {}).items()]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
     async def app(scope: Mapping[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] == "websocket":
-            # Returning without a word leaves the handshake to the server, which answers
-            # 500; a close before the accept is the ASGI way to refuse it (403).
-            if (await receive())["type"] == "websocket.connect":
-                await send({"type": "websocket.close", "code": 1008})
-            return
         if scope["type"] != "http":
+            await _asgi_other(scope, receive, send)
             return
         if scope.get("method") != "POST":
-            await respond(send, 405, more={"Allow": "POST"})
+            await _asgi_respond(send, 405, more={"Allow": "POST"})
             return
         nonlocal reading
         if reading >= most:
             status, text, headers = BUSY
-            await respond(send, status, text, close=True, more=headers)
+            await _asgi_respond(send, status, text, close=True, more=headers)
             return
         reading += 1
         try:
-            chunks = await read(receive, send)
+            chunks = await _asgi_read(receive, send, body_timeout)
         finally:
             reading -= 1
         if chunks is None:
@@ -340,31 +313,65 @@ def asgi_app(
         try:
             event = parse_event(b"".join(chunks), headers, secret=secret, tolerance=tolerance)
         except WebhookError as exc:
-            await respond(send, *answer_for(exc))
+            await _asgi_respond(send, *answer_for(exc))
             return
         await deliver(callback, event)
-        await respond(send, 204)
-
-    async def read(receive: ASGIReceive, send: ASGISend) -> list[bytes] | None:
-        """The body's pieces, or ``None`` when it was answered (or its client left)."""
-        chunks: list[bytes] = []
-        size, more = 0, True
-        try:
-            async with asyncio.timeout(body_timeout):  # a body that stops short
-                while more and size <= MAX_BODY_BYTES:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        return None
-                    chunk = bytes(message.get("body", b""))
-                    size += len(chunk)
-                    chunks.append(chunk)
-                    more = bool(message.get("more_body", False))
-        except TimeoutError:
-            await respond(send, 408, late_body(body_timeout), close=True)
-            return None
-        if size > MAX_BODY_BYTES:
-            await respond(send, 413)
-            return None
-        return chunks
+        await _asgi_respond(send, 204)
 
     return app
+
+
+async def _asgi_other(scope: Mapping[str, Any], receive: ASGIReceive, send: ASGISend) -> None:
+    """What is not an HTTP request: the lifespan protocol answered, a WebSocket refused."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    # A WebSocket: returning without a word leaves the handshake to the server, which
+    # answers 500; a close before the accept is the ASGI way to refuse it (403).
+    if scope["type"] == "websocket" and (await receive())["type"] == "websocket.connect":
+        await send({"type": "websocket.close", "code": 1008})
+
+
+async def _asgi_respond(
+    send: ASGISend,
+    status: int,
+    body: bytes = b"",
+    close: bool = False,
+    more: Mapping[str, str] | None = None,
+) -> None:
+    headers = [(b"content-type", b"application/json")] if body else []
+    if close:
+        headers.append((b"connection", b"close"))
+    headers += [(k.lower().encode(), v.encode()) for k, v in (more or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _asgi_read(
+    receive: ASGIReceive, send: ASGISend, body_timeout: float
+) -> list[bytes] | None:
+    """The body's pieces, or ``None`` when it was answered (or its client left)."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    try:
+        async with asyncio.timeout(body_timeout):  # a body that stops short
+            while more and size <= MAX_BODY_BYTES:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = bytes(message.get("body", b""))
+                size += len(chunk)
+                chunks.append(chunk)
+                more = bool(message.get("more_body", False))
+    except TimeoutError:
+        await _asgi_respond(send, 408, late_body(body_timeout), close=True)
+        return None
+    if size > MAX_BODY_BYTES:
+        await _asgi_respond(send, 413)
+        return None
+    return chunks

@@ -51,7 +51,7 @@ def aiohttp_handler(
             )
         reading += 1
         try:
-            body = await read(request)
+            body = await _read(request, body_timeout)
         finally:
             reading -= 1
         if isinstance(body, web.Response):
@@ -64,37 +64,38 @@ def aiohttp_handler(
         await hooks.deliver(callback, event)
         return web.Response(status=204)
 
-    async def read(request: web.Request) -> bytes | web.Response:
-        """The whole body, or the answer to a body that is not one."""
-        body = bytearray()
-        try:
-            async with asyncio.timeout(body_timeout):  # a body that stops short
-                async for piece in request.content.iter_chunked(64 * 1024):
-                    body += piece
-                    if len(body) > hooks.MAX_BODY_BYTES:
-                        return web.Response(status=413)
-        except TimeoutError:
-            return web.Response(
-                status=408,
-                body=hooks.late_body(body_timeout),
-                content_type="application/json",
-                headers={"Connection": "close"},
-            )
-        except web.RequestPayloadError:  # a Content-Encoding the body does not decode as
-            answer = web.Response(
-                status=400,
-                body=b'{"error": "the body does not decode as its Content-Encoding says"}',
-                content_type="application/json",
-            )
-            # sent, then the connection closed: else aiohttp reads on for the rest of
-            # the body after the handler, fails again, and logs a traceback at ERROR
-            await answer.prepare(request)
-            await answer.write_eof()
-            request.protocol.force_close()
-            return answer
-        except ConnectionResetError:  # the client hung up: nobody to answer, nothing to log
-            request.protocol.force_close()
-            return web.Response(status=400, headers={"Connection": "close"})
-        return bytes(body)
-
     return handler
+
+
+async def _read(request: web.Request, body_timeout: float) -> bytes | web.Response:
+    """The whole body, or the answer to a body that is not one."""
+    body = bytearray()
+    try:
+        async with asyncio.timeout(body_timeout):  # a body that stops short
+            async for piece in request.content.iter_chunked(64 * 1024):
+                body += piece
+                if len(body) > hooks.MAX_BODY_BYTES:
+                    return web.Response(status=413)
+    except TimeoutError:
+        return web.Response(
+            status=408,
+            body=hooks.late_body(body_timeout),
+            content_type="application/json",
+            headers={"Connection": "close"},
+        )
+    except web.RequestPayloadError:  # a Content-Encoding the body does not decode as
+        answer = web.Response(
+            status=400,
+            body=b'{"error": "the body does not decode as its Content-Encoding says"}',
+            content_type="application/json",
+        )
+        # sent, then the connection closed: else aiohttp reads on for the rest of
+        # the body after the handler, fails again, and logs a traceback at ERROR
+        await answer.prepare(request)
+        await answer.write_eof()
+        request.protocol.force_close()
+        return answer
+    except ConnectionResetError:  # the client hung up: nobody to answer, nothing to log
+        request.protocol.force_close()
+        return web.Response(status=400, headers={"Connection": "close"})
+    return bytes(body)
