@@ -152,16 +152,9 @@ async def test_a_media_rss_feed_lands_as_written(tmp_path: Path, media_host: str
             "<title>&lol2;</title></item></channel></rss>",
             "line 1: a DOCTYPE",
         ),
-        (
-            '<rss xmlns:media="http://search.yahoo.com/mrss/"><channel>\n<item>\n'
-            "<media:titel>x</media:titel></item></channel></rss>",
-            "line 3: unknown element media:titel",
-        ),
         ("<rss><channel><item><guid>x</guid>", "not well-formed XML"),
-        (
-            "<rss><channel>\n<item><guid>x</guid><title>t</title></item></channel></rss>",
-            "line 2: .*without a media:content url",
-        ),
+        ("\n\n<?xml version='1.0'?>\n<rss><channel>\n<item></channel></rss>", "line 5: not well"),
+        ("<rss><channel><item/></channel>\n<x>", "line 2: not well-formed XML"),
     ],
 )
 def test_a_bad_feed_is_refused_naming_its_line(tmp_path: Path, xml: str, message: str) -> None:
@@ -169,6 +162,30 @@ def test_a_bad_feed_is_refused_naming_its_line(tmp_path: Path, xml: str, message
     path.write_text(xml, encoding="utf-8")
     with pytest.raises(va.InvalidArgumentError, match=message):
         list(jobs_from_source(str(path), channel="news"))
+
+
+def test_unused_elements_and_items_without_a_video_are_left_out_not_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "feed.rss"
+    path.write_text(
+        '<rss xmlns:media="http://search.yahoo.com/mrss/" xmlns:itunes="urn:i"><channel>\n'
+        "<item><guid>a</guid>\n<media:titel>x</media:titel><itunes:duration>3</itunes:duration>"
+        '<media:content url="https://x.test/a.mp4" type="video/mp4"/></item>\n'
+        "<item><guid>b</guid><title>t</title></item>\n"
+        '<item><guid>c</guid><media:player url="https://x.test/c"/></item>\n'
+        "</channel></rss>",
+        encoding="utf-8",
+    )
+    left: list[va.LeftOut] = []
+    jobs = list(jobs_from_source(str(path), channel="news", left_out=left.append))
+    assert [j.key for j in jobs] == ["a"]
+    assert [(x.where.rsplit("/", 1)[-1], x.status, x.reason) for x in left] == [
+        ("feed.rss line 4 (b)", "skipped", "no video file: no media"),
+        ("feed.rss line 5 (c)", "skipped", "no video file: players only"),
+        ("feed.rss", "ignored", "elements not used: media:titel, {urn:i}:duration"),
+    ]
+    assert [j.key for j in jobs_from_source(str(path), channel="news")] == ["a"]  # logged
 
 
 async def test_the_command_line_reports_and_plans(

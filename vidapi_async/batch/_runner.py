@@ -70,6 +70,7 @@ from ._jobs import (
     BatchProgress,
     JobResult,
     JobStatus,
+    LeftOut,
     UploadJob,
     file_key,
     legacy_url_key,
@@ -457,6 +458,24 @@ class BatchUploader:
                 "url": page,
                 "embed_url": embed,
                 "error": None if result.error is None else str(result.error),
+            }
+        )
+
+    async def report_left_out(self, left: LeftOut) -> None:
+        """Give the report (if any) a row for a manifest row or feed item that gives no
+        job (``LeftOut``: failed or skipped, with its reason); what is ``ignored`` has
+        none."""
+        if self._report_to is None or left.status == "ignored":
+            return
+        await self._report_to.write(
+            {
+                "key": None,
+                "source": left.where,
+                "status": left.status,
+                "video_id": None,
+                "url": None,
+                "embed_url": None,
+                "error": left.reason,
             }
         )
 
