@@ -132,6 +132,8 @@ class _Media:
         url = self.url or ""
         if self.kind == "player" or self.type in _PLAYERS:
             return "players"
+        if not url:
+            return "media elements without a url"
         if not url.lower().startswith(("http://", "https://")):
             return "urls that are not http(s)"
         if self.type.startswith("video/") or self.medium == "video":
@@ -390,6 +392,8 @@ def feed_entries(
         try:
             reader.parser.Parse(chunk, not chunk)
         except expat.ExpatError as exc:
+            for item in reader.done:  # the items whole before the fault (a feed cut short)
+                yield item.line, _entry(item, where, channel, slugs)
             raise InvalidArgumentError(
                 "feed",
                 f"{where} line {(exc.lineno or 0) + reader.lines_before}: not well-formed XML "
@@ -559,7 +563,7 @@ def _entry(
         category = text.get("media:category", "").strip().lower()
         return UploadJob(
             url=url,
-            key=_key(guid or (item.link or "").strip()),
+            key=_key(guid or (text.get("link") or item.link or "").strip()),
             title=_cut(title, MAX_TITLE) or _title_from(url),
             channel=category if category in slugs else (channel or ""),
             subtitles=[
