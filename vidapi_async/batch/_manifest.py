@@ -10,10 +10,11 @@ refused before the first job.
 
 Another tool's export (Kaltura's bulk-upload CSV, YouTube's bulk spreadsheet) is read
 through ``columns``: a mapping of our field to its column (``{"title": "Name"}``;
-``--map title=Name``). With a map, a column named after one of our fields is that field
-unless the map gives the field another column; every other column is ignored (named
-once, as an ``ignored`` ``LeftOut``); a map naming a column the file lacks, or a field
-we do not have, is refused before anything is read. Lines starting with ``#`` before
+``--map title=Name``). With a map only the mapped columns are read (a column named
+``title`` too is read only through ``--map title=title``: another tool's ``channel``
+is not our category); every other column is ignored (named once, as an ``ignored``
+``LeftOut``); a map naming a column the file lacks, or a field we do not have, is
+refused before anything is read. Lines starting with ``#`` before
 the header are comments, and a header starting with ``*`` (Kaltura's field
 definition line) has it dropped; after such a header, ``#`` lines are comments too.
 ``list_separator`` (``;`` by default; ``--list-separator``) separates ``tags``,
@@ -156,7 +157,7 @@ def _target(target: str, base: str) -> tuple[str | None, str | None]:
     scheme = _SCHEME.match(target)
     if scheme is not None:
         raise InvalidArgumentError(
-            "url", f"a {scheme[1]}:// address: only http(s) urls and local files are taken"
+            "url", f"{scheme[1]}:// is not taken: give an http(s) url or a local file"
         )
     return os.path.join(base, target), None
 
@@ -421,9 +422,6 @@ def _mapping(
     fields: dict[str, list[str]] = {}
     for field, column in columns.items():
         fields.setdefault(column, []).append(field)
-    for column in header:  # a column named after a field the map leaves alone
-        if column in COLUMNS and column not in columns and column not in fields:
-            fields[column] = [column]
     return fields, [c for c in header if c not in fields]
 
 
@@ -578,13 +576,7 @@ def _mapped_object(
     given), and its keys ignored."""
     mapped = {field: row[key] for field, key in columns.items() if key in row}
     taken = set(columns.values())
-    left = []
-    for key, value in row.items():
-        if key in COLUMNS and key not in columns and key not in taken:
-            mapped[key] = value
-        elif key not in taken:
-            left.append(key)
-    return mapped, left
+    return mapped, [key for key in row if key not in taken]
 
 
 def check_source(
@@ -595,6 +587,7 @@ def check_source(
     categories: Collection[str] | None = None,
     columns: Mapping[str, str] | None = None,
     list_separator: str = ";",
+    max_feed_bytes: int | None = None,
 ) -> int:
     """Read a whole folder or manifest once (blocking): the number of jobs, or the
     first problem of the whole (an unknown column, bytes that are not the encoding)
@@ -606,6 +599,7 @@ def check_source(
         categories=categories,
         columns=columns,
         list_separator=list_separator,
+        max_feed_bytes=max_feed_bytes,
     )
     return sum(1 for e in entries if not isinstance(e, LeftOut))
 

@@ -92,6 +92,7 @@ class LeftOutShown:
         self.console.print(
             f"[{colour}]{left.status}[/{colour}] {escape(left.where)}: {escape(left.reason)}",
             highlight=False,
+            soft_wrap=True,
         )
         if left.status == "failed":
             self.failed += 1
@@ -103,7 +104,7 @@ class LeftOutShown:
     def summary(self) -> None:
         for reason, n in sorted(self.skips.items()):
             items = "1 item has" if n == 1 else f"{n} items have"
-            self.console.print(f"{items} {reason}", highlight=False)
+            self.console.print(f"{items} {reason}", highlight=False, soft_wrap=True)
 
 
 class _Snapshot:
@@ -173,6 +174,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
                 out.print(
                     f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})",
                     highlight=False,
+                    soft_wrap=True,
                 )
     if args.json:
         print(json.dumps({**planned, "left_out": left}))
@@ -185,6 +187,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
         f"{len(planned['skip'])}; left out: {skipped} skipped{failed} (nothing sent, nothing "
         "written)",
         highlight=False,
+        soft_wrap=True,
     )
     return EXIT_OK
 
@@ -217,8 +220,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FIELD=COLUMN",
         help="read another tool's CSV export (Kaltura's bulk upload CSV, YouTube's bulk "
         "spreadsheet): the column that holds FIELD (title, description, tags, url, path, "
-        "thumbnail...); repeatable; with a map, columns not mapped (and not named after a "
-        "field) are ignored",
+        "thumbnail...); repeatable; with a map, only the mapped columns are read (the "
+        "others are named once and ignored)",
     )
     p.add_argument(
         "--list-separator",
