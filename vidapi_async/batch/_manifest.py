@@ -517,6 +517,10 @@ def _csv_rows(
             yield line, job
 
 
+class _UnknownKey(InvalidArgumentError):
+    """A JSON Lines key the tool does not know (without a map): the whole file stops."""
+
+
 class _KeyTwice(Exception):
     """A JSON object that names one key twice (json keeps the last one silently)."""
 
@@ -554,13 +558,21 @@ def _jsonl_rows(
                     raise InvalidArgumentError("manifest", f"not JSON ({exc})") from None
                 if not isinstance(row, dict):
                     raise InvalidArgumentError("manifest", "expected a JSON object")
-                if columns is not None:
+                if columns is None:
+                    unknown = next((k for k in row if k not in COLUMNS), None)
+                    if unknown is not None:  # the file's problem, not the row's: it stops
+                        raise _UnknownKey(
+                            unknown, f"{where}: unknown column/key {unknown!r}; known: {COLUMNS}"
+                        )
+                else:
                     row, left = _mapped_object(row, columns)
                     ignored.update((k, None) for k in left[: max(0, 40 - len(ignored))])
                 _no_control({k: v for k, v in row.items() if isinstance(v, str)}, where)
                 job = job_from_row(
                     row, base=base, channel=channel, where=where, list_separator=separator
                 )
+            except _UnknownKey:
+                raise
             except InvalidArgumentError as exc:
                 yield _failed(line, where, exc)
                 continue

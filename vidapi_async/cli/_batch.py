@@ -221,7 +221,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read another tool's CSV export (Kaltura's bulk upload CSV, YouTube's bulk "
         "spreadsheet): the column that holds FIELD (title, description, tags, url, path, "
         "thumbnail...); repeatable; with a map, only the mapped columns are read (the "
-        "others are named once and ignored)",
+        "others are named once and ignored); default: none, the file's own columns",
     )
     p.add_argument(
         "--list-separator",
