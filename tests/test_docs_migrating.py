@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def folder_with_files(tmp_path: Path) -> Path:
     (tmp_path / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
     (tmp_path / "a.srt").write_text(SRT, encoding="utf-8")
     return tmp_path
+
+
+def files_of(folder: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+    """A request handler serving ``folder``'s files by name."""
+
+    async def serve(request: web.Request) -> web.FileResponse:
+        return web.FileResponse(folder / request.match_info["name"])
+
+    return serve
 
 
 def landed(emulator: Emulator) -> dict[str, dict[str, object]]:
@@ -93,9 +103,7 @@ async def test_the_guides_published_feed_migrates_its_first_largest_rendition(
 ) -> None:
     folder = folder_with_files(tmp_path)
     (folder / "a.jpg").write_bytes(b"\xff\xd8\xff" + b"\0" * 32)
-
-    async def serve(request: web.Request) -> web.FileResponse:
-        return web.FileResponse(folder / request.match_info["name"])
+    serve = files_of(folder)
 
     async with serving(serve) as host:
         feed = folder / "library.xml"
@@ -121,9 +129,7 @@ async def test_the_guides_kaltura_csv_migrates_through_its_map(
 ) -> None:
     folder = folder_with_files(tmp_path)
     (folder / "a.jpg").write_bytes(b"\xff\xd8\xff" + b"\0" * 32)
-
-    async def serve(request: web.Request) -> web.FileResponse:
-        return web.FileResponse(folder / request.match_info["name"])
+    serve = files_of(folder)
 
     columns = {"title": "title", "description": "description", "tags": "tags", "url": "url"}
     columns["thumbnail"] = "thumbnailUrl"

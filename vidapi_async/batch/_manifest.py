@@ -591,28 +591,12 @@ def _mapped_object(
     return mapped, [key for key in row if key not in taken]
 
 
-def check_source(
-    source: str | os.PathLike[str],
-    *,
-    channel: str | None,
-    encoding: str = "utf-8",
-    categories: Collection[str] | None = None,
-    columns: Mapping[str, str] | None = None,
-    list_separator: str = ";",
-    max_feed_bytes: int | None = None,
-) -> int:
+def check_source(source: str | os.PathLike[str], *, channel: str | None, **options: Any) -> int:
     """Read a whole folder or manifest once (blocking): the number of jobs, or the
     first problem of the whole (an unknown column, bytes that are not the encoding)
-    before anything is run; rows that fail are not counted."""
-    entries = source_entries(
-        source,
-        channel=channel,
-        encoding=encoding,
-        categories=categories,
-        columns=columns,
-        list_separator=list_separator,
-        max_feed_bytes=max_feed_bytes,
-    )
+    before anything is run; rows that fail are not counted. ``options``: those of
+    ``jobs_from_source`` (``encoding``, ``columns``...)."""
+    entries = source_entries(source, channel=channel, **options)
     return sum(1 for e in entries if not isinstance(e, LeftOut))
 
 
