@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vidapi_async.cli._exit import EXIT_API, EXIT_TRANSPORT, EXIT_USAGE
+from vidapi_async.cli._exit import EXIT_API, EXIT_JOBS_FAILED, EXIT_TRANSPORT, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
 from .children import default_signals
@@ -194,7 +194,7 @@ async def test_batch_manifest_errors_name_the_line(tmp_path: Path) -> None:
     manifest = tmp_path / "bad.csv"
     manifest.write_text("path,title,channel,published\na.mp4,T,news,maybe\n", encoding="utf-8")
     code, _, err = await vidapi("batch", str(manifest), env={"VIDAPI_TOKEN": "t"})
-    assert code == EXIT_USAGE
+    assert code == EXIT_JOBS_FAILED  # the row fails alone (issue 39); nothing else to run
     assert "line 2" in err and "published" in err
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -34,14 +34,19 @@ def folder_with_files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@contextlib.asynccontextmanager
-async def media_of(folder: Path) -> AsyncIterator[str]:
-    """The files of ``folder`` served over http://127.0.0.1: its address."""
+def files_of(folder: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+    """A request handler serving ``folder``'s files by name."""
 
     async def serve(request: web.Request) -> web.FileResponse:
         return web.FileResponse(folder / request.match_info["name"])
 
-    async with serving(serve) as host:
+    return serve
+
+
+@contextlib.asynccontextmanager
+async def media_of(folder: Path) -> AsyncIterator[str]:
+    """The files of ``folder`` served over http://127.0.0.1: its address."""
+    async with serving(files_of(folder)) as host:
         yield host
 
 
@@ -104,3 +109,58 @@ async def test_the_guides_program_runs(
     assert out.startswith("create 2, update 0, skip 0\n") and out.count(" done x") == 2
     assert len((folder / "mapping.csv").read_text().splitlines()) == 3
     assert os.path.exists(folder / "migration.sqlite")
+
+
+async def test_the_guides_published_feed_migrates_its_first_largest_rendition(
+    client: va.Client, emulator: Emulator, tmp_path: Path
+) -> None:
+    folder = folder_with_files(tmp_path)
+    (folder / "a.jpg").write_bytes(b"\xff\xd8\xff" + b"\0" * 32)
+    serve = files_of(folder)
+
+    async with serving(serve) as host:
+        feed = folder / "library.xml"
+        feed.write_text(doc_block("migrate-rss-published").replace("MEDIA", host), encoding="utf-8")
+        left: list[va.LeftOut] = []
+        async with va.BatchUploader(client) as batch:
+            jobs = jobs_from_source(str(feed), channel="news", left_out=left.append)
+            [result] = [r async for r in batch.run(jobs)]
+    assert result.status is va.JobStatus.DONE, result.error
+    assert result.key == "https://www.dailymotion.com/video/x21kjg_harbour"
+    [video] = emulator.videos()
+    assert (video["title"], video["channel"]) == ("Harbour at dawn", "travel")
+    assert video["description"] == "Shot in 2019 & kept.\n\nAuthor: old"  # paragraphs
+    stored = emulator.state.get("file", video["url"])
+    assert (
+        stored is not None and Path(stored["path"]).read_bytes() == (folder / "a.mp4").read_bytes()
+    )
+    assert [x.reason for x in left] == ["elements not used: author, pubDate, media:credit"]
+
+
+async def test_the_guides_kaltura_csv_migrates_through_its_map(
+    client: va.Client, emulator: Emulator, tmp_path: Path
+) -> None:
+    folder = folder_with_files(tmp_path)
+    (folder / "a.jpg").write_bytes(b"\xff\xd8\xff" + b"\0" * 32)
+    serve = files_of(folder)
+
+    columns = {"title": "title", "description": "description", "tags": "tags", "url": "url"}
+    columns["thumbnail"] = "thumbnailUrl"
+    async with serving(serve) as host:
+        path = folder / "kaltura.csv"
+        path.write_text(doc_block("migrate-kaltura").replace("MEDIA", host), encoding="utf-8")
+        left: list[va.LeftOut] = []
+        jobs = jobs_from_source(
+            str(path), channel="travel", columns=columns, list_separator=",", left_out=left.append
+        )
+        async with va.BatchUploader(client) as batch:
+            [result] = [r async for r in batch.run(jobs)]
+    assert result.status is va.JobStatus.DONE, result.error
+    [video] = emulator.videos()
+    assert (video["title"], video["description"]) == ("Harbour at dawn", "Shot in 2019, at dawn")
+    assert video["tags"][:2] == ["boats", "harbour"]
+    assert [(x.where.rsplit("/", 1)[-1], x.status) for x in left] == [
+        ("kaltura.csv", "ignored"),
+        ("kaltura.csv line 4", "failed"),
+    ]
+    assert left[1].reason.startswith("url: ftp:// is not taken")

@@ -37,7 +37,9 @@ async def test_a_feed_thumbnail_that_is_a_local_path_is_refused(tmp_path: Path, 
         '<item>\n<guid>g</guid><media:content url="http://127.0.0.1:9/a.mp4"/>\n'
         f'<media:thumbnail url="{thumb}"/></item>\n',
     )
-    with pytest.raises(va.InvalidArgumentError, match=r"feed\.xml line 3: .*http") as info:
+    with pytest.raises(
+        va.InvalidArgumentError, match=r"feed\.xml line 3 \(g\): thumbnail: .*http"
+    ) as info:
         list(jobs_from_source(path, channel="news"))
     assert thumb not in str(info.value)
     async with Emulator() as emu, client_for(emu) as client:

@@ -2,7 +2,15 @@
 the journal that makes a batch resumable, and the manifests the command line reads.
 The public names are also in ``vidapi_async``."""
 
-from ._jobs import BatchPlan, BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
+from ._jobs import (
+    BatchPlan,
+    BatchProgress,
+    JobResult,
+    JobStatus,
+    LeftOut,
+    SubtitleSpec,
+    UploadJob,
+)
 from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
@@ -19,6 +27,7 @@ __all__ = [
     "JobResult",
     "JobStatus",
     "Journal",
+    "LeftOut",
     "MemoryJournal",
     "PostgresJournal",
     "QueueStatus",

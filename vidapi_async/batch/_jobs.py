@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import logging
 import os
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -21,11 +22,14 @@ from .._protocol import url_for_humans
 from .._resources.video_metadata import MAX_TAGS, video_form
 from ._journal import Stage, check_key
 
+log = logging.getLogger("vidapi_async.batch")
+
 __all__ = [
     "BatchPlan",
     "BatchProgress",
     "JobResult",
     "JobStatus",
+    "LeftOut",
     "SubtitleSpec",
     "UploadJob",
     "file_key",
@@ -413,6 +417,28 @@ class BatchPlan:
     """Jobs done with the same metadata: nothing sent."""
 
 
+@attrs.frozen
+class LeftOut:
+    """A manifest row or feed item that gives no job, or what a source holds that a
+    migration does not use (``jobs_from_source(left_out=...)``, the command line's
+    output and report)."""
+
+    where: str
+    """The file and line (``feed.xml line 12 (guid)``); the file alone for ``ignored``."""
+    status: str
+    """``"failed"``: a value that cannot be used (the row's or item's reason);
+    ``"skipped"``: an item with no video file (players, images or audio only...);
+    ``"ignored"``: elements or columns the migration does not use, named once."""
+    reason: str
+    """Why (``"no video file: players only"``, ``"publish_date: 'May 3' is not an ISO
+    8601 date"``)."""
+    argument: str = attrs.field(default="source", repr=False, eq=False)
+    """The argument an ``InvalidArgumentError`` raised for it names (the column)."""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
 def _identity(job: UploadJob) -> tuple[str, str]:
     """What makes two rows one job (the key given, else the file or the url), and how
     a message names it (a url without its query, which may hold a signature)."""
@@ -424,17 +450,32 @@ def _identity(job: UploadJob) -> tuple[str, str]:
     return f"url\0{url_key(job.url or '')}", f"url {url_for_humans(job.url or '')}"
 
 
-def once_each(path: str, jobs: Iterable[tuple[int, UploadJob]]) -> Iterator[UploadJob]:
-    """The ``(line, job)`` pairs' jobs; one that is another line's job again (the same
-    key, or the same file or url without a key) raises ``InvalidArgumentError`` naming
-    both lines. Keeps a short digest per job, not the job."""
+def once_each(
+    path: str, jobs: Iterable[tuple[int, UploadJob | LeftOut]], *, twice_fails: bool = False
+) -> Iterator[UploadJob | LeftOut]:
+    """The ``(line, job)`` pairs' jobs (and what was left out, as it comes); one that is
+    another line's job again (the same key, or the same file or url without a key)
+    raises ``InvalidArgumentError`` naming both lines (which one is meant? the whole
+    source is refused); with ``twice_fails`` (a feed, read once as it runs), the later
+    one is left out as failed. Keeps a short digest per job, not the job."""
     seen: dict[bytes, int] = {}  # a digest of each job's identity -> its line
     for line, job in jobs:
+        if isinstance(job, LeftOut):
+            yield job
+            continue
         identity, shown = _identity(job)
         digest = hashlib.blake2b(
             identity.encode("utf-8", "surrogateescape"), digest_size=12
         ).digest()
         first = seen.setdefault(digest, line)
+        if first != line and twice_fails:
+            yield LeftOut(
+                f"{path} line {line}",
+                "failed",
+                f"the same job as line {first} ({shown}): left out",
+                argument="key",
+            )
+            continue
         if first != line:
             raise InvalidArgumentError(
                 "key",
@@ -443,3 +484,20 @@ def once_each(path: str, jobs: Iterable[tuple[int, UploadJob]]) -> Iterator[Uplo
                 "each its own key",
             )
         yield job
+
+
+def only_jobs(
+    entries: Iterable[UploadJob | LeftOut], left_out: Callable[[LeftOut], object] | None
+) -> Iterator[UploadJob]:
+    """The jobs of ``entries``; each ``LeftOut`` handed to ``left_out``, or without
+    one: a failed row or item raises ``InvalidArgumentError`` (naming its file, line
+    and reason), a skipped item or what is ignored is logged (INFO)."""
+    for entry in entries:
+        if not isinstance(entry, LeftOut):
+            yield entry
+        elif left_out is not None:
+            left_out(entry)
+        elif entry.status == "failed":
+            raise InvalidArgumentError(entry.argument, str(entry))
+        else:
+            log.info("%s %s", entry.status, entry)

@@ -1,9 +1,25 @@
 """Where batch jobs come from on the command line: a folder of files, a CSV or JSON
 Lines manifest, or a Media RSS feed (``_feed``).
 
-All are read lazily, one job at a time. A bad row raises ``InvalidArgumentError``
-naming the file and the line (the rows before it may already be running: the batch
-streams); a column or key the tool does not know is refused before the first job.
+All are read lazily, one job at a time. A row whose value cannot be used (an
+``ftp://`` url, a bad date, a title too long, the same job twice) is left out as
+failed, naming the file, the line and the reason (``LeftOut``: handed to
+``left_out``, or without it raised as ``InvalidArgumentError``; the rows before it may
+already be running: the batch streams); a column or key the tool does not know is
+refused before the first job.
+
+Another tool's export (Kaltura's bulk-upload CSV, YouTube's bulk spreadsheet) is read
+through ``columns``: a mapping of our field to its column (``{"title": "Name"}``;
+``--map title=Name``). With a map only the mapped columns are read (a column named
+``title`` too is read only through ``--map title=title``: another tool's ``channel``
+is not our category); every other column is ignored (named once, as an ``ignored``
+``LeftOut``); a map naming a column the file lacks, or a field we do not have, is
+refused before anything is read. Lines starting with ``#`` before
+the header are comments, and a header starting with ``*`` (Kaltura's field
+definition line) has it dropped; after such a header, ``#`` lines are comments too.
+``list_separator`` (``;`` by default; ``--list-separator``) separates ``tags``,
+``playlists`` and ``geoblocking`` (YouTube's spreadsheets use ``|``, Kaltura's tags
+``,``).
 
 CSV columns (a header row is required; a ``path`` or a ``url`` column is needed):
 
@@ -12,7 +28,8 @@ description, tags, language, private, is_created_for_kids, explicit, publish_dat
 expiry_date, geoblocking, thumbnail, playlists``
 
 JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
-(``subtitles`` also as an object ``{"en": "subs/en.srt"}``), flags as ``true``/``false``.
+(``subtitles`` also as an object ``{"en": "subs/en.srt"}`` or an array of
+``"LANG=FILE"`` strings), flags as ``true``/``false``.
 
 - ``path`` relative to the manifest's folder, or absolute; or ``url``, an http(s) file
   streamed through to the platform (one of the two per row);
@@ -29,9 +46,11 @@ JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import json
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -39,9 +58,16 @@ from typing import Any, BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name
-from ._jobs import SubtitleSpec, UploadJob, once_each
+from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 
-__all__ = ["folder_entries", "jobs_from_folder", "jobs_from_manifest", "jobs_from_source"]
+__all__ = [
+    "folder_entries",
+    "jobs_from_folder",
+    "jobs_from_manifest",
+    "jobs_from_source",
+    "manifest_entries",
+    "source_entries",
+]
 
 SKIPPED_SUFFIXES = (
     ".srt",
@@ -94,16 +120,18 @@ def _text(value: object, column: str) -> str:
     return value
 
 
-def _list(value: object, column: str) -> list[str] | None:
+def _list(value: object, column: str, separator: str = ";") -> list[str] | None:
     """``a;b;c`` (CSV) or an array of strings (JSON); ``None`` when absent or empty."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        items = [p.strip() for p in value.split(";")]
+        items = [p.strip() for p in value.split(separator)]
         return [p for p in items if p]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise InvalidArgumentError(column, "expected a list of strings (';' between them in a CSV)")
+    raise InvalidArgumentError(
+        column, f"expected a list of strings ({separator!r} between them in a CSV)"
+    )
 
 
 def _date(value: object, column: str) -> datetime | None:
@@ -126,7 +154,15 @@ def _target(target: str, base: str) -> tuple[str | None, str | None]:
     target = target.strip()
     if target.lower().startswith(("http://", "https://")):
         return None, target
+    scheme = _SCHEME.match(target)
+    if scheme is not None:
+        raise InvalidArgumentError(
+            "url", f"{scheme[1]}:// is not taken: give an http(s) url or a local file"
+        )
     return os.path.join(base, target), None
+
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def _subtitles(value: object, base: str) -> list[SubtitleSpec]:
@@ -134,8 +170,12 @@ def _subtitles(value: object, base: str) -> list[SubtitleSpec]:
     if isinstance(value, Mapping):
         pairs = [(str(k), _text(v, "subtitles")) for k, v in value.items()]
     else:
+        if isinstance(value, list):  # JSON: ["en=subs/en.srt", "fr=https://..."]
+            items = [_text(v, "subtitles").strip() for v in value]
+        else:
+            items = [p.strip() for p in _text(value, "subtitles").split(";")]
         pairs = []
-        for item in filter(None, (p.strip() for p in _text(value, "subtitles").split(";"))):
+        for item in filter(None, items):
             lang, sep, target = item.partition("=")
             if not sep or not target:
                 raise InvalidArgumentError("subtitles", f"expected LANG=FILE, got {item!r}")
@@ -148,7 +188,12 @@ def _subtitles(value: object, base: str) -> list[SubtitleSpec]:
 
 
 def job_from_row(
-    row: Mapping[str, Any], *, base: str, channel: str | None, where: str
+    row: Mapping[str, Any],
+    *,
+    base: str,
+    channel: str | None,
+    where: str,
+    list_separator: str = ";",
 ) -> UploadJob:
     """One manifest row (CSV text, or JSON values) as a job: ``InvalidArgumentError``
     naming ``where`` (the file and line) for a bad value, or a name not in ``COLUMNS``."""
@@ -164,13 +209,15 @@ def job_from_row(
             raise InvalidArgumentError("path", "neither a path nor a url")
         name = file or url_file_name(url)
         thumbnail = _text(row.get("thumbnail"), "thumbnail").strip()
+        if url:
+            _target(url, base)  # an ftp:// url: refused, not taken for a file
         if thumbnail:
             path, link = _target(thumbnail, base)
             thumbnail = path or link or ""
         optional: dict[str, Any] = {
             "description": row.get("description") or None,
             "language": _text(row.get("language"), "language").strip() or None,
-            **{c: _list(row.get(c), c) for c in _LISTS},
+            **{c: _list(row.get(c), c, list_separator) for c in _LISTS},
             **{c: _date(row.get(c), c) for c in _DATES},
             **{c: _bool(row.get(c), c, None) for c in _FLAGS},
         }
@@ -295,51 +342,183 @@ def _rows(reader: csv.DictReader[str], path: str) -> Iterator[dict[str, str | No
 
 
 def jobs_from_manifest(
-    path: str | os.PathLike[str], *, channel: str | None = None, encoding: str = "utf-8"
+    path: str | os.PathLike[str],
+    *,
+    channel: str | None = None,
+    encoding: str = "utf-8",
+    columns: Mapping[str, str] | None = None,
+    list_separator: str = ";",
+    left_out: Callable[[LeftOut], object] | None = None,
 ) -> Iterator[UploadJob]:
     """The jobs of a CSV manifest (``.jsonl``: JSON Lines), one row at a time.
-    ``encoding``: the file's, UTF-8 by default (with or without a byte order mark). A
-    row that is bad, that holds a control character or that is another row's job again
-    (the same key, or the same file or url without a key) raises
+    ``encoding``: the file's, UTF-8 by default (with or without a byte order mark);
+    ``columns``: our field -> the file's column, for another tool's export;
+    ``list_separator``: between the items of ``tags``, ``playlists`` and
+    ``geoblocking``. A row that is bad, that holds a control character or that is
+    another row's job again (the same key, or the same file or url without a key) is
+    left out as failed: handed to ``left_out``, or without it raised as
     ``InvalidArgumentError`` naming the file and the line (both lines for a job twice);
-    an unknown column or key, naming it and its line."""
+    an unknown column or key raises, naming it and its line."""
+    return only_jobs(
+        manifest_entries(
+            path,
+            channel=channel,
+            encoding=encoding,
+            columns=columns,
+            list_separator=list_separator,
+        ),
+        left_out,
+    )
+
+
+def manifest_entries(
+    path: str | os.PathLike[str],
+    *,
+    channel: str | None = None,
+    encoding: str = "utf-8",
+    columns: Mapping[str, str] | None = None,
+    list_separator: str = ";",
+) -> Iterator[UploadJob | LeftOut]:
+    """A manifest's jobs and what is left out (failed rows, ignored columns), in order."""
     _decoder(encoding)  # an unknown encoding: refused before the file is opened
+    _check_map(columns)
+    if not isinstance(list_separator, str) or not list_separator:
+        raise UsageError("--list-separator: give a separator (a character such as ';' or '|')")
     path = os.fspath(path)
     rows = _jsonl_rows if path.lower().endswith(".jsonl") else _csv_rows
-    return once_each(path, rows(path, channel, encoding))
+    return once_each(path, rows(path, channel, encoding, columns, list_separator))
 
 
-def _csv_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[int, UploadJob]]:
+def _check_map(columns: Mapping[str, str] | None) -> None:
+    if columns is None:
+        return
+    for field, column in columns.items():
+        if field not in COLUMNS:
+            raise UsageError(
+                f"--map {field}={column}: no field {field!r}; the fields are {', '.join(COLUMNS)}"
+            )
+        if not isinstance(column, str) or not column:
+            raise UsageError(f"--map {field}=: give the column that holds {field}")
+
+
+def _mapping(
+    header: list[str], columns: Mapping[str, str] | None, path: str
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The fields each column of ``header`` gives, and the columns ignored."""
+    if columns is None:
+        unknown = [c for c in header if c not in COLUMNS]
+        if unknown:
+            raise UsageError(
+                f"{path} line 1: unknown column(s) {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(COLUMNS)} (another tool's columns: --map FIELD=COLUMN)"
+            )
+        return {c: [c] for c in header}, []
+    missing = [c for c in columns.values() if c not in header]
+    if missing:
+        raise UsageError(
+            f"{path}: --map names column(s) the file lacks: {', '.join(map(repr, missing))}; "
+            f"its columns: {', '.join(header)}"
+        )
+    fields: dict[str, list[str]] = {}
+    for field, column in columns.items():
+        fields.setdefault(column, []).append(field)
+    return fields, [c for c in header if c not in fields]
+
+
+class _Lines:
+    """A CSV manifest's lines for ``csv``, comments left out (``#`` lines before the
+    header, and after a Kaltura ``*`` header), with the file line each row starts on."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self._number = 0
+        self._taken: collections.deque[int] = collections.deque()
+        self._header = False
+        self._comments = True
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        while True:
+            text = next(self._lines)
+            self._number += 1
+            if self._comments and text.startswith("#"):
+                continue
+            if not self._header:
+                self._header = True
+                if text.startswith("*"):
+                    text = text[1:]
+                else:
+                    self._comments = False
+            if self._taken or text.strip():  # a blank line between rows is no row's
+                self._taken.append(self._number)
+            return text
+
+    def row_start(self) -> int:
+        """The file line the row csv just read starts on (its lines are forgotten)."""
+        first = self._taken[0] if self._taken else self._number
+        self._taken.clear()
+        return first
+
+
+def _failed(line: int, where: str, exc: InvalidArgumentError) -> tuple[int, LeftOut]:
+    reason = exc.message.removeprefix(f"{where}: ")
+    if not reason.startswith(exc.argument):
+        reason = f"{exc.argument}: {reason}"
+    return line, LeftOut(where, "failed", reason, argument=exc.argument)
+
+
+def _csv_rows(
+    path: str,
+    channel: str | None,
+    encoding: str,
+    columns: Mapping[str, str] | None,
+    separator: str,
+) -> Iterator[tuple[int, UploadJob | LeftOut]]:
     base = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as raw:
-        reader = csv.DictReader(_lines(raw, path, encoding))
+        lines = _Lines(_lines(raw, path, encoding))
+        reader = csv.DictReader(lines)
         try:
             header = reader.fieldnames or []
         except csv.Error as exc:
             raise InvalidArgumentError(
                 "path", f"{path} line 1: not a CSV header csv can read ({exc})"
             ) from None
-        if "path" not in header and "url" not in header:
-            raise UsageError(
-                f"{path}: the manifest needs a header row with a 'path' or 'url' column"
-            )
+        lines.row_start()
+        header = list(header)
         twice = sorted({c for c in header if header.count(c) > 1})
         if twice:
             raise UsageError(f"{path}: column(s) named twice: {', '.join(twice)}")
-        unknown = [c for c in header if c not in COLUMNS]
-        if unknown:
+        fields, ignored = _mapping(header, columns, path)
+        given = {f for names in fields.values() for f in names}
+        if "path" not in given and "url" not in given:
             raise UsageError(
-                f"{path} line 1: unknown column(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(COLUMNS)}"
+                f"{path}: the manifest needs a header row with a 'path' or 'url' column"
+                + (" (or --map path=COLUMN / url=COLUMN)" if columns is not None else "")
             )
-        ended = reader.line_num  # the header's last line
-        for row in _rows(reader, path):
-            line, ended = ended + 1, reader.line_num  # a row may span lines (quoted)
+        if ignored:
+            yield 1, LeftOut(path, "ignored", f"columns not mapped: {', '.join(ignored)}")
+        for cells in _rows(reader, path):
+            line = lines.row_start()
             where = f"{path} line {line}"
-            _no_control(row, where)
-            if None in row:
-                raise InvalidArgumentError("path", f"{where}: more cells than the header has")
-            yield line, job_from_row(row, base=base, channel=channel, where=where)
+            try:
+                if None in cells:
+                    raise InvalidArgumentError("path", "more cells than the header has")
+                row = {f: cells[c] for c, names in fields.items() for f in names}
+                _no_control(row, where)
+                job = job_from_row(
+                    row, base=base, channel=channel, where=where, list_separator=separator
+                )
+            except InvalidArgumentError as exc:
+                yield _failed(line, where, exc)
+                continue
+            yield line, job
+
+
+class _UnknownKey(InvalidArgumentError):
+    """A JSON Lines key the tool does not know (without a map): the whole file stops."""
 
 
 class _KeyTwice(Exception):
@@ -355,36 +534,70 @@ def _once_each_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return row
 
 
-def _jsonl_rows(path: str, channel: str | None, encoding: str) -> Iterator[tuple[int, UploadJob]]:
+def _jsonl_rows(
+    path: str,
+    channel: str | None,
+    encoding: str,
+    columns: Mapping[str, str] | None,
+    separator: str,
+) -> Iterator[tuple[int, UploadJob | LeftOut]]:
     base = os.path.dirname(os.path.abspath(path))
+    ignored: dict[str, None] = {}
+    line = 0
     with open(path, "rb") as raw:
         for line, text in enumerate(_lines(raw, path, encoding), 1):
             if not text.strip():
                 continue
             where = f"{path} line {line}"
             try:
-                row = json.loads(text, object_pairs_hook=_once_each_key)
-            except _KeyTwice as exc:
-                raise InvalidArgumentError("manifest", f"{where}: {exc}") from None
-            except (ValueError, RecursionError) as exc:
-                raise InvalidArgumentError("manifest", f"{where}: not JSON ({exc})") from None
-            if not isinstance(row, dict):
-                raise InvalidArgumentError("manifest", f"{where}: expected a JSON object")
-            _no_control({k: v for k, v in row.items() if isinstance(v, str)}, where)
-            yield line, job_from_row(row, base=base, channel=channel, where=where)
+                try:
+                    row = json.loads(text, object_pairs_hook=_once_each_key)
+                except _KeyTwice as exc:
+                    raise InvalidArgumentError("manifest", str(exc)) from None
+                except (ValueError, RecursionError) as exc:
+                    raise InvalidArgumentError("manifest", f"not JSON ({exc})") from None
+                if not isinstance(row, dict):
+                    raise InvalidArgumentError("manifest", "expected a JSON object")
+                if columns is None:
+                    unknown = next((k for k in row if k not in COLUMNS), None)
+                    if unknown is not None:  # the file's problem, not the row's: it stops
+                        raise _UnknownKey(
+                            unknown, f"{where}: unknown column/key {unknown!r}; known: {COLUMNS}"
+                        )
+                else:
+                    row, left = _mapped_object(row, columns)
+                    ignored.update((k, None) for k in left[: max(0, 40 - len(ignored))])
+                _no_control({k: v for k, v in row.items() if isinstance(v, str)}, where)
+                job = job_from_row(
+                    row, base=base, channel=channel, where=where, list_separator=separator
+                )
+            except _UnknownKey:
+                raise
+            except InvalidArgumentError as exc:
+                yield _failed(line, where, exc)
+                continue
+            yield line, job
+    if ignored:
+        yield line, LeftOut(path, "ignored", f"keys not mapped: {', '.join(ignored)}")
 
 
-def check_source(
-    source: str | os.PathLike[str],
-    *,
-    channel: str | None,
-    encoding: str = "utf-8",
-    categories: Collection[str] | None = None,
-) -> int:
-    """Read a whole folder or manifest once, checking every row (blocking): the number
-    of jobs, or the first bad row's ``InvalidArgumentError``, before anything is run."""
-    jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
-    return sum(1 for _ in jobs)
+def _mapped_object(
+    row: dict[str, Any], columns: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """A JSON Lines object's keys through ``columns`` (a key it lacks: a field not
+    given), and its keys ignored."""
+    mapped = {field: row[key] for field, key in columns.items() if key in row}
+    taken = set(columns.values())
+    return mapped, [key for key in row if key not in taken]
+
+
+def check_source(source: str | os.PathLike[str], *, channel: str | None, **options: Any) -> int:
+    """Read a whole folder or manifest once (blocking): the number of jobs, or the
+    first problem of the whole (an unknown column, bytes that are not the encoding)
+    before anything is run; rows that fail are not counted. ``options``: those of
+    ``jobs_from_source`` (``encoding``, ``columns``...)."""
+    entries = source_entries(source, channel=channel, **options)
+    return sum(1 for e in entries if not isinstance(e, LeftOut))
 
 
 def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -430,18 +643,59 @@ def jobs_from_source(
     channel: str | None,
     encoding: str = "utf-8",
     categories: Collection[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    list_separator: str = ";",
+    max_feed_bytes: int | None = None,
+    left_out: Callable[[LeftOut], object] | None = None,
 ) -> Iterator[UploadJob]:
-    """A folder, a ``.csv`` or ``.jsonl`` manifest (read as ``encoding``), or a Media
-    RSS feed (``.xml``/``.rss``; ``categories``: the platform's, for its
-    ``media:category``)."""
+    """A folder, a ``.csv`` or ``.jsonl`` manifest (read as ``encoding``, its columns
+    through ``columns``, its lists split at ``list_separator``), or a feed
+    (``.xml``/``.rss``; ``categories``: the platform's, for its ``media:category``; at
+    most ``max_feed_bytes``). Each row or item that gives no job, and what the source
+    holds that is not used, goes to ``left_out``; without it a failed row or item
+    raises ``InvalidArgumentError``."""
+    entries = source_entries(
+        source,
+        channel=channel,
+        encoding=encoding,
+        categories=categories,
+        columns=columns,
+        list_separator=list_separator,
+        max_feed_bytes=max_feed_bytes,
+    )
+    return only_jobs(entries, left_out)
+
+
+def source_entries(
+    source: str | os.PathLike[str],
+    *,
+    channel: str | None,
+    encoding: str = "utf-8",
+    categories: Collection[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    list_separator: str = ";",
+    max_feed_bytes: int | None = None,
+) -> Iterator[UploadJob | LeftOut]:
+    """``jobs_from_source``'s jobs and what is left out, in order (blocking reads)."""
     source = os.fspath(source)
     if os.path.isdir(source):
-        return jobs_from_folder(source, channel=channel)
+        return iter(jobs_from_folder(source, channel=channel))
     lower = source.lower()
     if os.path.isfile(source) and lower.endswith((".csv", ".jsonl")):
-        return jobs_from_manifest(source, channel=channel, encoding=encoding)
+        return manifest_entries(
+            source,
+            channel=channel,
+            encoding=encoding,
+            columns=columns,
+            list_separator=list_separator,
+        )
     if os.path.isfile(source) and lower.endswith((".xml", ".rss")):
-        from ._feed import jobs_from_feed
+        from ._feed import MAX_FEED_BYTES, feed_file_entries
 
-        return jobs_from_feed(source, channel=channel, categories=categories)
+        return feed_file_entries(
+            source,
+            channel,
+            categories,
+            MAX_FEED_BYTES if max_feed_bytes is None else max_feed_bytes,
+        )
     raise UsageError(f"{source}: not a folder, a .csv or .jsonl manifest or a .xml/.rss feed")

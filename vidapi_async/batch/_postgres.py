@@ -527,6 +527,42 @@ class PostgresJournal:
         """Every job, oldest update first."""
         return [record_of_row(row, self.where) for row in await self.fetchall(self._select_all)]
 
+    async def read_records(self) -> list[JobRecord]:
+        """Every job, read on a connection of its own without creating or migrating
+        anything (``vidapi batch --dry-run``): none while the journal's table does not
+        exist; a version 1 table is read as it is."""
+        import psycopg
+        from psycopg import sql
+
+        try:
+            conn = await self.connect()
+        except psycopg.Error as exc:
+            raise self.failure(f"{_NO_CAUSE}: {connect_cause(exc)}") from None
+        try:
+            found = await (
+                await conn.execute(
+                    "select column_name from information_schema.columns "
+                    "where table_schema = %s and table_name = 'jobs'",
+                    (self.schema,),
+                )
+            ).fetchall()
+            present = {row[0] for row in found}
+            if not present:
+                return []
+            cols = [c if c in present else None for c in COLUMNS]
+            query = sql.SQL("select {cols} from {s}.jobs order by updated").format(
+                cols=sql.SQL(", ").join(
+                    sql.Identifier(c) if c is not None else sql.NULL for c in cols
+                ),
+                s=sql.Identifier(self.schema),
+            )
+            rows = await (await conn.execute(query)).fetchall()
+        except psycopg.Error as exc:
+            raise self.failure(f"cannot be read ({type(exc).__name__}: {exc.sqlstate})") from None
+        finally:
+            await conn.close()
+        return [record_of_row(tuple(row), self.where) for row in rows]
+
     async def close(self) -> None:
         """Release the connection (idempotent)."""
         conn, self._conn = self._conn, None

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, VidapiError
-from ._jobs import JobResult, JobStatus
+from ._jobs import JobResult, JobStatus, LeftOut
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -241,5 +241,22 @@ class JobReport:
                 "url": page,
                 "embed_url": embed,
                 "error": None if result.error is None else str(result.error),
+            }
+        )
+
+    async def left_out(self, left: LeftOut) -> None:
+        """The row of a manifest row or feed item that gave no job (failed or skipped,
+        with its reason); what is ``ignored`` has none."""
+        if left.status == "ignored":
+            return
+        await self.writer.write(
+            {
+                "key": None,
+                "source": left.where,
+                "status": left.status,
+                "video_id": None,
+                "url": None,
+                "embed_url": None,
+                "error": left.reason,
             }
         )

@@ -57,6 +57,7 @@ from ._jobs import (
     BatchProgress,
     JobResult,
     JobStatus,
+    LeftOut,
     UploadJob,
     legacy_url_key,
     url_key,
@@ -397,6 +398,13 @@ class BatchUploader:
         if self._report_to is not None:
             await self._report_to.row(result)
         return result
+
+    async def report_left_out(self, left: LeftOut) -> None:
+        """Give the report (if any) a row for a manifest row or feed item that gives no
+        job (``LeftOut``: failed or skipped, with its reason); what is ``ignored`` has
+        none."""
+        if self._report_to is not None:
+            await self._report_to.left_out(left)
 
     async def _run_job_inner(
         self,

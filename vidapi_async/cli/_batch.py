@@ -11,16 +11,27 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable, Collection
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError
-from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
-from ..batch._feed import download_feed
-from ..batch._manifest import check_source, folder_entries
+from .._errors import InvalidArgumentError, QuotaExceededError, UsageError
+from ..batch import (
+    BatchProgress,
+    BatchUploader,
+    JobRecord,
+    JobResult,
+    JobStatus,
+    LeftOut,
+    PostgresJournal,
+    SQLiteJournal,
+    UploadJob,
+)
+from ..batch._feed import MAX_FEED_BYTES, download_feed
+from ..batch._manifest import check_source, folder_entries, source_entries
 from ._args import add_metrics_port, add_source_policy
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
@@ -32,46 +43,154 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run_batch"]
 
 
+def _is_feed(source: str) -> bool:
+    return source.lower().endswith((".xml", ".rss"))
+
+
+def source_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The reader's options the command line gives (``--map``, ``--list-separator``,
+    ``--max-feed-size``, ``--encoding``)."""
+    return {
+        "encoding": args.encoding,
+        "columns": getattr(args, "map", None),
+        "list_separator": getattr(args, "list_separator", ";"),
+        "max_feed_bytes": getattr(args, "max_feed_size", MAX_FEED_BYTES),
+    }
+
+
 async def _read_in_thread(
-    source: str,
-    channel: str | None,
-    encoding: str = "utf-8",
+    args: argparse.Namespace,
     categories: Collection[str] | None = None,
+    left_out: Callable[[LeftOut], Awaitable[None]] | None = None,
 ) -> AsyncIterator[UploadJob]:
-    jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
-    while (job := await asyncio.to_thread(next, jobs, None)) is not None:
-        yield job
+    """The source's jobs, read a row or item at a time off the event loop; each
+    ``LeftOut`` awaited through ``left_out`` on the loop (without it: dropped)."""
+    entries = source_entries(
+        args.source, channel=args.channel, categories=categories, **source_options(args)
+    )
+    while (entry := await asyncio.to_thread(next, entries, None)) is not None:
+        if isinstance(entry, LeftOut):
+            if left_out is not None:
+                await left_out(entry)
+        else:
+            yield entry
+
+
+class LeftOutShown:
+    """What the command line says of rows and items that give no job: each one as it
+    comes (yellow: skipped; red: failed), what is ignored once, and the skips counted
+    by reason at the end."""
+
+    def __init__(self, console: Console, batch: BatchUploader | None = None) -> None:
+        self.console = console
+        self.batch = batch
+        self.failed = 0
+        self.skips: Counter[str] = Counter()
+
+    async def __call__(self, left: LeftOut) -> None:
+        from rich.markup import escape
+
+        colour = {"failed": "red", "skipped": "yellow"}.get(left.status, "dim")
+        self.console.print(
+            f"[{colour}]{left.status}[/{colour}] {escape(left.where)}: {escape(left.reason)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        if left.status == "failed":
+            self.failed += 1
+        elif left.status == "skipped":
+            self.skips[left.reason] += 1
+        if self.batch is not None:
+            await self.batch.report_left_out(left)
+
+    def summary(self) -> None:
+        for reason, n in sorted(self.skips.items()):
+            items = "1 item has" if n == 1 else f"{n} items have"
+            self.console.print(f"{items} {reason}", highlight=False, soft_wrap=True)
+
+
+class _Snapshot:
+    """A journal's records as read once, without writing anything: what a dry run
+    plans against (a journal that does not exist yet has none)."""
+
+    def __init__(self, records: list[JobRecord]) -> None:
+        self._records = {r.key: r for r in records}
+
+    async def load(self, key: str) -> JobRecord | None:
+        return self._records.get(key)
+
+    async def save(self, record: JobRecord) -> None:
+        raise UsageError("a dry run writes nothing to the journal")
+
+    async def close(self) -> None:
+        return None
+
+
+async def _read_only_journal(args: argparse.Namespace, dsn: str | None) -> _Snapshot:
+    if dsn is not None or args.journal.kind == "postgresql":
+        return _Snapshot(await PostgresJournal(dsn or args.journal.where).read_records())
+    path = args.journal.where
+    if not await asyncio.to_thread(os.path.exists, path):
+        return _Snapshot([])
+    return _Snapshot(await asyncio.to_thread(SQLiteJournal(path).records_sync))
 
 
 async def _feed_categories(source: str, client: Client) -> list[str] | None:
     """The platform's categories, for a Media RSS feed's ``media:category``."""
-    if not source.lower().endswith((".xml", ".rss")):
+    if not _is_feed(source):
         return None
     return await client.categories()
 
 
 async def run_plan(args: argparse.Namespace, client: Client, journal: str | None = None) -> int:
-    """``vidapi batch --dry-run``: what a run would create, update and skip."""
+    """``vidapi batch --dry-run``: what a run would create, update and skip, job by job
+    (its key, title and source), and what is left out; nothing written anywhere (the
+    journal read without being created or migrated), nothing sent."""
     async with feed_source(args, client):
         return await _run_plan(args, client, journal)
 
 
 async def _run_plan(args: argparse.Namespace, client: Client, journal: str | None) -> int:
+    from rich.markup import escape
+
     categories = await _feed_categories(args.source, client)
-    async with BatchUploader(client, journal=journal or args.journal.where) as batch:
-        plan = await batch.plan(
-            _read_in_thread(args.source, args.channel, args.encoding, categories)
-        )
+    planned: dict[str, list[str]] = {"create": [], "update": [], "skip": []}
+    out = output_console()
+    shown = LeftOutShown(out)
+    left: list[dict[str, str]] = []
+
+    async def left_out(entry: LeftOut) -> None:
+        if args.json:
+            left.append({"where": entry.where, "status": entry.status, "reason": entry.reason})
+        else:
+            await shown(entry)
+
+    snapshot = await _read_only_journal(args, journal)
+    async with BatchUploader(client, journal=snapshot) as batch:
+        async for job in _read_in_thread(args, categories, left_out):
+            plan = await batch.plan([job])
+            what = next(k for k in planned if getattr(plan, k))
+            key = getattr(plan, what)[0]
+            planned[what].append(key)
+            if not args.json:
+                out.print(
+                    f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})",
+                    highlight=False,
+                    soft_wrap=True,
+                )
     if args.json:
-        print(json.dumps({k: list(getattr(plan, k)) for k in ("create", "update", "skip")}))
+        print(json.dumps({**planned, "left_out": left}))
         return EXIT_OK
-    print(
-        f"would create {len(plan.create)}, update {len(plan.update)}, skip {len(plan.skip)} "
-        "(nothing sent)"
+    shown.summary()
+    failed = f", {shown.failed} row(s) or item(s) failed" if shown.failed else ""
+    skipped = sum(shown.skips.values())
+    out.print(
+        f"would create {len(planned['create'])}, update {len(planned['update'])}, skip "
+        f"{len(planned['skip'])}; left out: {skipped} skipped{failed} (nothing sent, nothing "
+        "written)",
+        highlight=False,
+        soft_wrap=True,
     )
-    for what in ("create", "update", "skip"):
-        for key in getattr(plan, what):
-            print(f"{what} {key}")
     return EXIT_OK
 
 
@@ -94,6 +213,31 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="utf-8",
         help="a CSV manifest's encoding (default utf-8, with or without a BOM; an Excel "
         "export: cp1252)",
+    )
+    p.add_argument(
+        "--map",
+        type=_map_arg,
+        action=_MapAction,
+        default=None,
+        metavar="FIELD=COLUMN",
+        help="read another tool's CSV export (Kaltura's bulk upload CSV, YouTube's bulk "
+        "spreadsheet): the column that holds FIELD (title, description, tags, url, path, "
+        "thumbnail...); repeatable; with a map, only the mapped columns are read (the "
+        "others are named once and ignored); default: none, the file's own columns",
+    )
+    p.add_argument(
+        "--list-separator",
+        default=";",
+        metavar="SEP",
+        help="what separates the items of a manifest's tags, playlists and geoblocking "
+        "(default ';'; YouTube's spreadsheets: '|'; Kaltura's tags: ',')",
+    )
+    p.add_argument(
+        "--max-feed-size",
+        type=_mib_arg,
+        default=MAX_FEED_BYTES,
+        metavar="MIB",
+        help=f"the largest feed read or fetched, in MiB (default {MAX_FEED_BYTES >> 20})",
     )
     p.add_argument(
         "--concurrency",
@@ -146,6 +290,42 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_metrics_port(p)
 
 
+def _map_arg(text: str) -> tuple[str, str]:
+    field, sep, column = text.partition("=")
+    if not sep or not field.strip() or not column:
+        raise argparse.ArgumentTypeError(f"expected FIELD=COLUMN, got {text!r}")
+    return field.strip(), column
+
+
+class _MapAction(argparse.Action):
+    """``--map FIELD=COLUMN``, repeatable: a mapping of field to column."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, tuple)
+        mapping = dict(getattr(namespace, self.dest) or {})
+        field, column = values
+        if field in mapping:
+            parser.error(f"--map {field}= given twice")
+        mapping[field] = column
+        setattr(namespace, self.dest, mapping)
+
+
+def _mib_arg(text: str) -> int:
+    try:
+        mib = int(text)
+    except ValueError:
+        mib = 0
+    if mib <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB, got {text!r}")
+    return mib << 20
+
+
 def _same_file(one: str, other: str) -> bool:
     """Whether the paths ``one`` and ``other`` name one existing file."""
     try:
@@ -179,7 +359,8 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
     kept = client.source_policy
     try:
-        args.source, origin = await download_feed(client, args.source, folder)
+        cap = getattr(args, "max_feed_size", MAX_FEED_BYTES)
+        args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         if origin is not None:
             client.source_policy = attrs.evolve(kept, origin=origin)
         yield
@@ -201,18 +382,21 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         raise InvalidArgumentError(
             "--report", f"{args.report} is the batch's source; write the report elsewhere"
         )
-    # the source is read once to size the bar (and to report a bad row before any upload),
-    # then again, lazily, as jobs stream; both off the event loop
-    categories = await _feed_categories(args.source, client)
-    total_jobs = await asyncio.to_thread(
-        check_source,
-        args.source,
-        channel=args.channel,
-        encoding=args.encoding,
-        categories=categories,
-    )
     if args.dry_run:
         return await run_plan(args, client)
+    # a manifest is read once to size the bar (and to report a problem of the whole
+    # before any upload), then again, lazily, as jobs stream; a feed only once, as its
+    # items run (its size unknown until its end); both off the event loop
+    categories = await _feed_categories(args.source, client)
+    total_jobs = None
+    if not _is_feed(args.source):
+        total_jobs = await asyncio.to_thread(
+            check_source,
+            args.source,
+            channel=args.channel,
+            categories=categories,
+            **source_options(args),
+        )
     await report_skipped(args.source, console)
     files_bar = Progress(
         TextColumn("{task.description}"),
@@ -238,18 +422,20 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             bytes_bar.remove_task(per_file.pop(key))
 
     results: list[JobResult] = []
-    # its metrics endpoint, if asked, before the bars
-    async with _uploader(args, client, on_progress) as batch:
+    uploader = _uploader(args, client, on_progress)
+    shown = LeftOutShown(console, uploader)
+    async with uploader as batch:  # its metrics endpoint, if asked, before the bars
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
+            jobs = _read_in_thread(args, categories, shown)
             async for result in batch.run(jobs):
                 results.append(result)
                 files_bar.update(overall, completed=len(results))
     if not console.is_terminal:  # the bars' last line ends with no newline
         console.line()
-    return _summary(args, results, console)
+    shown.summary()
+    return _summary(args, results, console, shown)
 
 
 def _uploader(
@@ -281,8 +467,11 @@ def _uploader(
         ) from None
 
 
-def _summary(args: argparse.Namespace, results: list[JobResult], console: Console) -> int:
-    """The batch's results (JSON, or a table and each failure), and the exit code."""
+def _summary(
+    args: argparse.Namespace, results: list[JobResult], console: Console, shown: LeftOutShown
+) -> int:
+    """The batch's results (JSON, or a table and each failure), and the exit code; rows
+    and items that gave no job (``shown``) counted too."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -310,6 +499,9 @@ def _summary(args: argparse.Namespace, results: list[JobResult], console: Consol
             table.add_column(column)
         for status, n in counts.items():
             table.add_row(status.value, str(n))
+        if shown.failed or shown.skips:
+            table.add_row("rows/items failed", str(shown.failed))
+            table.add_row("items skipped (no video)", str(sum(shown.skips.values())))
         output_console().print(table)
         for r in results:
             if r.status is JobStatus.FAILED:
@@ -321,7 +513,7 @@ def _summary(args: argparse.Namespace, results: list[JobResult], console: Consol
         quota = [r for r in results if isinstance(r.error, QuotaExceededError)]
         if quota:
             console.print(quota_advice(len(quota), quota[0].error), highlight=False)
-    return EXIT_OK if counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED
+    return EXIT_OK if counts[JobStatus.FAILED] == 0 and not shown.failed else EXIT_JOBS_FAILED
 
 
 def quota_advice(jobs: int, error: BaseException | None) -> str:

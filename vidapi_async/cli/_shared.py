@@ -285,16 +285,21 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
 
 
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import _read_in_thread, report_skipped, run_plan
+    from ._batch import LeftOutShown, _read_in_thread, report_skipped, run_plan, source_options
 
     if args.dry_run:
         return await run_plan(args, client, _postgres(args.journal, "batch"))
     # every row checked before anything is enqueued (a bad byte, a job twice)
-    await asyncio.to_thread(check_source, args.source, channel=args.channel, encoding=args.encoding)
+    if not args.source.lower().endswith((".xml", ".rss")):  # a feed is read once
+        await asyncio.to_thread(
+            check_source, args.source, channel=args.channel, **source_options(args)
+        )
     await report_skipped(args.source, console)
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
-        enqueued = await shared.enqueue(_read_in_thread(args.source, args.channel, args.encoding))
+        shown = LeftOutShown(console)
+        enqueued = await shared.enqueue(_read_in_thread(args, None, shown))
+        shown.summary()
         # the counts are the result (but for --json's, the status), warnings stay on stderr
         out = console if args.json else output_console()
         out.print(
