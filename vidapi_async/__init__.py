@@ -31,6 +31,7 @@ from ._errors import (
     InvalidRequestError,
     InvalidTokenError,
     JournalError,
+    MissingExtraError,
     MissingParameterError,
     NotFoundError,
     NotRewindableError,
@@ -71,6 +72,7 @@ from ._players import Players
 from ._playlists import Playlists
 from ._raw import RawCalls
 from ._retry import NO_RETRY, RetryPolicy
+from ._s3 import S3Object
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._sources import SourcePolicy
 from ._subtitles import Subtitles
@@ -134,6 +136,7 @@ __all__ = [
     "JournalError",
     "LiveStreams",
     "MemoryJournal",
+    "MissingExtraError",
     "MissingParameterError",
     "NotFoundError",
     "NotGiven",
@@ -152,6 +155,7 @@ __all__ = [
     "ReadyTimeoutError",
     "RequestTimeoutError",
     "RetryPolicy",
+    "S3Object",
     "SQLiteJournal",
     "ServerError",
     "SharedBatch",

@@ -17,17 +17,22 @@ import stat
 import tempfile
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from typing import IO, Any, Final, Protocol, TypeAlias
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 import attrs
 
 from ._errors import InvalidArgumentError, NotRewindableError, SourceError
 from ._files import LocalFile
 
+if TYPE_CHECKING:
+    from ._s3 import S3Object
+
 UploadSource: TypeAlias = (
     "str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes] | AsyncIterable[bytes]"
+    " | S3Object"
 )
-"""What ``upload_file`` takes: a path, bytes, a binary file object, or async chunks."""
+"""What ``upload_file`` takes: a path, bytes, a binary file object, async chunks, or an
+object of an S3-compatible store (``S3Object``, or the text ``s3://bucket/key``)."""
 
 __all__ = [
     "DEFAULT_NAME",

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _protocol as wire
@@ -28,6 +28,7 @@ from ._models import UploadedFile, UploadProgress, UploadSession
 from ._observe import SOURCE_SIZE, describe, operation, upload_log
 from ._requester import Requester
 from ._retry import retrying
+from ._s3 import s3_source, upload_object
 from ._service import Service
 from ._sources import (
     DEFAULT_NAME,
@@ -193,6 +194,11 @@ class Uploads(Service):
             "resume": resume,
             "digest": HashSink() if verify_hash else None,
         }
+        obj = s3_source(source)
+        if obj is not None:  # an object of an S3-compatible store (the s3 extra)
+            if size is not None:
+                raise InvalidArgumentError("size", "an object's size is read from the store")
+            return await upload_object(self, obj, options)  # type: ignore[no-any-return]
         if isinstance(source, str | os.PathLike):
             if size is not None:
                 raise InvalidArgumentError("size", "a file's size is read from the file")
@@ -333,6 +339,7 @@ class Uploads(Service):
         resume: bool = False,
         stream: Stream | None = None,
         digest: HashSink | None = None,
+        parts: Callable[[int, int], Stream] | None = None,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once), or
         for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the
@@ -354,6 +361,7 @@ class Uploads(Service):
             progress=progress,
             stream=stream,
             digest=digest,
+            ranges=parts,
         )
         started = time.perf_counter()
         upload_log.info(

@@ -36,6 +36,7 @@ from ._models import Video
 from ._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
 from ._requester import Requester
 from ._retry import create_checked
+from ._s3 import is_s3_url
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._service import Service
 from ._sources import UploadSource
@@ -205,7 +206,7 @@ class Videos(Service):
         """
         form = video_form(locals())
         local = path if source is None else source
-        if isinstance(local, str | os.PathLike):
+        if isinstance(local, str | os.PathLike) and not is_s3_url(local):
             await asyncio.to_thread(inspect_file, local)
         given = _given(locals(), form)
         # what the create would refuse is refused before the upload session
