@@ -18,6 +18,7 @@ import attrs
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
+from .._s3 import S3Object, is_s3_url
 from .._video_metadata import MAX_TAGS, video_form
 from ._journal import Stage, check_key
 
@@ -110,7 +111,8 @@ class UploadJob:
     """The video's category slug (``"news"``)."""
     url: str | None = attrs.field(default=None, repr=False)
     """An http(s) file streamed through to the platform (``Client.upload_from_url``)
-    instead of a local ``path``. It may hold a signature: hidden from repr."""
+    instead of a local ``path``, or an object of an S3-compatible store
+    (``s3://bucket/key``, the ``s3`` extra). It may hold a signature: hidden from repr."""
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, hash=False)
     """Headers sent to the ``url``'s source only (its credentials): hidden from repr."""
     published: bool = True
@@ -157,6 +159,8 @@ class UploadJob:
         """The path (its control characters and bytes that were not UTF-8 escaped: one
         line of text), or the url without its query (which may hold a signature)."""
         if self.path is None:
+            if is_s3_url(self.url):  # no query, no credentials: its name as it is
+                return (self.url or "").encode("unicode_escape").decode()
             return url_for_humans(self.url or "")
         return "".join(
             c.encode("unicode_escape", "backslashreplace").decode()
@@ -169,7 +173,10 @@ class UploadJob:
         if (self.path is None) == (self.url is None):
             raise InvalidArgumentError("path", "give exactly one of path= and url=")
         if self.url is not None:
-            check.http_url(self.url, "url")
+            if is_s3_url(self.url):  # an object of an S3-compatible store
+                S3Object.from_url(self.url, "url")
+            else:
+                check.http_url(self.url, "url")
         if self.path is not None and "\0" in self.path:
             raise InvalidArgumentError("path", "has a NUL: no file has such a name")
         if not isinstance(self.headers, Mapping) or not all(

@@ -63,7 +63,9 @@ from .._internals import internals
 from .._metrics import MetricsServer
 from .._models import Subtitle, UploadSession, Video
 from .._observe import outside_job
+from .._s3 import is_s3_url
 from .._uploads import load_mime_types
+from ._bucket import object_send, object_size
 from ._jobs import (
     CLEARED,
     BatchPlan,
@@ -992,6 +994,8 @@ class BatchUploader:
         async def mark(stage: Stage, **changes: Any) -> None:
             await self._advance(record, record.stage if again else stage, **changes)
 
+        if local is None and job.url is not None and is_s3_url(job.url):
+            local = await object_size(job.url)  # then sent as a file is, by object_send
         if local is not None:
             self._bytes_total += local.size
         sent_before = [0]
@@ -1048,8 +1052,11 @@ class BatchUploader:
             ):
                 session = UploadSession(record.upload_url, record.progress_url)
                 try:
-                    uploaded = await internals(self.client).send_file(
-                        local, **{**kwargs, "upload_session": session, "resume": True}
+                    uploaded = await object_send(
+                        self.client,
+                        job,
+                        local,
+                        {**kwargs, "upload_session": session, "resume": True},
                     )
                 except VidapiError as exc:  # the old address is gone or refused
                     log.info(
@@ -1069,7 +1076,7 @@ class BatchUploader:
             kwargs["upload_session"] = session
         else:
             kwargs["upload_session"] = await self._spares.take()
-        uploaded = await internals(self.client).send_file(local, **kwargs)
+        uploaded = await object_send(self.client, job, local, kwargs)
         self._files.pop(record.key, None)  # off the list of uploads in flight
         self._spares.ahead(self._waiting)  # the next job's address, during this create
         await mark(Stage.UPLOADED, file_url=uploaded.url, upload_url=None)

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
+from .._s3 import is_s3_url
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
+from ..batch._bucket import write_bucket_manifest
 from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
 from ._args import add_metrics_port
@@ -80,8 +82,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "source",
-        help="a folder (one video per file), a .csv or .jsonl manifest, or a Media RSS feed "
-        "(.xml/.rss file, or its http(s) address)",
+        help="a folder (one video per file), a .csv or .jsonl manifest, a Media RSS feed "
+        "(.xml/.rss file, or its http(s) address), or a bucket's prefix s3://BUCKET/PREFIX/ "
+        "(every video object under it; the s3 extra)",
     )
     p.add_argument(
         "--channel",
@@ -167,7 +170,23 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
 @contextlib.asynccontextmanager
 async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator[None]:
     """A Media RSS feed given by its http(s) address: fetched once (through the
-    client's source policy, as a url source), read from a temporary folder."""
+    client's source policy, as a url source), read from a temporary folder. A bucket's
+    prefix (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
+    (``args.bucket_skipped``: the objects left out, and why)."""
+    if is_s3_url(args.source):
+        args.bucket_skipped = skipped = []
+        folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-bucket-")
+        try:
+            args.source = await write_bucket_manifest(
+                args.source,
+                folder,
+                channel=args.channel,
+                skipped=lambda name, why: skipped.append((name, why)),
+            )
+            yield
+        finally:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+        return
     if not args.source.lower().startswith(("http://", "https://")):
         yield
         return
@@ -207,6 +226,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     if args.dry_run:
         return await run_plan(args, client)
     await report_skipped(args.source, console)
+    for name, why in getattr(args, "bucket_skipped", ()):
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {why}", highlight=False)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

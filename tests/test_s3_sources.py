@@ -1,0 +1,208 @@
+"""Objects of an S3-compatible store as sources (issue 42), against moto's server (a
+process of its own on 127.0.0.1, one per test session: ``tests/s3_store.py``) and the
+emulator as the platform. Checked: bytes stored are the object's, byte for byte, in
+either mode; a chunked upload reads its ranges with Range GETs, several at once; an
+object replaced during an upload fails it (If-Match), never a mixed file; errors are
+typed and name the object; no credential or signature reaches any output."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from vidapi_async import _s3
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+from .conftest import stored_bytes
+from .s3_store import KEY_ID, SECRET, Store, moto_endpoint, store  # noqa: F401
+
+DATA = os.urandom(1_300_000)
+
+
+async def test_an_object_streams_single_shot_byte_for_byte(
+    store: Store, emulator: Emulator
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "shows/ep 1.mp4", DATA)
+    async with client_for(emulator) as client:
+        by_name = await client.upload_file(f"s3://{bucket}/shows/ep 1.mp4", chunked=False)
+        by_object = await client.upload_file(va.S3Object(bucket, "shows/ep 1.mp4"))
+    assert stored_bytes(emulator, by_name.url) == DATA
+    assert stored_bytes(emulator, by_object.url) == DATA
+    assert [f["name"] for f in emulator.state.all("file")] == ["ep 1.mp4", "ep 1.mp4"]
+
+
+async def test_a_chunked_upload_reads_ranges_in_parallel(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "big.mov", DATA)
+    opened: list[tuple[int, int]] = []
+    in_flight = [0, 0]  # now, most at once
+    real_open = _s3.ObjectStream._open
+
+    async def spy(self: _s3.ObjectStream) -> object:
+        opened.append((self._first, self._length))
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        try:
+            body = await real_open(self)
+            await asyncio.sleep(0.05)  # keep it open: the other workers' GETs overlap
+            return body
+        finally:
+            in_flight[0] -= 1
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    async with client_for(emulator) as client:
+        uploaded = await client.upload_file(
+            f"s3://{bucket}/big.mov", chunked=True, range_size=256 * 1024, workers=3
+        )
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert sorted(opened) == [
+        (first, min(256 * 1024, len(DATA) - first)) for first in range(0, len(DATA), 256 * 1024)
+    ]
+    assert in_flight[1] > 1
+
+
+async def test_an_object_replaced_during_the_upload_fails_it(
+    store: Store, emulator: Emulator
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "v.mp4", DATA)
+
+    def progress(done: int, total: int) -> None:
+        store.put(bucket, "v.mp4", DATA[::-1])  # another version, same size
+
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        with pytest.raises(va.FileChangedError, match="changed during the upload") as info:
+            await client.upload_file(
+                f"s3://{bucket}/v.mp4",
+                chunked=True,
+                range_size=256 * 1024,
+                workers=1,
+                progress=progress,
+            )
+    assert info.value.path == f"s3://{bucket}/v.mp4"
+    assert list(emulator.state.all("file")) == []  # never completed: no mixed file
+
+
+async def test_errors_are_typed_and_name_the_object_only(
+    store: Store, emulator: Emulator
+) -> None:
+    bucket = store.bucket()
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        with pytest.raises(va.SourceError, match=f"s3://{bucket}/nope.mp4") as info:
+            await client.upload_file(f"s3://{bucket}/nope.mp4")
+        assert info.value.status == 404
+        with pytest.raises(va.InvalidArgumentError, match="s3://BUCKET/KEY"):
+            await client.upload_file("s3://just-a-bucket")
+        with pytest.raises(va.InvalidArgumentError, match="size"):
+            await client.upload_file(f"s3://{bucket}/x.mp4", size=3)
+    for text in (str(info.value), repr(info.value)):
+        assert SECRET not in text and KEY_ID not in text
+
+
+async def test_without_the_extra_the_error_says_what_to_install(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_s3, "_SESSION", None)
+    monkeypatch.setitem(sys.modules, "aiobotocore", None)
+    monkeypatch.setitem(sys.modules, "aiobotocore.session", None)
+    async with client_for(emulator) as client:
+        with pytest.raises(va.MissingExtraError, match=r'pip install "vidapi-async\[s3\]"') as info:
+            await client.upload_file("s3://bucket/key.mp4")
+    assert info.value.extra == "s3"
+    assert isinstance(info.value, va.UsageError)
+
+
+@pytest.mark.parametrize(
+    ("key", "content_type", "video"),
+    [
+        ("a/b/clip.MP4", None, True),
+        ("clip.mkv", "application/octet-stream", True),
+        ("raw-take", "video/quicktime", True),
+        ("raw-take", "application/x-matroska", True),
+        ("notes.txt", "text/plain", False),
+        ("raw-take", "application/octet-stream", False),
+        ("poster.jpg", "image/jpeg", False),
+    ],
+)
+def test_what_counts_as_a_video(key: str, content_type: str | None, video: bool) -> None:
+    assert (_s3.video_verdict(key, content_type) is None) is video
+
+
+def test_object_names() -> None:
+    obj = va.S3Object.from_url("s3://bkt/a/b c.mp4")
+    assert (obj.bucket, obj.key, obj.name, str(obj)) == ("bkt", "a/b c.mp4", "b c.mp4", obj.url)
+    for bad in ("s3://bkt/", "s3:///k", "s3://bkt/dir/", "http://x/y", "s3://b/a\nb"):
+        with pytest.raises(va.InvalidArgumentError):
+            va.S3Object.from_url(bad)
+
+
+async def _vidapi(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vidapi_async.cli",
+        *args,
+        env={**os.environ, **env},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_bucket_prefix_migrates_with_a_report_and_no_secret_anywhere(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    files = {
+        "lib/a.mp4": os.urandom(200_000),
+        "lib/deep/er/b.mov": os.urandom(300_000),
+        "lib/no-extension": os.urandom(100_000),
+    }
+    for key, data in files.items():
+        store.put(bucket, key, data, "video/mp4" if key == "lib/no-extension" else None)
+    store.put(bucket, "lib/readme.txt", b"hello", "text/plain")
+    store.put(bucket, "lib/blob", b"\0" * 10, "application/octet-stream")
+    store.put(bucket, "elsewhere/c.mp4", b"x" * 1000)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal, report = tmp_path / "j.sqlite", tmp_path / "report.csv"
+    args = ["-vv", "batch", f"s3://{bucket}/lib/", "--channel", "news"]
+    args += ["--journal", str(journal), "--report", str(report), "--chunked", "--workers", "2"]
+    code, out, err = await _vidapi(*args, env=env)
+    assert code == 0, err
+    videos = emulator.videos()
+    assert sorted(v["title"] for v in videos) == ["a", "b", "no-extension"]
+    stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
+    assert stored == sorted(files.values())  # byte for byte
+    assert f"s3://{bucket}/lib/readme.txt: not a video" in out + err
+    assert f"s3://{bucket}/lib/blob: not a video" in out + err
+    rows = report.read_text(encoding="utf-8")
+    for key in files:
+        assert f"s3://{bucket}/{key}" in rows  # keyed by its s3:// name
+    # a second run skips every job
+    code, out2, err2 = await _vidapi("--json", *args[1:], env=env)
+    assert code == 0, err2
+    assert {r["status"] for r in json.loads(out2)} == {"skipped"}
+    with sqlite3.connect(journal) as db:
+        keys = sorted(k for (k,) in db.execute("select key from jobs"))
+        dump = "\n".join(db.iterdump())
+    assert keys == sorted(f"s3://{bucket}/{key}" for key in files)
+    db.close()
+    tags = json.dumps(videos)
+    for text in (out, err, out2, err2, rows, dump, tags, journal.read_bytes().decode("latin-1")):
+        assert SECRET not in text
+        assert KEY_ID not in text  # the access key id is in every signature
+    assert "Signature=" not in err and "AWS4-HMAC" not in err
