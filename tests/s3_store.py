@@ -70,8 +70,8 @@ def store_env(endpoint: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
+@pytest.fixture(scope="session", name="moto_endpoint")
+def moto_endpoint_fixture() -> Iterator[str]:
     with moto_server() as url:
         yield url
 
@@ -101,8 +101,8 @@ class Store:
         self.s3.put_object(Bucket=bucket, Key=key, Body=data, **extra)
 
 
-@pytest.fixture
-def store(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+@pytest.fixture(name="store")
+def store_fixture(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     for name, value in store_env(moto_endpoint).items():
         monkeypatch.setenv(name, value)
     s = Store(moto_endpoint)

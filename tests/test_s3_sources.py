@@ -22,7 +22,7 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 from .conftest import stored_bytes
-from .s3_store import KEY_ID, SECRET, Store, moto_endpoint, store  # noqa: F401
+from .s3_store import KEY_ID, SECRET, Store, moto_endpoint_fixture, store_fixture  # noqa: F401
 
 DATA = os.urandom(1_300_000)
 
@@ -94,9 +94,7 @@ async def test_an_object_replaced_during_the_upload_fails_it(
     assert list(emulator.state.all("file")) == []  # never completed: no mixed file
 
 
-async def test_errors_are_typed_and_name_the_object_only(
-    store: Store, emulator: Emulator
-) -> None:
+async def test_errors_are_typed_and_name_the_object_only(store: Store, emulator: Emulator) -> None:
     bucket = store.bucket()
     async with client_for(emulator, retry=va.NO_RETRY) as client:
         with pytest.raises(va.SourceError, match=f"s3://{bucket}/nope.mp4") as info:
@@ -206,3 +204,21 @@ async def test_a_bucket_prefix_migrates_with_a_report_and_no_secret_anywhere(
         assert SECRET not in text
         assert KEY_ID not in text  # the access key id is in every signature
     assert "Signature=" not in err and "AWS4-HMAC" not in err
+
+
+async def test_an_application_logging_everything_gets_no_signature(
+    store: Store, emulator: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG)  # the root logger: every library's debug lines
+    bucket = store.bucket()
+    store.put(bucket, "k.mp4", DATA)
+    caplog.clear()  # the test's own filling of the bucket logged its signed requests
+    async with client_for(emulator) as client:
+        await client.upload_file(f"s3://{bucket}/k.mp4", chunked=True, range_size=512 * 1024)
+    text = "\n".join(f"{r.name} {r.getMessage()}" for r in caplog.records)
+    assert "k.mp4" in text  # the upload was logged
+    assert SECRET not in text
+    assert KEY_ID not in text
+    assert "Signature=" not in text
