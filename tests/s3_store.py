@@ -108,3 +108,35 @@ def store_fixture(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterat
     s = Store(moto_endpoint)
     yield s
     s.s3.close()
+
+
+PEAK_CHILD = """
+import asyncio, json, resource, sys
+import vidapi_async as va
+
+async def main(base_url, token, source, chunked):
+    async with va.Client(access_token=token, base_url=base_url) as client:
+        up = await client.upload_file(source, chunked=chunked == "chunked")
+    return up.size
+
+size = asyncio.run(main(*sys.argv[1:5]))
+print(json.dumps({"size": size, "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+"""A fresh client process that uploads one object and prints its own peak RSS (KiB)."""
+
+
+def upload_peak(base_url: str, token: str, source: str, mode: str, env: dict[str, str]) -> int:
+    """The peak RSS, in bytes, of a fresh process uploading ``source`` (``mode``:
+    ``chunked`` or ``single``), blocking: run it in a thread."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK_CHILD, base_url, token, source, mode],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    return int(json.loads(proc.stdout.strip().splitlines()[-1])["peak_kib"]) * 1024

@@ -22,7 +22,15 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 from .conftest import stored_bytes
-from .s3_store import KEY_ID, SECRET, Store, moto_endpoint_fixture, store_fixture  # noqa: F401
+from .s3_store import (  # noqa: F401
+    KEY_ID,
+    SECRET,
+    Store,
+    moto_endpoint_fixture,
+    store_env,
+    store_fixture,
+    upload_peak,
+)
 
 DATA = os.urandom(1_300_000)
 
@@ -222,3 +230,23 @@ async def test_an_application_logging_everything_gets_no_signature(
     assert SECRET not in text
     assert KEY_ID not in text
     assert "Signature=" not in text
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("mode", ["single", "chunked"])
+async def test_a_large_object_streams_with_flat_memory(
+    store: Store, emulator: Emulator, moto_endpoint: str, mode: str
+) -> None:
+    bucket = store.bucket()
+    MiB = 1024 * 1024
+    store.put(bucket, "small.mp4", os.urandom(MiB))
+    store.put(bucket, "large.mp4", os.urandom(96 * MiB))
+    env = store_env(moto_endpoint)
+    peaks = {}
+    for name in ("small", "large"):
+        peaks[name] = await asyncio.to_thread(
+            upload_peak, emulator.base_url, emulator.token, f"s3://{bucket}/{name}.mp4", mode, env
+        )
+    sizes = sorted(os.path.getsize(f["path"]) for f in emulator.state.all("file"))
+    assert sizes == [MiB, 96 * MiB]
+    assert peaks["large"] - peaks["small"] < 40 * MiB, peaks
