@@ -2,6 +2,7 @@
 the journal that makes a batch resumable, and the manifests the command line reads.
 The public names are also in ``vidapi_async``."""
 
+from ._bucket import jobs_from_bucket
 from ._jobs import BatchPlan, BatchProgress, JobResult, JobStatus, SubtitleSpec, UploadJob
 from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
@@ -27,6 +28,7 @@ __all__ = [
     "Stage",
     "SubtitleSpec",
     "UploadJob",
+    "jobs_from_bucket",
     "jobs_from_folder",
     "jobs_from_manifest",
     "jobs_from_source",
