@@ -18,6 +18,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async import _s3
+from vidapi_async.batch import jobs_from_manifest
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -250,3 +251,72 @@ async def test_a_large_object_streams_with_flat_memory(
     sizes = sorted(os.path.getsize(f["path"]) for f in emulator.state.all("file"))
     assert sizes == [MiB, 96 * MiB]
     assert peaks["large"] - peaks["small"] < 40 * MiB, peaks
+
+
+async def test_an_interrupted_chunked_upload_resumes_with_the_missing_ranges_only(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "long.mp4", DATA)
+    piece = 256 * 1024
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done >= 2 * piece:
+            raise Stop
+
+    opened: list[int] = []
+    real_open = _s3.ObjectStream._open
+
+    async def spy(self: _s3.ObjectStream) -> object:
+        opened.append(self._first)
+        return await real_open(self)
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    source = f"s3://{bucket}/long.mp4"
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        session = await client.uploads.get_session()
+        with pytest.raises(Stop):
+            await client.upload_file(
+                source, chunked=True, range_size=piece, workers=1, upload_session=session,
+                progress=stop_after_two,
+            )  # fmt: skip
+        assert opened == [0, piece]
+        opened.clear()
+        uploaded = await client.upload_file(
+            source, range_size=piece, workers=1, upload_session=session, resume=True
+        )
+    assert stored_bytes(emulator, uploaded.url) == DATA
+    assert opened == list(range(2 * piece, len(DATA), piece))  # only what was missing
+
+
+async def test_a_manifest_names_objects_beside_local_files(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "in/one.mp4", DATA)
+    local = tmp_path / "two.mp4"
+    local.write_bytes(DATA[::-1])
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text(
+        "path,url,title,channel\n"
+        f",s3://{bucket}/in/one.mp4,One,news\n"
+        "two.mp4,,Two,news\n"
+        f",s3://{bucket}/in/missing.mp4,Three,news\n",
+        encoding="utf-8",
+    )
+    async with (
+        client_for(emulator, retry=va.NO_RETRY) as client,
+        va.BatchUploader(client, journal=str(tmp_path / "j.sqlite")) as batch,
+    ):
+        results = [r async for r in batch.run(jobs_from_manifest(manifest, channel=None))]
+    by_title = {r.job.title: r for r in results}
+    assert by_title["One"].status is va.JobStatus.DONE
+    assert by_title["Two"].status is va.JobStatus.DONE
+    assert by_title["Three"].status is va.JobStatus.FAILED
+    assert isinstance(by_title["Three"].error, va.SourceError)
+    assert f"s3://{bucket}/in/missing.mp4" in str(by_title["Three"].error)
+    stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
+    assert stored == sorted([DATA, DATA[::-1]])
