@@ -238,25 +238,38 @@ def _changed(obj: S3Object, info: ObjectInfo) -> FileChangedError:
 
 def video_verdict(key: str, content_type: str | None) -> str | None:
     """``None`` when the object is a video, else why not. A video extension is enough;
-    without one the Content-Type decides (``video/*`` or a video container type)."""
+    without one the Content-Type decides (``video/*`` or a video container type; not
+    given: the type the system's table gives the extension)."""
     suffix = posixpath.splitext(key)[1].lower()
     if suffix in VIDEO_SUFFIXES:
         return None
     kind = (content_type or "").split(";", 1)[0].strip().lower()
+    if not kind and suffix:  # not asked: the type the extension has
+        kind = (mimetypes.guess_type(key)[0] or "").lower()
     if kind.startswith("video/") or kind in VIDEO_TYPES:
         return None
-    if not kind:
-        guessed = mimetypes.guess_type(key)[0] if suffix else None
-        kind = guessed or ""
     what = f"a {suffix} file" if suffix else "no extension"
     return f"not a video ({what}, Content-Type {kind or 'unknown'})"
+
+
+def _asks(key: str) -> bool:
+    """Whether a key that is not a video by its extension is worth a HEAD: it has no
+    extension, or one the system's table of media types does not know (``.jpg``,
+    ``.txt``: not asked)."""
+    suffix = posixpath.splitext(key)[1]
+    return not suffix or mimetypes.guess_type(key)[0] is None
 
 
 async def list_prefix(
     bucket: str, prefix: str, skipped: Callable[[str, str], None]
 ) -> AsyncIterator[S3Object]:
     """Every video object under ``prefix`` (nested keys too), in the store's order
-    (by key); each other object is passed to ``skipped(name, why)``."""
+    (by key); each other object is passed to ``skipped(name, why)``. A key with a video
+    extension is a video; one without, or with an extension of no known media type, is
+    asked for its Content-Type (a HEAD); the others are not videos."""
+    from ._uploads import load_mime_types
+
+    await load_mime_types()  # the system's table, read off the loop once
     async with s3_client() as client:
         paginator = client.get_paginator("list_objects_v2")
         try:
@@ -275,10 +288,9 @@ async def list_prefix(
                     except InvalidArgumentError as exc:
                         skipped(name.encode("unicode_escape").decode(), exc.message)
                         continue
-                    kind = None
-                    if posixpath.splitext(key)[1].lower() not in VIDEO_SUFFIXES:
-                        kind = (await object_info(client, obj)).content_type
-                    why = video_verdict(key, kind)
+                    why = video_verdict(key, None)
+                    if why is not None and _asks(key):
+                        why = video_verdict(key, (await object_info(client, obj)).content_type)
                     if why is None:
                         yield obj
                     else:

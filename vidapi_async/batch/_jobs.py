@@ -158,15 +158,14 @@ class UploadJob:
     def where(self) -> str:
         """The path (its control characters and bytes that were not UTF-8 escaped: one
         line of text), or the url without its query (which may hold a signature)."""
-        if self.path is None:
-            if is_s3_url(self.url):  # no query, no credentials: its name as it is
-                return (self.url or "").encode("unicode_escape").decode()
+        if self.path is None and not is_s3_url(self.url):
             return url_for_humans(self.url or "")
+        # a path, or an object's name (no query, no credentials: as it is)
         return "".join(
             c.encode("unicode_escape", "backslashreplace").decode()
             if unicodedata.category(c) in ("Cc", "Cs")
             else c
-            for c in self.path
+            for c in (self.path if self.path is not None else self.url or "")
         )
 
     def __attrs_post_init__(self) -> None:
