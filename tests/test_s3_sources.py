@@ -32,6 +32,7 @@ from .s3_store import (  # noqa: F401
     store_fixture,
     upload_peak,
 )
+from .test_cli import vidapi
 
 DATA = os.urandom(1_300_000)
 
@@ -154,22 +155,6 @@ def test_object_names() -> None:
             va.S3Object.from_url(bad)
 
 
-async def _vidapi(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        *args,
-        env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
 async def test_a_bucket_prefix_migrates_with_a_report_and_no_secret_anywhere(
     store: Store, emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -188,7 +173,7 @@ async def test_a_bucket_prefix_migrates_with_a_report_and_no_secret_anywhere(
     journal, report = tmp_path / "j.sqlite", tmp_path / "report.csv"
     args = ["-vv", "batch", f"s3://{bucket}/lib/", "--channel", "news"]
     args += ["--journal", str(journal), "--report", str(report), "--chunked", "--workers", "2"]
-    code, out, err = await _vidapi(*args, env=env)
+    code, out, err = await vidapi(*args, env=env)
     assert code == 0, err
     videos = emulator.videos()
     assert sorted(v["title"] for v in videos) == ["a", "b", "no-extension"]
@@ -200,7 +185,7 @@ async def test_a_bucket_prefix_migrates_with_a_report_and_no_secret_anywhere(
     for key in files:
         assert f"s3://{bucket}/{key}" in rows  # keyed by its s3:// name
     # a second run skips every job
-    code, out2, err2 = await _vidapi("--json", *args[1:], env=env)
+    code, out2, err2 = await vidapi("--json", *args[1:], env=env)
     assert code == 0, err2
     assert {r["status"] for r in json.loads(out2)} == {"skipped"}
     with sqlite3.connect(journal) as db:
