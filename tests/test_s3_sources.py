@@ -50,6 +50,20 @@ async def test_an_object_streams_single_shot_byte_for_byte(
     assert [f["name"] for f in emulator.state.all("file")] == ["ep 1.mp4", "ep 1.mp4"]
 
 
+async def test_upload_video_takes_an_object(store: Store, emulator: Emulator) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "a/clip.webm", DATA)
+    async with client_for(emulator) as client:
+        one = await client.upload_video(f"s3://{bucket}/a/clip.webm", title="One", channel="news")
+        two = await client.upload_video(
+            va.S3Object(bucket, "a/clip.webm"), title="Two", channel="news"
+        )
+    assert {v["title"] for v in emulator.videos()} == {"One", "Two"}
+    assert one.id != two.id
+    for record in emulator.state.all("file"):
+        assert Path(record["path"]).read_bytes() == DATA
+
+
 async def test_a_chunked_upload_reads_ranges_in_parallel(
     store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
