@@ -319,3 +319,12 @@ async def test_a_manifest_names_objects_beside_local_files(
     assert f"s3://{bucket}/in/missing.mp4" in str(by_title["Three"].error)
     stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
     assert stored == sorted([DATA, DATA[::-1]])
+
+
+async def test_a_bad_endpoint_is_a_source_error(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "not a url")
+    async with client_for(emulator) as client:
+        with pytest.raises(va.SourceError, match="no S3 client could be made"):
+            await client.upload_file("s3://bucket/key.mp4")

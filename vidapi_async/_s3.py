@@ -137,7 +137,7 @@ class ObjectInfo:
 
 _SESSION: Any = None
 _SESSION_LOCK = threading.Lock()
-_SDK_LOGGERS = ("botocore", "aiobotocore", "s3transfer", "urllib3")
+_SDK_LOGGERS = ("botocore", "aiobotocore")
 
 
 def _quiet_sdk_logs() -> None:
@@ -178,14 +178,28 @@ async def s3_client() -> AsyncIterator[Any]:
     from botocore.config import Config
 
     config = Config(retries={"max_attempts": 3, "mode": "standard"})
-    async with session.create_client("s3", config=config) as client:
+    try:
+        made = session.create_client("s3", config=config)
+        client = await made.__aenter__()
+    except _client_errors() as exc:  # a bad region or AWS_ENDPOINT_URL
+        raise SourceError(
+            f"no S3 client could be made from the AWS configuration ({type(exc).__name__})",
+            status=None,
+        ) from None
+    try:
         yield client
+    finally:
+        await made.__aexit__(None, None, None)
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
     from botocore.exceptions import BotoCoreError, ClientError
 
     return (ClientError, BotoCoreError)
+
+
+def _client_errors() -> tuple[type[BaseException], ...]:
+    return (*_sdk_errors(), ValueError)
 
 
 def _status(exc: BaseException) -> int | None:
