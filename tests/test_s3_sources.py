@@ -328,3 +328,35 @@ async def test_a_bad_endpoint_is_a_source_error(
     async with client_for(emulator) as client:
         with pytest.raises(va.SourceError, match="no S3 client could be made"):
             await client.upload_file("s3://bucket/key.mp4")
+
+
+async def test_jobs_from_bucket_skips_what_no_job_can_hold(store: Store) -> None:
+    from vidapi_async.batch import jobs_from_bucket
+
+    bucket = store.bucket()
+    store.put(bucket, "p/fine.mp4", b"x" * 10)
+    store.put(bucket, "p/odd\u200bname.mp4", b"x" * 10)  # a zero-width space: no key holds it
+    store.put(bucket, "p/empty.mp4", b"")
+    store.put(bucket, "p/poster.jpg", b"x" * 10)
+    store.put(bucket, "q/other.mp4", b"x" * 10)
+    skipped: list[tuple[str, str]] = []
+    jobs = [
+        job
+        async for job in jobs_from_bucket(
+            f"s3://{bucket}/p/", channel="news", skipped=lambda n, why: skipped.append((n, why))
+        )
+    ]
+    assert [(j.key, j.url, j.title) for j in jobs] == [
+        (f"s3://{bucket}/p/fine.mp4", f"s3://{bucket}/p/fine.mp4", "fine")
+    ]
+    names = {name: why for name, why in skipped}
+    assert names.keys() == {
+        f"s3://{bucket}/p/empty.mp4",
+        f"s3://{bucket}/p/odd\\u200bname.mp4",
+        f"s3://{bucket}/p/poster.jpg",
+    }
+    assert names[f"s3://{bucket}/p/empty.mp4"] == "empty"
+    assert names[f"s3://{bucket}/p/poster.jpg"].startswith("not a video (a .jpg file")
+    with pytest.raises(va.UsageError, match="--channel"):
+        async for _ in jobs_from_bucket(f"s3://{bucket}/p/", channel=None):
+            pass

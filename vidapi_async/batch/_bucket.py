@@ -58,12 +58,17 @@ async def jobs_from_bucket(
     bucket, prefix = split_prefix(url)
     async for obj in list_prefix(bucket, prefix, skipped):
         name = obj.url
-        yield UploadJob(
-            url=name,
-            title=_title(obj.key),
-            channel=channel,
-            key=name if len(name) <= MAX_KEY_LENGTH else None,
-        )
+        try:
+            job = UploadJob(
+                url=name,
+                title=_title(obj.key),
+                channel=channel,
+                key=name if len(name) <= MAX_KEY_LENGTH else None,
+            )
+        except InvalidArgumentError as exc:  # a name no key or title can hold
+            skipped(name.encode("unicode_escape").decode(), exc.message)
+            continue
+        yield job
 
 
 async def write_bucket_manifest(
