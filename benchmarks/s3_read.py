@@ -193,6 +193,8 @@ def main() -> None:
                         / 1e9,
                     }
                 )
+                row = ", ".join(f"{k} {v:.2f}" for k, v in rows[lib][-1].items())
+                print(f"round {len(rows[lib])}: {lib:12} {row}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     print(f"object {args.size_mib} MiB, {args.rounds} rounds (min-median-max)")
     for lib, got in rows.items():
