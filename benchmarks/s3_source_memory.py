@@ -29,6 +29,7 @@ async def main() -> None:
 
     p = argparse.ArgumentParser()
     p.add_argument("--sizes-mib", default="1,96,1024")
+    p.add_argument("--modes", default="single,chunked")
     args = p.parse_args()
     sizes = [int(x) for x in args.sizes_mib.split(",")]
     with moto_server() as url:
@@ -40,7 +41,7 @@ async def main() -> None:
             store.put(bucket, f"{n}.mp4", block * n)
         del block
         async with Emulator() as emulator:
-            for mode in ("single", "chunked"):
+            for mode in args.modes.split(","):
                 peaks = {}
                 for n in sizes:
                     started = time.perf_counter()

@@ -140,7 +140,7 @@ def upload_peak(base_url: str, token: str, source: str, mode: str, env: dict[str
         timeout=600,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-8000:]
     import json
 
     return int(json.loads(proc.stdout.strip().splitlines()[-1])["peak_kib"]) * 1024

@@ -371,6 +371,7 @@ class ObjectStream:
         self._body: _Body | None = None
         self._reader: AsyncIterStream | None = None
         self._stopped = False
+        self._taken = False
 
     async def _open(self) -> _Body:
         obj, info = self._obj, self._info
@@ -390,14 +391,25 @@ class ObjectStream:
         self._body = body
         return body
 
+    async def open(self) -> ObjectStream:
+        """On the loop, before the request that carries these bytes starts: the GET is
+        answered first, so the upload host never waits on the store for the first
+        byte (it cuts a body that stalls)."""
+        if self._reader is None:
+            body = await self._open()
+            self._reader = AsyncIterStream(body, self.name, self._loop)
+        return self
+
     def _release(self) -> None:
         """From the pump's thread: the body in hand is closed on the loop."""
         body, self._body, self._reader = self._body, None, None
+        self._taken = False
         if body is not None:
             self._loop.call_soon_threadsafe(body.close)
 
     def rewind(self) -> None:
-        self._release()
+        if self._taken:  # a new attempt: a new GET (one opened ahead and unread is kept)
+            self._release()
 
     def abort(self) -> None:
         self._stopped = True
@@ -411,7 +423,9 @@ class ObjectStream:
         if self._reader is None:
             body = asyncio.run_coroutine_threadsafe(self._open(), self._loop).result()
             self._reader = AsyncIterStream(body, self.name, self._loop)
-        return self._reader.readinto(view)
+        got = self._reader.readinto(view)
+        self._taken = self._taken or got > 0
+        return got
 
     def close(self) -> None:
         """On the loop, once the upload is over: the last body is let go."""
@@ -438,15 +452,16 @@ async def upload_object(uploads: Any, obj: S3Object, options: dict[str, Any]) ->
         local = LocalFile(obj.url, info.size)
         streams: list[ObjectStream] = []
 
-        def part(first: int, length: int) -> ObjectStream:
+        async def part(first: int, length: int) -> ObjectStream:
             stream = ObjectStream(client, obj, info, first, length, piece, loop)
             streams.append(stream)
-            return stream
+            return await stream.open()
 
         try:
             if chunked:
                 return await uploads._send_file(local, parts=part, **options)
-            return await uploads._send_file(local, stream=part(0, info.size), **options)
+            whole = await part(0, info.size)
+            return await uploads._send_file(local, stream=whole, **options)
         finally:
             for stream in streams:
                 stream.close()

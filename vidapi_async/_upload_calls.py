@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from . import _protocol as wire
@@ -339,7 +339,7 @@ class Uploads(Service):
         resume: bool = False,
         stream: Stream | None = None,
         digest: HashSink | None = None,
-        parts: Callable[[int, int], Stream] | None = None,
+        parts: Callable[[int, int], Awaitable[Stream]] | None = None,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once), or
         for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the

@@ -18,7 +18,7 @@ import asyncio
 import functools
 import mimetypes
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -51,9 +51,10 @@ class UploadPlan:
     """A source read through instead of ``local.path`` (single-shot only)."""
     digest: HashSink | None = None
     """Fed with the bytes sent (single-shot only: ranges go out in parallel)."""
-    ranges: Callable[[int, int], Stream] | None = None
+    ranges: Callable[[int, int], Awaitable[Stream]] | None = None
     """A source read by ranges instead of ``local.path`` (chunked only): ``(first,
-    length)`` gives a stream of those bytes, let go by its ``close`` once sent."""
+    length)`` gives a stream of those bytes, ready before the request starts, let go
+    by its ``close`` once sent."""
 
 
 async def send_single_shot(
@@ -120,13 +121,15 @@ async def send_chunked(
     )
 
     async def exchange(request: wire.ChunkRequest, connection: Connection | None = None) -> None:
-        stream = plan.ranges(request.first, request.length) if plan.ranges else None
+        stream = None
+        if plan.ranges is not None and request.length:
+            stream = await plan.ranges(request.first, request.length)
         region = FileRegion(
             path=local.path,
             file_size=local.size,
             offset=request.first,
             length=request.length,
-            stream=stream if request.length else None,
+            stream=stream,
         )
         try:
             resp = await transport.upload(
