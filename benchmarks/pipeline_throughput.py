@@ -393,7 +393,7 @@ def trace_batch() -> None:
     import contextvars
     import functools
 
-    import vidapi_async._upload_calls as calls
+    import vidapi_async._transfer.uploads as calls
     from vidapi_async._aio import _pump
     from vidapi_async.batch import _journal, _runner, _spares
 

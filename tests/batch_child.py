@@ -1,5 +1,5 @@
 """A batch run in its own process, for the crash tests: ``python batch_child.py
-BASE_URL FILES_DIR JOURNAL``. Prints "ready", then one line per finished job."""
+BASE_URL FILES_DIR JOURNAL SUBTITLE_URL``. Prints "ready", then one line per finished job."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import vidapi_async as va
 
 
-async def main(base_url: str, folder: str, journal: str) -> int:
+async def main(base_url: str, folder: str, journal: str, subtitle: str) -> int:
     policy = va.RetryPolicy(max_attempts=20, base_delay=0.001, max_delay=0.02)
     names = sorted(n for n in os.listdir(folder) if n.endswith(".mp4"))
     jobs = (
@@ -20,7 +20,7 @@ async def main(base_url: str, folder: str, journal: str) -> int:
             channel="news",
             key=name,
             password="pw" if name.endswith("1.mp4") else None,
-            subtitles=[va.SubtitleSpec("en", url="https://subs.example/en.srt")],
+            subtitles=[va.SubtitleSpec("en", url=subtitle)],
         )
         for name in names
     )
@@ -35,4 +35,4 @@ async def main(base_url: str, folder: str, journal: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(*sys.argv[1:4])))
+    sys.exit(asyncio.run(main(*sys.argv[1:5])))

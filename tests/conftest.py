@@ -21,6 +21,7 @@ from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
 from .children import SIGNALS_SENT
+from .wire import Reply, WireServer
 
 SYSTEM_FIXTURES = frozenset({"dsn", "schema", "built_site", "driver", "site_url", "sdk_path"})
 """Fixtures of the system lane (PostgreSQL, the docs build, a browser, a pip install): a
@@ -116,6 +117,17 @@ def make_file(path: Path, size: int) -> Path:
 @pytest.fixture
 def video_file(tmp_path: Path) -> Path:
     return make_file(tmp_path / "movie.mp4", 300 * 1024 + 17)
+
+
+@pytest.fixture
+async def subtitle_host() -> AsyncIterator[str]:
+    """A host serving an SRT file at any path (over http://127.0.0.1): a subtitle url
+    the client fetches and carries to the platform."""
+    async with WireServer(lambda seen: Reply(200, SRT_BYTES)) as host:
+        yield host.url
+
+
+SRT_BYTES = b"1\n00:00:00,500 --> 00:00:02,000\nHello\n\n"
 
 
 @pytest.fixture

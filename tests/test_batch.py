@@ -177,7 +177,9 @@ async def test_a_trickling_job_source_starts_each_job_at_once(
     assert done == [va.JobStatus.DONE] * len(files)
 
 
-async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path) -> None:
+async def test_subtitles_password_and_live_stages(
+    tmp_path: Path, srt_file: Path, subtitle_host: str
+) -> None:
     files = make_files(tmp_path / "files", 3)
     jobs = [
         va.UploadJob(
@@ -187,7 +189,7 @@ async def test_subtitles_password_and_live_stages(tmp_path: Path, srt_file: Path
             password="pw",
             subtitles=[
                 va.SubtitleSpec("en", path=str(srt_file)),
-                va.SubtitleSpec("fr", url="https://s.example/fr.srt"),
+                va.SubtitleSpec("fr", url=f"{subtitle_host}/fr.srt"),
             ],
         ),
         va.UploadJob(path=files[1], title="b", channel="news", live=True),

@@ -85,7 +85,7 @@ async def test_cancellation_stops_promptly_and_leaves_a_consistent_journal(
 
 @pytest.mark.system
 async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
-    tmp_path: Path,
+    tmp_path: Path, subtitle_host: str
 ) -> None:
     files = make_files(tmp_path / "files", 64, size=150_000)
     journal = tmp_path / "j.sqlite"
@@ -103,6 +103,7 @@ async def test_killed_at_random_moments_then_rerun_makes_one_video_per_job(
                 emu.base_url,
                 str(tmp_path / "files"),
                 str(journal),
+                f"{subtitle_host}/en.srt",
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
@@ -182,7 +183,9 @@ async def test_a_chunked_upload_cut_short_resumes_where_it_stopped(tmp_path: Pat
         assert_one_video_per_job(emu, [src], title="long")
 
 
-async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(tmp_path: Path) -> None:
+async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(
+    tmp_path: Path, subtitle_host: str
+) -> None:
     files = make_files(tmp_path / "files", 1)
     journal = tmp_path / "j.sqlite"
     job = va.UploadJob(
@@ -190,7 +193,7 @@ async def test_a_subtitle_sent_before_a_crash_is_not_sent_again(tmp_path: Path) 
         title="subs",
         channel="news",
         key="subs",
-        subtitles=[va.SubtitleSpec("en", url="https://s.example/en.srt")],
+        subtitles=[va.SubtitleSpec("en", url=f"{subtitle_host}/en.srt")],
     )
     async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
         # the subtitle is created but its answer is lost: the run fails at that stage,

@@ -85,3 +85,12 @@ def test_no_sphinx_roles_show_in_the_reference(built_site: Path) -> None:
         if re.search(r":(class|func|meth|attr|mod):", page.read_text(encoding="utf-8"))
     ]
     assert shown == []
+
+
+def test_the_batch_page_shows_the_jobs_constructor_signatures(built_site: Path) -> None:
+    # scripts/griffe_attrs.py: the __init__ attrs writes, not attrs.field(converter=...)
+    page = (built_site / "reference" / "batch" / "index.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "converter=" not in text and "attrs.field(" not in text
+    assert re.search(r"UploadJob\(\s*\*,\s*path:\s*str \| os\.PathLike\[str\] \| None", text)
+    assert re.search(r"tags:\s*Sequence\[str\] \| None\s*=\s*None", text)

@@ -23,7 +23,7 @@ pytest.importorskip("procrastinate")
 
 async def stored_title(shared: SharedBatch, key: str) -> str:
     row = await shared.journal.fetchone(
-        shared.journal._q("select spec from {s}.specs where key = %s"), (key,)
+        shared.journal.statement("select spec from {s}.specs where key = %s"), (key,)
     )
     assert row is not None
     return str(json.loads(row[0])["title"])
@@ -141,9 +141,9 @@ async def test_keys_waiting_are_told_by_either_reading(
     """Enqueued again while they wait: the keys waiting are told by their queueing lock
     (deferred one at a time, refused) on a long queue, by a listing of the waiting jobs
     on a short one; either way the same answer, and a new key among them is queued."""
-    from vidapi_async.batch import _shared
+    from vidapi_async.batch import _enqueue
 
-    monkeypatch.setattr(_shared, "_LISTING_PER_KEY", listing)
+    monkeypatch.setattr(_enqueue, "_LISTING_PER_KEY", listing)
     f = make_file(tmp_path / "w.mp4", 1000)
 
     def job(key: str, title: str = "t") -> va.UploadJob:

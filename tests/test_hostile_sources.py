@@ -335,7 +335,7 @@ async def test_a_redirect_from_https_to_http_is_refused(emulator: Emulator, tmp_
 
 
 def test_a_url_jobs_headers_never_go_into_the_shared_queue() -> None:
-    from vidapi_async.batch._shared import _spec
+    from vidapi_async.batch._enqueue import spec_of as _spec
 
     job = va.UploadJob(url="https://h/a.mp4", headers={"X-Key": PASSWORD}, title="t", channel="c")
     with pytest.raises(va.UsageError, match="not stored in the shared queue") as info:
@@ -389,7 +389,7 @@ async def test_a_name_resolving_to_the_unspecified_address_is_refused_on_its_pee
     policy is asked about the peer the socket really reached before a byte is sent."""
     import aiohttp
 
-    from vidapi_async import _sources
+    from vidapi_async._transfer import sources as _sources
 
     async def hostile(self: object, host: str, port: int = 0, family: int = 0) -> list[dict]:
         return [

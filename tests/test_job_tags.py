@@ -10,7 +10,7 @@ from pathlib import Path
 
 import vidapi_async as va
 from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
-from vidapi_async.batch._runner import _tag
+from vidapi_async.batch._stages import tag as _tag
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -34,7 +34,7 @@ async def test_a_job_stopped_at_creating_by_an_earlier_release_finds_its_video(
     async with Emulator(probe=False) as emu, client_for(emu) as client:
         uploaded = await client.uploads.file(path)
         made = await client.videos.create(
-            url=uploaded.url, title="t", channel="news", tags=[_old_tag("é")]
+            url=uploaded.url, title="t", channel="news", dedupe_tag=_old_tag("é")
         )
         journal = SQLiteJournal(tmp_path / "j.sqlite")
         await journal.save(JobRecord("é", Stage.CREATING, file_url=uploaded.url))

@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 import vidapi_async as va
-from vidapi_async._auth import authorize_url
+from vidapi_async._auth.providers import authorize_url
 from vidapi_async.emulator import Emulator
 
 CLIENT, SECRET = "demo-client", "demo-secret"
@@ -241,7 +241,7 @@ async def test_login_for_another_account_is_refused_with_expect_user(tmp_path: P
 def test_a_kept_login_owned_by_another_user_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vidapi_async._tokens import StoredLogin, TokenStore
+    from vidapi_async._auth.kept_login import StoredLogin, TokenStore
 
     store = TokenStore(str(tmp_path / "login.json"))
     store.save(

@@ -11,7 +11,7 @@ import pytest
 
 from vidapi_async import InvalidArgumentError
 from vidapi_async._protocol import _v2 as v2
-from vidapi_async._video_metadata import MAX_TAG_LENGTH, MAX_TAGS, video_form
+from vidapi_async._resources.video_metadata import MAX_TAG_LENGTH, MAX_TAGS, video_form
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 

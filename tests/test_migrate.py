@@ -18,9 +18,11 @@ from vidapi_async.batch import jobs_from_source
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
-from .conftest import make_file
+from .conftest import make_file, stored_bytes
+from .wire import Reply, WireServer
 
 SRT = "1\n00:00:00,500 --> 00:00:02,000\nHello\n\n"
+JPEG = b"\xff\xd8\xff" + b"\0" * 64
 HEADER = [
     "key", "path", "title", "channel", "description", "tags", "language", "published",
     "private", "is_created_for_kids", "explicit", "publish_date", "expiry_date",
@@ -28,9 +30,9 @@ HEADER = [
 ]  # fmt: skip
 
 
-def library(folder: Path) -> list[dict[str, str]]:
-    """Two videos with every field, a thumbnail each (a local image, an http url), a
-    subtitle each and playlists."""
+def library(folder: Path, images: str) -> list[dict[str, str]]:
+    """Two videos with every field, a thumbnail each (a local image, an http url on
+    ``images``), a subtitle each and playlists."""
     folder.mkdir(exist_ok=True)
     make_file(folder / "a.mp4", 5000)
     make_file(folder / "b.mp4", 6000)
@@ -71,7 +73,7 @@ def library(folder: Path) -> list[dict[str, str]]:
             "publish_date": "",
             "expiry_date": "",
             "geoblocking": "allow;us",
-            "thumbnail": "https://images.example.com/b.jpg",
+            "thumbnail": f"{images}/b.jpg",
             "playlists": "Cats",
         },
     ]
@@ -128,7 +130,8 @@ def assert_landed(emu: Emulator, rows: list[dict[str, str]]) -> None:
     assert first["thumbnail_url"].startswith(emu.upload_base + "/")  # the image, uploaded
     assert second["private"] is True and second["explicit"] is True
     assert second["publish_date"] is None and second["geoblocking"] == ["allow", "us"]
-    assert second["thumbnail_url"] == "https://images.example.com/b.jpg"
+    # the url's image, carried by the client: the platform never fetches the source
+    assert stored_bytes(emu, second["thumbnail_url"]) == JPEG
     for video in (first, second):
         subs = list(emu.state.children("subtitle", video["id"]))
         assert [s["language"] for s in subs] == ["en"]
@@ -139,12 +142,16 @@ def assert_landed(emu: Emulator, rows: list[dict[str, str]]) -> None:
 async def test_a_manifest_with_every_field_lands_as_written_and_a_rerun_converges(
     tmp_path: Path, kind: str
 ) -> None:
-    rows = library(tmp_path / "lib")
-    write = write_csv if kind == "csv" else write_jsonl
-    manifest = write(tmp_path / "lib" / f"m.{kind}", rows)
-    journal = tmp_path / "j.sqlite"
-    report = tmp_path / "report.csv"
-    async with Emulator() as emu, client_for(emu) as client:
+    async with (
+        WireServer(lambda seen: Reply(200, JPEG)) as images,
+        Emulator() as emu,
+        client_for(emu) as client,
+    ):
+        rows = library(tmp_path / "lib", images.url)
+        write = write_csv if kind == "csv" else write_jsonl
+        manifest = write(tmp_path / "lib" / f"m.{kind}", rows)
+        journal = tmp_path / "j.sqlite"
+        report = tmp_path / "report.csv"
         async with va.BatchUploader(client, journal=journal, report=report) as batch:
             results = [r async for r in batch.run(read_jobs(manifest))]
         assert [r.status for r in results] == [va.JobStatus.DONE] * 2, [r.error for r in results]

@@ -5,6 +5,7 @@ of its namespaced operation, with the same signature and without a warning."""
 from __future__ import annotations
 
 import inspect
+import pydoc
 import warnings
 from pathlib import Path
 
@@ -112,6 +113,37 @@ def test_no_other_flat_operation_is_left_unmapped() -> None:
         described = getattr(va.Client, flat)
         assert isinstance(described, alias), flat
         assert described.target == FLAT[flat] and described.name == flat
+
+
+def test_a_flat_name_on_the_class_answers_inspect_and_help_with_its_method() -> None:
+    client = va.Client("t")
+    page = pydoc.render_doc(va.Client, renderer=pydoc.plaintext)
+    for flat, dotted in FLAT.items():
+        method = getattr(type(getattr(client, dotted.split(".")[0])), dotted.split(".")[1])
+        described = getattr(va.Client, flat)
+        signature = inspect.signature(described)
+        assert signature == inspect.signature(method), flat
+        assert next(iter(signature.parameters)) == "self", flat
+        own = inspect.getdoc(method)
+        assert own and inspect.getdoc(described).startswith(own), flat  # type: ignore[union-attr]
+        assert f"client.{dotted}" in (described.__doc__ or ""), flat
+        alone = pydoc.render_doc(described, renderer=pydoc.plaintext)
+        assert f"{flat}{signature}" in alone and own.splitlines()[0] in alone, flat
+        assert f"{flat}{signature}" in page, flat  # help(va.Client) shows it as a method
+
+
+def test_a_flat_name_called_on_the_class_calls_the_namespaced_operation() -> None:
+    class Space:
+        def call(self, x: int) -> int:
+            """Add one."""
+            return x + 1
+
+    class Owner:
+        space = Space()
+        kept = alias("space", Space.call)
+
+    assert Owner.kept(Owner(), 2) == 3
+    assert Owner.kept.__name__ == "kept" and Owner.kept.__qualname__.endswith("Owner.kept")
 
 
 def test_every_namespace_holds_the_one_requester_and_never_the_client() -> None:

@@ -55,3 +55,23 @@ async def test_only_an_operation_of_this_client_is_taken() -> None:
         for thing in (print, c, c.videos, c.videos._check_category, other.create_subtitle):
             with pytest.raises(va.InvalidArgumentError, match="operation"):
                 c.offers(thing)  # type: ignore[arg-type]
+
+
+def test_each_dialect_refuses_by_one_kind_of_key_and_every_key_is_refused_somewhere() -> None:
+    """The refusal tables are keyed by ``Operation`` only (no string keys that a typo
+    could leave unmatched), and every ``Operation`` is one some dialect lacks."""
+    from vidapi_async._dialects.legacy import Legacy
+    from vidapi_async._dialects.operations import Operation
+    from vidapi_async._dialects.v2 import V2
+
+    legacy, v2 = Legacy(), V2()
+    for dialect in (legacy, v2):
+        assert all(type(key) is Operation for key in dialect.refused)
+    assert set(legacy.refused) | set(v2.refused) == set(Operation)
+    assert set(legacy.refused).isdisjoint(v2.refused)
+    with pytest.raises(va.UnsupportedOperationError, match=r"raw\.patch") as caught:
+        legacy.refuse(Operation.RAW_PATCH)
+    assert caught.value.dialect == "legacy" and caught.value.operation == "raw.patch"
+    v2.refuse(Operation.RAW_PATCH)  # offered: nothing raised
+    assert Operation.named("playlists.mine") is Operation.PLAYLISTS_MINE
+    assert Operation.named("create_video") is None

@@ -22,7 +22,7 @@ from vidapi_async import embed
 from vidapi_async._convert import structure
 from vidapi_async._models import Subtitle, UploadedFile, UploadProgress, UploadSession, Video
 from vidapi_async._protocol import attachment_disposition, multipart_envelope
-from vidapi_async.batch._runner import _tag
+from vidapi_async.batch._stages import tag as _tag
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -65,7 +65,10 @@ async def test_a_statement_refused_inside_the_queue_names_the_key_and_sqlstate(
         assert "job refuse-me:" in str(told.value)
         assert "SQLSTATE 23514" in str(told.value)
         # nothing of the batch kept: its specs went with the refused transaction
-        assert await shared.journal.fetchall(shared.journal._q("select key from {s}.specs")) == []
+        assert (
+            await shared.journal.fetchall(shared.journal.statement("select key from {s}.specs"))
+            == []
+        )
 
 
 @pytest.mark.parametrize("where", ["schema", "queue"])
@@ -130,17 +133,17 @@ async def defer_as_0_1_0(shared: SharedBatch, job: va.UploadJob) -> None:
     job's lock and queueing lock the bare key."""
     import json
 
-    from vidapi_async.batch import _shared
+    from vidapi_async.batch import _enqueue
     from vidapi_async.batch._queue import new_job
 
     key = job.key
     assert key is not None
-    spec = _shared._spec(job)
+    spec = _enqueue.spec_of(job)
     await shared.journal.execute(
-        shared.journal._q("insert into {s}.specs values (%s, %s)"), (key, json.dumps(spec))
+        shared.journal.statement("insert into {s}.specs values (%s, %s)"), (key, json.dumps(spec))
     )
     app = shared._ready()
-    await app.job_manager.batch_defer_jobs_async([new_job(_shared.TASK, "vidapi", key, key)])
+    await app.job_manager.batch_defer_jobs_async([new_job(_enqueue.TASK, "vidapi", key, key)])
 
 
 async def test_a_job_queued_by_0_1_0_still_runs_and_is_not_queued_twice(

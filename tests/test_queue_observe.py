@@ -14,6 +14,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.batch import SharedBatch
+from vidapi_async.batch._worker import retry_stalled
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 
@@ -84,7 +85,7 @@ async def test_a_takeover_line_names_the_jobs_key(
             "update procrastinate_workers set last_heartbeat = now() - interval '1 hour'"
         )
         with caplog.at_level(logging.WARNING, logger="vidapi_async.worker"):
-            await shared._retry_stalled(60.0)
+            await retry_stalled(shared._ready(), shared.queue, 60.0)
     lines = [r.getMessage() for r in caplog.records if "queued again" in r.getMessage()]
     assert len(lines) == 1, lines
     assert "the-stalled-job" in lines[0]

@@ -74,7 +74,7 @@ async def test_a_job_without_its_spec_fails_loudly(
     f = make_file(tmp_path / "a.mp4", 4000)
     async with SharedBatch(dsn, schema="team_a") as a:
         await a.enqueue([va.UploadJob(path=f, title="t", channel="news", key="no-spec")])
-        await a.journal.execute(a.journal._q("delete from {s}.specs"))
+        await a.journal.execute(a.journal.statement("delete from {s}.specs"))
         async with client_for(emulator) as client:
             await asyncio.wait_for(a.work(client, until_empty=True), 60)
         status = await a.status()

@@ -117,3 +117,58 @@ def test_what_the_queue_relies_on_is_there() -> None:
     app = procrastinate.App(connector=testing.InMemoryConnector())
     for method in MANAGER_METHODS:
         assert callable(getattr(app.job_manager, method)), method
+
+
+QUEUE_MODULE = "batch/_queue.py"
+"""The one module that talks to procrastinate (issue 37)."""
+
+APP_API = frozenset(
+    {
+        "job_manager",
+        "run_worker_async",
+        "open_async",
+        "close_async",
+        "schema_manager",
+        *MANAGER_METHODS,
+    }
+)
+"""procrastinate's names reached through an app: used by ``_queue.py`` alone."""
+
+
+def procrastinate_names(source: str) -> list[str]:
+    """Where ``source`` imports procrastinate or reaches an app's procrastinate API."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if a.name.startswith("procrastinate")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.partition(".")[0] == "procrastinate":
+                found.append(f"from {node.module} import ...")
+        elif isinstance(node, ast.Attribute) and node.attr in APP_API:
+            found.append(f".{node.attr}")
+    return found
+
+
+def test_the_scan_for_procrastinate_names_finds_them() -> None:
+    """It can fail: each way the shared queue reached procrastinate before issue 37."""
+    before = """
+import procrastinate
+from procrastinate.jobs import Status
+from procrastinate.exceptions import AlreadyEnqueued
+async def f(app):
+    await app.job_manager.batch_defer_jobs_async([])
+    await app.open_async()
+    app.run_worker_async(queues=["q"])
+"""
+    assert len(procrastinate_names(before)) == 7, procrastinate_names(before)
+    assert procrastinate_names("from ._queue import defer_jobs\nawait defer_jobs(app)") == []
+
+
+def test_only_the_queue_module_names_procrastinate() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): names
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if str(path.relative_to(PACKAGE)) != QUEUE_MODULE
+        and (names := procrastinate_names(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}

@@ -4,8 +4,10 @@ reference shows no undocumented member."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
+import attrs
 import griffe
 import pytest
 
@@ -82,3 +84,41 @@ def test_the_check_finds_an_undocumented_field(tmp_path: Path) -> None:
         "sample_pkg.Thing.bare",
         "sample_pkg.Thing.shown",
     ]
+
+
+def test_every_public_attrs_class_shows_its_constructor_signature() -> None:
+    # The reference loads the package through scripts/griffe_attrs.py (mkdocs.yml): each
+    # attrs class gets the __init__ attrs writes, typed as its converters take the
+    # values, and no field shows its attrs.field(converter=...) call as its value.
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from griffe_attrs import AttrsConstructors
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    loaded = griffe.load(
+        "vidapi_async",
+        search_paths=[str(ROOT)],
+        allow_inspection=False,
+        extensions=griffe.Extensions(AttrsConstructors()),
+    )
+    assert isinstance(loaded, griffe.Module)
+    shown = 0
+    for name in va.__all__:
+        runtime = getattr(va, name)
+        if not (isinstance(runtime, type) and attrs.has(runtime)):
+            continue
+        cls = loaded[name].final_target
+        init = cls.members["__init__"]
+        wanted = list(inspect.signature(runtime.__init__).parameters)
+        assert [p.name for p in init.parameters] == wanted, name
+        values = [str(m.value) for m in cls.members.values() if isinstance(m, griffe.Attribute)]
+        assert not [v for v in values if "converter=" in v or "attrs.field(" in v], name
+        shown += 1
+    assert shown > 5
+    job = {
+        p.name: str(p.annotation) for p in loaded["UploadJob"].final_target["__init__"].parameters
+    }
+    assert job["path"] == "str | os.PathLike[str] | None"
+    assert job["tags"] == "Sequence[str] | None"

@@ -395,10 +395,10 @@ async def test_refused_credentials_stop_the_worker_and_leave_the_queue(
         said = err.decode()
         async with SharedBatch(dsn) as shared:
             status = await shared.status()
-            from vidapi_async.batch._shared import _attempts_counted
+            from vidapi_async.batch._worker import attempts_counted
 
             jobs = await shared._ready().job_manager.list_jobs_async(queue=shared.queue)
-            counted = [await _attempts_counted(shared, job) for job in jobs]
+            counted = [await attempts_counted(shared, job) for job in jobs]
         assert not emu.videos()
     assert proc.returncode == 3, said[-2000:]
     # no attempt counted against a job: five such runs would otherwise fail it for good

@@ -18,6 +18,7 @@ import pytest
 
 import vidapi_async as va
 from vidapi_async.batch import QueueStatus, SharedBatch
+from vidapi_async.batch._worker import retry_stalled
 from vidapi_async.emulator import Emulator, Faults
 
 from .children import default_signals
@@ -154,7 +155,9 @@ async def test_two_workers_taking_over_one_stalled_job_is_no_error(
                 "update procrastinate_workers set last_heartbeat = now() - interval '1 hour'"
             )
         for _ in range(5):  # both at once, and again once it is queued already
-            await asyncio.gather(a._retry_stalled(60), b._retry_stalled(60))
+            await asyncio.gather(
+                retry_stalled(a._ready(), a.queue, 60), retry_stalled(b._ready(), b.queue, 60)
+            )
         status = await a.status()
     assert (status.queued, status.running) == (1, 0)
 
@@ -387,6 +390,7 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
 async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
     dsn: str,  # noqa: F811 - the fixture
+    subtitle_host: str,
 ) -> None:
     """The same for a subtitle track: A's track lands after B listed none and sent its
     own; A, resumed, deletes its track and the video keeps one per language."""
@@ -396,7 +400,7 @@ async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_dupli
             path=f,
             title=f.name,
             channel="news",
-            subtitles=[va.SubtitleSpec("en", url="https://subs.example/en.srt")],
+            subtitles=[va.SubtitleSpec("en", url=f"{subtitle_host}/en.srt")],
         )
         for f in files
     ]

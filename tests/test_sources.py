@@ -182,7 +182,7 @@ async def test_path_keyword_still_works_and_size_goes_with_streams(
 async def test_an_abort_between_two_chunks_is_not_missed() -> None:
     """The upload thread asks the loop for chunk after chunk; a cancellation that lands
     between two asks must stop the next one (it waited for ever on a stalled source)."""
-    from vidapi_async._sources import AsyncIterStream
+    from vidapi_async._transfer.sources import AsyncIterStream
 
     async def stalling() -> AsyncIterator[bytes]:
         yield b"a" * 10

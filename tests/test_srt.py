@@ -1,7 +1,7 @@
 import pytest
 
 import vidapi_async as va
-from vidapi_async._srt import parse_srt
+from vidapi_async._transfer.srt import parse_srt
 
 GOOD = b"\xef\xbb\xbf1\r\n00:00:01,000 --> 00:00:02,500\r\nHello\r\nthere\r\n\r\n2\r\n00:00:03.000 --> 00:00:04,000\r\nBye\r\n"
 

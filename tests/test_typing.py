@@ -127,9 +127,9 @@ def show(client: Client) -> None:
 """
 
 
-def _mypy(tmp_path: Path, name: str, text: str) -> list[str]:
-    module = tmp_path / f"{name}.py"
-    module.write_text(text, encoding="utf-8")
+def run_mypy(folder: Path, *modules: str) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` from scratch over ``modules`` (files in ``folder``), the package
+    on ``MYPYPATH``."""
     env = {**os.environ, "MYPYPATH": str(ROOT)}
     done = subprocess.run(
         [
@@ -143,10 +143,10 @@ def _mypy(tmp_path: Path, name: str, text: str) -> list[str]:
             "--config-file",
             os.devnull,
             "--cache-dir",
-            str(tmp_path / ".mypy_cache"),
-            str(module),
+            str(folder / ".mypy_cache"),
+            *modules,
         ],
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
         capture_output=True,
         text=True,
@@ -154,6 +154,13 @@ def _mypy(tmp_path: Path, name: str, text: str) -> list[str]:
         check=False,
     )
     assert not done.stderr.strip() or "error" not in done.stderr, done.stderr
+    return done
+
+
+def _mypy(tmp_path: Path, name: str, text: str) -> list[str]:
+    module = tmp_path / f"{name}.py"
+    module.write_text(text, encoding="utf-8")
+    done = run_mypy(tmp_path, str(module))
     return [line for line in done.stdout.splitlines() if line.startswith(f"{name}.py:")]
 
 

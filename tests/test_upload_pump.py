@@ -231,7 +231,7 @@ async def test_the_media_type_table_is_read_off_the_loop(
     first use reads the system's table from disk: never on the loop thread."""
     import mimetypes
 
-    from vidapi_async import _uploads
+    from vidapi_async._transfer import sending as _uploads
 
     readers: list[threading.Thread] = []
     real_init = mimetypes.init

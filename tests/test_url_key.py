@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from vidapi_async.batch import _jobs, _runner
+from vidapi_async.batch import _disk_checks, _jobs
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -133,7 +133,7 @@ async def test_a_journal_keyed_by_the_old_digest_makes_no_second_video(
         url = f"{src.url}/v.mp4?X-Amz-Signature=first"
         journal = tmp_path / "j.sqlite"
         with monkeypatch.context() as m:
-            m.setattr(_runner, "url_key", old_key)
+            m.setattr(_disk_checks, "url_key", old_key)
             async with va.BatchUploader(client, journal=journal) as batch:
                 [first] = [
                     r async for r in batch.run([va.UploadJob(url=url, title="t", channel="news")])

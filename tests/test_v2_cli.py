@@ -179,7 +179,7 @@ async def test_vidapi_api_patches_in_v2(tmp_path: Path) -> None:
 
 async def test_a_kept_v2_login_widens_its_scopes_unless_they_were_given(tmp_path: Path) -> None:
     import vidapi_async as va
-    from vidapi_async._tokens import TokenStore
+    from vidapi_async._auth.kept_login import TokenStore
 
     async with Emulator(probe=False) as emu:
         for given, widens in (

@@ -14,7 +14,7 @@ import pytest
 import yarl
 
 import vidapi_async as va
-from vidapi_async._auth_v2 import ApiKey
+from vidapi_async._auth.api_key import ApiKey
 from vidapi_async._convert import structure
 from vidapi_async._protocol import Request, origin
 from vidapi_async._protocol import _v2 as v2

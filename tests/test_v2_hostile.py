@@ -103,7 +103,7 @@ def test_a_relative_next_is_resolved_against_the_current_page() -> None:
 
 
 async def test_a_page_loop_is_bounded() -> None:
-    from vidapi_async import _pages
+    from vidapi_async._resources import pages as _pages
 
     calls = 0
 

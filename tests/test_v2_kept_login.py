@@ -18,7 +18,7 @@ VIDEO = b"\x00\x00\x00\x18ftypmp42" + b"kept-bytes" * 300
 
 
 async def test_login_with_a_bundle_then_the_kept_login_uses_it(tmp_path: Path) -> None:
-    from vidapi_async._tokens import TokenStore
+    from vidapi_async._auth.kept_login import TokenStore
 
     login_file = tmp_path / "login.json"
     async with Emulator(probe=False) as emu:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import vidapi_async as va
-from vidapi_async._auth_v2 import ApiKey
+from vidapi_async._auth.api_key import ApiKey
 
 URL = "http://127.0.0.1:9/v2/token"
 

@@ -7,12 +7,10 @@ receiving side of webhook events.
 
 from importlib import metadata as _metadata
 
-from ._account import Account
-from ._auth import OAuth, StaticToken, TokenProvider, authorize_url
-from ._auth_v2 import ApiKey
+from ._auth.api_key import ApiKey
+from ._auth.providers import OAuth, StaticToken, TokenProvider, authorize_url
 from ._client import DEFAULT_BASE_URL, Client
 from ._config import ProgressCallback, Timeouts
-from ._digest import HashMismatchWarning
 from ._errors import (
     APIError,
     AuthenticationError,
@@ -53,7 +51,6 @@ from ._errors import (
     WebhookError,
     WebhookSignatureError,
 )
-from ._live import LiveStreams
 from ._models import (
     AccessToken,
     Dimension,
@@ -68,16 +65,19 @@ from ._models import (
     Video,
     Webhook,
 )
-from ._players import Players
-from ._playlists import Playlists
-from ._raw import RawCalls
+from ._resources.account import Account
+from ._resources.live import LiveStreams
+from ._resources.players import Players
+from ._resources.playlists import Playlists
+from ._resources.raw import RawCalls
+from ._resources.subtitles import Subtitles
+from ._resources.videos import Videos
 from ._retry import NO_RETRY, RetryPolicy
 from ._s3 import S3Object
 from ._sentinel import NOT_GIVEN, NotGiven
-from ._sources import SourcePolicy
-from ._subtitles import Subtitles
-from ._upload_calls import Uploads
-from ._videos import Videos
+from ._transfer.digest import HashMismatchWarning
+from ._transfer.sources import SourcePolicy
+from ._transfer.uploads import Uploads
 from .batch import (
     BatchPlan,
     BatchProgress,

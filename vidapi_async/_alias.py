@@ -5,11 +5,14 @@ the method's parameters and result, so ``client.upload_video`` has
 alike. At run time the flat name is the namespace's own bound method, kept on the
 instance at its first use (a per-call cost of nothing: the client's CPU per call is
 benchmarked against bare aiohttp's); a deprecated alias is looked up, and warns, at
-each use.
+each use. On the class (``Client.upload_video``) the alias answers ``inspect.signature``,
+``help()`` and ``__doc__`` with the method's own signature and docstring, and calling it
+with a client as the first argument calls the namespaced method.
 """
 
 from __future__ import annotations
 
+import inspect
 import operator
 import warnings
 from collections.abc import Callable
@@ -32,8 +35,14 @@ class alias(Generic[P, R]):
         self.method = method.__name__
         self.warn = warn
         self._get = operator.attrgetter(f"{service}.{method.__name__}")
-        self.name = self.method
-        self.__doc__ = f"Alias of ``client.{service}.{method.__name__}``."
+        self.name = self.__name__ = self.__qualname__ = self.method
+        self.__module__ = method.__module__
+        # What inspect, help() and pydoc read: the method's own signature (its ``self``
+        # is the client's) and docstring, then where the name forwards to.
+        self.__signature__ = inspect.signature(method)
+        own = inspect.getdoc(method)
+        alias_of = f"Alias of ``client.{service}.{method.__name__}``."
+        self.__doc__ = f"{own}\n\n{alias_of}" if own else alias_of
 
     @property
     def target(self) -> str:
@@ -41,7 +50,14 @@ class alias(Generic[P, R]):
         return f"{self.service}.{self.method}"
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        self.name = self.__name__ = name
+        self.__qualname__ = f"{owner.__qualname__}.{name}"
+        self.__module__ = owner.__module__
+
+    def __call__(self, obj: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """``Client.upload_video(client, ...)``: as ``client.upload_video(...)``."""
+        method: Callable[P, R] = self.__get__(obj, type(obj))
+        return method(*args, **kwargs)
 
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> alias[P, R]: ...

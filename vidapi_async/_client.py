@@ -1,14 +1,16 @@
 """``Client``: every operation of the API, as coroutines returning typed models.
 
-The client chooses its API dialect (``_dialect``: the legacy API or v2), builds one
-requester (``_requester.Requester``: the token and its scopes,
-retries, limits, decoding, observation) and hands it to one namespace per group of
-operations, each a small class in its own module that never sees the client:
-``client.videos`` (``_videos``), ``client.uploads`` (``_upload_calls``),
-``client.subtitles`` (``_subtitles``), ``client.live`` (``_live``), ``client.account``
-(``_account``), ``client.playlists`` (``_playlists``), ``client.players``
-(``_players``) and ``client.raw`` (``_raw``). The flat names of earlier releases
-(``client.upload_video``, ...) are typed aliases of the namespaced ones (``_alias``).
+The client chooses its API dialect (``_dialects``: the legacy API or v2), builds one
+requester (``_requester.Requester``: the token and its scopes, retries, limits,
+decoding, observation) and hands both to one namespace per group of operations, each
+a small class in its own module that never sees the client: ``client.videos``
+(``_resources.videos``), ``client.uploads`` (``_transfer.uploads``),
+``client.subtitles`` (``_resources.subtitles``), ``client.live``
+(``_resources.live``), ``client.account`` (``_resources.account``),
+``client.playlists`` (``_resources.playlists``), ``client.players``
+(``_resources.players``) and ``client.raw`` (``_resources.raw``). The flat names of
+earlier releases (``client.upload_video``, ...) are typed aliases of the namespaced
+ones (``_alias``).
 """
 
 from __future__ import annotations
@@ -17,41 +19,43 @@ import logging
 import os
 import ssl as ssl_module
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
-from ._account import Account
 from ._aio import Transport
 from ._alias import alias, deprecated
-from ._auth import StaticToken, TokenProvider
+from ._auth.providers import StaticToken, TokenProvider
 from ._config import (
     DEFAULT_CHUNKED_THRESHOLD,
     DEFAULT_RANGE_SIZE,
     DEFAULT_READ_SIZE,
     Timeouts,
 )
-from ._dialect import DIALECTS, dialect_for
-from ._dialect_legacy import DEFAULT_BASE_URL
+from ._dialects.dialect import DIALECTS, Dialect
+from ._dialects.legacy import DEFAULT_BASE_URL, Legacy
+from ._dialects.operations import Operation
+from ._dialects.v2 import V2
 from ._errors import (
     InvalidArgumentError,
     UsageError,
 )
 from ._limits import Bandwidth, RequestRate
-from ._live import LiveStreams
 from ._models import AccessToken
 from ._observe import Observer
-from ._players import Players
-from ._playlists import Playlists
-from ._raw import RawCalls
 from ._requester import Requester
+from ._resources.account import Account
+from ._resources.live import LiveStreams
+from ._resources.players import Players
+from ._resources.playlists import Playlists
+from ._resources.raw import RawCalls
+from ._resources.subtitles import Subtitles
+from ._resources.videos import Videos
 from ._retry import RetryPolicy
 from ._sentinel import NOT_GIVEN, NotGiven
-from ._sources import MAX_SOURCE_SIZE, SourcePolicy
-from ._subtitles import Subtitles
-from ._upload_calls import Uploads, UploadSettings
-from ._videos import Videos
+from ._transfer.sources import MAX_SOURCE_SIZE, SourcePolicy
+from ._transfer.uploads import Uploads, UploadSettings
 
 if TYPE_CHECKING:
     import aiohttp
@@ -124,95 +128,63 @@ class Client:
         tracer_provider: Any = None,
         meter_provider: Any = None,
     ) -> None:
-        if (access_token is None) == (auth is None):
-            raise UsageError("give exactly one of access_token= or auth=")
-        dialect = dialect_for(
-            _dialect_name(api),
-            None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+        # The keyword parameters above are the client's documented options; the body
+        # checks them in three groups (the API and its token, the connection, the
+        # uploads), each a function below, in the order their errors are raised.
+        dialect, auth = _dialect_and_auth(access_token, auth, scopes, api, profile_id)
+        checked_base_url = check.base_url(
+            dialect.default_base_url if base_url is None else base_url
         )
-        if auth is None:
-            if scopes is not None:
-                scopes = dialect.token_scopes(scopes)
-            auth = StaticToken(access_token or "", scopes)
-        elif scopes is not None:
-            raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
-        if not isinstance(auth, TokenProvider):
-            raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
-        dialect.check_auth(auth)
-        if base_url is None:
-            base_url = dialect.default_base_url
-        checked_base_url = check.base_url(base_url)
-        if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
-            raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
-        if ssl is not None and session is not None:
-            raise UsageError(
-                "ssl= goes with the client's own session; with session=, give the trust to "
-                "that session's connector: aiohttp.TCPConnector(ssl=context)"
-            )
-        if connection_limit is not NOT_GIVEN and session is not None:
-            raise UsageError(
-                "connection_limit= goes with the client's own session; with session=, "
-                "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
-            )
-        limit = 100 if connection_limit is NOT_GIVEN else connection_limit
-        transport = Transport(
+        transport = _transport_for(
             session,
-            limit=check.positive_int(limit, "connection_limit"),
             ssl=ssl,
-            sendfile=check.boolean(sendfile, "sendfile"),
-            proxies=_proxies(proxy, check.boolean(trust_env, "trust_env"), session),
-            rate=None
-            if max_requests_per_second is None
-            else RequestRate(
-                check.positive_number(max_requests_per_second, "max_requests_per_second")
-            ),
-            bandwidth=None
-            if max_bandwidth is None
-            else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
-            observer=Observer(tracer_provider, meter_provider),
+            connection_limit=connection_limit,
+            sendfile=sendfile,
+            proxy=proxy,
+            trust_env=trust_env,
+            max_requests_per_second=max_requests_per_second,
+            max_bandwidth=max_bandwidth,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
+        self._dialect = dialect
         requester = self._requester = Requester(
             base_url=checked_base_url,
             auth=auth,
             transport=transport,
             timeouts=timeouts or Timeouts(),
             retry=RetryPolicy() if retry is None else retry,
-            dialect=dialect,
+            decode=dialect.decode,
+            default_token_url=dialect.token_url(checked_base_url),
         )
-        if chunk_size is not NOT_GIVEN:
-            deprecated("Client(chunk_size=)", "read_size=")
-            read_size = check.positive_int(chunk_size, "chunk_size")
-        if source_policy is not None and not isinstance(source_policy, SourcePolicy):
-            raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
-        self._upload_settings = UploadSettings(
-            read_size=check.positive_int(read_size, "read_size"),
-            range_size=check.positive_int(range_size, "range_size"),
-            chunked_threshold=None
-            if chunked_threshold is None
-            else check.positive_int(chunked_threshold, "chunked_threshold"),
-            source_policy=source_policy or SourcePolicy(),
-            max_source_size=check.positive_int(max_source_size, "max_source_size"),
+        self._upload_settings = _upload_settings(
+            read_size=read_size,
+            range_size=range_size,
+            chunked_threshold=chunked_threshold,
+            chunk_size=chunk_size,
+            source_policy=source_policy,
+            max_source_size=max_source_size,
         )
-        self.uploads = Uploads(requester, self._upload_settings)
+        self.uploads = Uploads(requester, dialect, self._upload_settings)
         """Uploads: ``get_session``, ``file``, ``from_url``, ``get_progress``."""
-        self.videos = Videos(requester, self.uploads)
+        self.videos = Videos(requester, dialect, self.uploads)
         """Videos: ``create``, ``upload``, ``get``, ``update``, ``delete``, ``mine``,
         ``find_by_tag``, ``set_password``, ``set_thumbnail``, ``wait_until_ready``,
         ``categories``."""
-        self.subtitles = Subtitles(requester, self.uploads)
+        self.subtitles = Subtitles(requester, dialect, self.uploads)
         """A video's subtitles: ``create``, ``upload``, ``list``, ``delete``."""
-        self.live = LiveStreams(requester)
+        self.live = LiveStreams(requester, dialect)
         """Live streams: ``create``, ``convert``, ``get`` (scope ``manage_videos``)."""
-        self.account = Account(requester)
+        self.account = Account(requester, dialect)
         """The account: ``me``, ``auth_info``, ``set_webhook``, ``get_webhook``,
         ``remove_webhook``."""
-        self.playlists = Playlists(requester)
+        self.playlists = Playlists(requester, dialect)
         """Playlists: ``create``, ``get``, ``update``, ``delete``, ``mine``, ``videos``,
         ``add_video``, ``remove_video`` (scope ``manage_playlists``)."""
-        self.players = Players(requester)
+        self.players = Players(requester, dialect)
         """Players (Player IDs of the embeds): ``create``, ``get``, ``update``,
         ``delete``, ``mine`` (scope ``manage_players``)."""
-        self.raw = RawCalls(requester)
+        self.raw = RawCalls(requester, dialect)
         """Raw calls to any path: ``get``, ``post``, ``delete``, ``paginate`` (also
         flat on the client: ``client.get(...)``)."""
 
@@ -245,7 +217,7 @@ class Client:
     @property
     def api(self) -> str:
         """The API dialect spoken: ``"legacy"`` or ``"v2"`` (``Client(api=...)``)."""
-        return self._requester.dialect.name
+        return self._dialect.name
 
     @property
     def timeouts(self) -> Timeouts:
@@ -344,7 +316,8 @@ class Client:
         An argument a dialect lacks (v2's ``expiry_date=``) is refused when given; the
         operation itself is offered. Anything but an operation of this client is an
         ``InvalidArgumentError``."""
-        return all(self._requester.offers(name) for name in self._operation_names(operation))
+        named = (Operation.named(name) for name in self._operation_names(operation))
+        return all(self._dialect.offers(known) for known in named if known is not None)
 
     def _operation_names(self, operation: object) -> tuple[str, ...]:
         """The namespaced name of one of this client's operations, and its flat ones."""
@@ -463,6 +436,112 @@ _NAMESPACES: Final = (
     "raw",
 )
 """The client's namespaces, where its operations live (``Client.offers``)."""
+
+
+def _dialect_and_auth(
+    access_token: str | None,
+    auth: TokenProvider | None,
+    scopes: Iterable[str] | None,
+    api: str | None,
+    profile_id: str | None,
+) -> tuple[Dialect, TokenProvider]:
+    """The client's dialect and its token provider, checked (``Client``'s arguments)."""
+    if (access_token is None) == (auth is None):
+        raise UsageError("give exactly one of access_token= or auth=")
+    dialect = _dialect_for(
+        _dialect_name(api),
+        None if profile_id is None else check.text(profile_id, "profile_id", blank=False),
+    )
+    if auth is None:
+        if scopes is not None:
+            scopes = dialect.token_scopes(scopes)
+        auth = StaticToken(access_token or "", scopes)
+    elif scopes is not None:
+        raise UsageError("scopes= goes with access_token=; a provider knows its scopes")
+    if not isinstance(auth, TokenProvider):
+        raise InvalidArgumentError("auth", "expected a TokenProvider such as OAuth(...)")
+    dialect.check_auth(auth)
+    return dialect, auth
+
+
+def _transport_for(
+    session: aiohttp.ClientSession | None,
+    *,
+    ssl: ssl_module.SSLContext | None,
+    connection_limit: int | NotGiven,
+    sendfile: bool,
+    proxy: str | None,
+    trust_env: bool,
+    max_requests_per_second: float | None,
+    max_bandwidth: int | None,
+    tracer_provider: Any,
+    meter_provider: Any,
+) -> Transport:
+    """The client's HTTP layer, its arguments checked (``Client``'s)."""
+    if ssl is not None and not isinstance(ssl, ssl_module.SSLContext):
+        raise InvalidArgumentError("ssl", "expected an ssl.SSLContext")
+    if ssl is not None and session is not None:
+        raise UsageError(
+            "ssl= goes with the client's own session; with session=, give the trust to "
+            "that session's connector: aiohttp.TCPConnector(ssl=context)"
+        )
+    if connection_limit is not NOT_GIVEN and session is not None:
+        raise UsageError(
+            "connection_limit= goes with the client's own session; with session=, "
+            "the limit is that session's connector's (aiohttp.TCPConnector(limit=N))"
+        )
+    limit = 100 if connection_limit is NOT_GIVEN else connection_limit
+    return Transport(
+        session,
+        limit=check.positive_int(limit, "connection_limit"),
+        ssl=ssl,
+        sendfile=check.boolean(sendfile, "sendfile"),
+        proxies=_proxies(proxy, check.boolean(trust_env, "trust_env"), session),
+        rate=None
+        if max_requests_per_second is None
+        else RequestRate(check.positive_number(max_requests_per_second, "max_requests_per_second")),
+        bandwidth=None
+        if max_bandwidth is None
+        else Bandwidth(check.positive_int(max_bandwidth, "max_bandwidth")),
+        observer=Observer(tracer_provider, meter_provider),
+    )
+
+
+def _upload_settings(
+    *,
+    read_size: int,
+    range_size: int,
+    chunked_threshold: int | None,
+    chunk_size: int | NotGiven,
+    source_policy: SourcePolicy | None,
+    max_source_size: int,
+) -> UploadSettings:
+    """The uploads' settings, checked (``Client``'s arguments)."""
+    if chunk_size is not NOT_GIVEN:
+        deprecated("Client(chunk_size=)", "read_size=")
+        read_size = check.positive_int(chunk_size, "chunk_size")
+    if source_policy is not None and not isinstance(source_policy, SourcePolicy):
+        raise InvalidArgumentError("source_policy", "expected a SourcePolicy")
+    return UploadSettings(
+        read_size=check.positive_int(read_size, "read_size"),
+        range_size=check.positive_int(range_size, "range_size"),
+        chunked_threshold=None
+        if chunked_threshold is None
+        else check.positive_int(chunked_threshold, "chunked_threshold"),
+        source_policy=source_policy or SourcePolicy(),
+        max_source_size=check.positive_int(max_source_size, "max_source_size"),
+    )
+
+
+_KINDS: Final[Mapping[str, Callable[[str | None], Dialect]]] = {"legacy": Legacy, "v2": V2}
+"""Each of ``DIALECTS`` and its implementation."""
+
+
+def _dialect_for(api: str, profile_id: str | None = None) -> Dialect:
+    """The dialect named ``api`` (one of ``DIALECTS``, checked by ``_dialect_name``);
+    ``profile_id``: the profile v2 creates under (the legacy API has none: a
+    ``UsageError``)."""
+    return _KINDS[api](profile_id)
 
 
 def _dialect_name(api: str | None) -> str:

@@ -28,9 +28,10 @@ from ._models import (
     UploadSession,
     User,
     Video,
+    Webhook,
 )
 
-__all__ = ["category_page", "structure"]
+__all__ = ["category_page", "structure", "webhook_of"]
 
 ByteCount = NewType("ByteCount", int)
 """A non-negative integer, sent as digits in a string or as a JSON integer."""
@@ -364,3 +365,21 @@ def category_page(data: Mapping[str, Any], *, what: str) -> tuple[list[str], boo
             f"{what}: expected a list of categories with ids", status=None
         )
     return [item["id"] for item in items], data.get("has_more") is True
+
+
+def webhook_of(data: Mapping[str, Any], what: str) -> Webhook | None:
+    """The webhook in ``/me``'s ``webhook_url``/``webhook_events``; ``None`` if unset."""
+    url, events = data.get("webhook_url"), data.get("webhook_events")
+    if url in (None, ""):
+        return None
+    if not isinstance(url, str):
+        raise UnexpectedResponseError(f"{what}: webhook_url is not a string", status=200)
+    if isinstance(events, str):
+        names = tuple(e for e in events.split(",") if e)
+    elif isinstance(events, list) and all(isinstance(e, str) for e in events):
+        names = tuple(events)
+    elif events is None:
+        names = ()
+    else:
+        raise UnexpectedResponseError(f"{what}: webhook_events is not a list", status=200)
+    return Webhook(url=url, events=names)

@@ -8,15 +8,35 @@ any ``x._name`` on a client, and finds none).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Final
+
+from ._dialects.operations import Operation
 
 if TYPE_CHECKING:
     from ._client import Client
     from ._limits import Pacer, RequestRate
     from ._observe import Observer
 
-__all__ = ["ClientInternals", "internals"]
+__all__ = ["MAX_CARRIED_SIZE", "ClientInternals", "SourceBody", "internals"]
+
+MAX_CARRIED_SIZE: Final = 64 * 1024**2
+"""The most bytes ``ClientInternals.carry`` reads from a thumbnail's or a subtitle's
+source (64 MiB): an image or a caption file, not a video."""
+
+
+class SourceBody:
+    """A source's body as ``ClientInternals.fetch`` gives it: its pieces (``async
+    for``) and ``address``, the one it came from (``None``: not known)."""
+
+    __slots__ = ("_chunks", "address")
+
+    def __init__(self, chunks: AsyncIterator[bytes], address: str | None) -> None:
+        self._chunks = chunks
+        self.address = address
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks
 
 
 class ClientInternals:
@@ -40,7 +60,9 @@ class ClientInternals:
         """``UnsupportedOperationError`` now, before anything is sent, when the client's
         API dialect does not offer ``operation`` (``"upload_subtitle"`` in v2): a command
         or a job that would need it later is refused before its upload."""
-        self._client._requester.refuse(operation)
+        known = Operation.named(operation)
+        if known is not None:
+            self._client._dialect.refuse(known)
 
     @property
     def observer(self) -> Observer:
@@ -53,10 +75,11 @@ class ClientInternals:
         await self._client._requester.transport.ready_for_uploads()
 
     @contextlib.asynccontextmanager
-    async def fetch(self, url: str, piece: int = 1 << 16) -> AsyncIterator[AsyncIterator[bytes]]:
+    async def fetch(self, url: str, piece: int = 1 << 16) -> AsyncIterator[SourceBody]:
         """GET an http(s) source as ``upload_from_url`` does (the client's source
         policy, trust, proxy, timeouts and ``max_source_size``; no token, no cookie):
-        its body in pieces of at most ``piece`` bytes. A refusal is a ``SourceError``."""
+        its body in pieces of at most ``piece`` bytes, and the address it came from. A
+        refusal is a ``SourceError``."""
         client = self._client
         async with client._requester.transport.download(
             url,
@@ -65,8 +88,23 @@ class ClientInternals:
             piece,
             policy=client.source_policy,
             max_size=client.max_source_size,
-        ) as (_, chunks):
-            yield chunks
+        ) as (_, chunks, address):
+            yield SourceBody(chunks, address)
+
+    async def carry(self, source: str, headers: Mapping[str, str] | None = None) -> str:
+        """A thumbnail's or a subtitle's ``source`` as the platform is to be given it.
+        An http(s) url is carried by the client to the platform's upload host the way
+        a video file goes (``upload_from_url``: an upload address, the bytes streamed
+        through, the source policy, ``headers`` sent to the source only, at most
+        ``MAX_CARRIED_SIZE`` bytes), and the uploaded file's url is returned: the
+        platform is never asked to fetch a source's host. Anything else (a local path)
+        is returned as it is. A refusal is a ``SourceError``."""
+        if not source.lower().startswith(("http://", "https://")):
+            return source
+        uploaded = await self._client.uploads.from_url(
+            source, headers=headers or None, max_source_size=MAX_CARRIED_SIZE
+        )
+        return uploaded.url
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

@@ -9,27 +9,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._aio import Transport, api_timeout
-from ._auth import StaticToken, TokenProvider
+from ._auth.providers import StaticToken, TokenProvider
 from ._config import Timeouts
 from ._errors import (
     ClientClosedError,
     InsufficientScopeError,
     InvalidTokenError,
-    UnsupportedOperationError,
 )
 from ._models import AccessToken
 from ._retry import RetryPolicy, retrying
 
-if TYPE_CHECKING:
-    from ._dialect import Dialect
+__all__ = ["LARGE_ANSWER_BYTES", "Decode", "Requester"]
 
-__all__ = ["LARGE_ANSWER_BYTES", "Requester"]
+Decode = Callable[..., Mapping[str, Any]]
+"""An API dialect's reading of an answer: ``(request, status, headers, body, *,
+secrets)`` to its JSON object, or the typed error of the dialect's error shape."""
 
 log = logging.getLogger("vidapi_async")
 
@@ -51,7 +51,8 @@ class Requester:
         transport: Transport,
         timeouts: Timeouts,
         retry: RetryPolicy,
-        dialect: Dialect,
+        decode: Decode,
+        default_token_url: str,
     ) -> None:
         self.base_url = base_url
         """The API's address (checked by the client)."""
@@ -71,11 +72,9 @@ class Requester:
         """The API's origin: the only one the token is sent to."""
         self.https = self.origin[0] == "https"
         """Whether the API is reached over https (server-given addresses must be too)."""
-        self.dialect = dialect
-        """The API dialect spoken (``_dialect.Dialect``), chosen when the client was
-        built: the namespaces call it where the legacy API and v2 differ."""
-        self._decode = dialect.decode
-        self._default_token_url = dialect.token_url(base_url)
+        self._decode = decode
+        """The API dialect's reading of an answer (JSON object, or its typed error)."""
+        self._default_token_url = default_token_url
 
     @property
     def token_url(self) -> str:
@@ -83,17 +82,6 @@ class Requester:
         (legacy), ``{base_url}/token`` (v2, but the platform's own for its root)."""
         url = getattr(self.auth, "token_url", None)
         return url if isinstance(url, str) else self._default_token_url
-
-    def refuse(self, operation: str) -> None:
-        """``UnsupportedOperationError`` when the dialect does not offer ``operation``
-        (called first: nothing is sent)."""
-        why = self.dialect.refused.get(operation)
-        if why is not None:
-            raise UnsupportedOperationError(operation, self.dialect.name, why)
-
-    def offers(self, operation: str) -> bool:
-        """Whether the dialect offers ``operation`` (a flat or namespaced name)."""
-        return operation not in self.dialect.refused
 
     def check_open(self) -> None:
         """Refuse to work for a closed client."""

@@ -35,7 +35,7 @@ from ._errors import (
     MissingExtraError,
     SourceError,
 )
-from ._sources import AsyncIterStream
+from ._transfer.sources import AsyncIterStream
 
 __all__ = [
     "ObjectInfo",
@@ -281,7 +281,7 @@ async def list_prefix(
     (by key); each other object is passed to ``skipped(name, why)``. A key with a video
     extension is a video; one without, or with an extension of no known media type, is
     asked for its Content-Type (a HEAD); the others are not videos."""
-    from ._uploads import load_mime_types
+    from ._transfer.sending import load_mime_types
 
     await load_mime_types()  # the system's table, read off the loop once
     async with s3_client() as client:
@@ -437,7 +437,7 @@ class ObjectStream:
 async def upload_object(uploads: Any, obj: S3Object, options: dict[str, Any]) -> Any:
     """``Uploads.file`` for an object: a HEAD for its size and ETag, then single-shot
     from one streamed GET or chunked from a GET per range (``workers`` at once)."""
-    from ._files import LocalFile
+    from ._transfer.files import LocalFile
 
     loop = asyncio.get_running_loop()
     async with s3_client() as client:

@@ -65,12 +65,21 @@ def plain_text(value: str, argument: str, refused: frozenset[str] = frozenset({"
     return value
 
 
+MAX_TITLE: Final = 255
+"""The platform's limit on a video's title, in characters."""
+
+
 def title(value: object) -> str:
-    """A non-blank title without control characters or lone surrogates."""
+    """A non-blank title of at most ``MAX_TITLE`` characters, without control
+    characters or lone surrogates."""
     if not isinstance(value, str):
         raise InvalidArgumentError("title", f"expected a string, got {type(value).__name__}")
     if not value.strip():
         raise InvalidArgumentError("title", "must not be empty")
+    if len(value) > MAX_TITLE:
+        raise InvalidArgumentError(
+            "title", f"{len(value)} characters; the platform takes at most {MAX_TITLE}"
+        )
     return plain_text(value, "title")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ._auth_v2 import ApiKey
+from ._auth.api_key import ApiKey
 from ._client import Client
 from .emulator import Emulator
 

@@ -12,12 +12,12 @@
 
 The payload and the ``X-Vidapi-Signature`` scheme are this library's decision (the
 platform documents neither); the bundled emulator sends exactly them. See
-``vidapi_async._webhooks`` for the format.
+``vidapi_async._webhook_receiver`` for the format.
 """
 
-from ._aio._webhooks import aiohttp_handler
+from ._aio._webhook_handler import aiohttp_handler
 from ._errors import WebhookError, WebhookSignatureError
-from ._webhooks import (
+from ._webhook_receiver import (
     EVENT_TYPES,
     FAILED_EVENTS,
     READY_EVENTS,

@@ -26,7 +26,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from .. import _errors as e
 from .._config import Timeouts
 from .._protocol import Proxy, url_for_humans
-from .._sources import SourcePolicy, address
+from .._transfer.sources import SourcePolicy, address
 from ._translate import translate
 
 __all__ = ["MAX_REDIRECTS", "fetch_source"]
@@ -48,6 +48,9 @@ class _CheckedResolver(AbstractResolver):
         self.proxied = False
         self.refused: str | None = None
         self.last: list[str] = []
+        self.connected: str | None = None
+        """The peer address of the connection this request made (``None``: it made
+        none, a pooled one served it)."""
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
@@ -85,11 +88,12 @@ class _PeerCheckedConnector(aiohttp.TCPConnector):
 
     async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
         made = await super()._wrap_create_connection(*args, **kwargs)
+        transport = made[0]
+        peer = transport.get_extra_info("peername")
+        self._checked.connected = str(peer[0]) if peer else None
         check = self._checked.peer_check
         if check is None:
             return made
-        transport = made[0]
-        peer = transport.get_extra_info("peername")
         why = check(str(peer[0])) if peer else "the connected peer address is unknown"
         if why:
             transport.abort()
@@ -167,10 +171,11 @@ async def fetch_source(
     max_size: int,
     ssl: ssl_module.SSLContext | bool,
     proxy_for: Callable[[str], Proxy | None],
-) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
-    """GET a source: its length (when it said) and its body in pieces of at most
-    ``piece`` bytes; a body in any content coding but ``identity`` (what is asked
-    for) is refused, never decoded. Every refusal is a
+) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes], str | None]]:
+    """GET a source: its length (when it said), its body in pieces of at most
+    ``piece`` bytes and the address it came from (through a proxy, the one its name
+    resolved to here; ``None`` when not known); a body in any content coding but
+    ``identity`` (what is asked for) is refused, never decoded. Every refusal is a
     ``SourceError`` naming the rule; nothing of the source's answer is kept."""
     resolver = _CheckedResolver()
     connector = _PeerCheckedConnector(resolver, ssl=ssl, use_dns_cache=False)
@@ -191,8 +196,8 @@ async def fetch_source(
                 # The previous hop for a redirect's rule: the source's own address (through
                 # a proxy, the one checked for its name; the peer is then the proxy's).
                 peer = resolver.last[0] if resolver.last else None
-                if not resolver.proxied:
-                    peer = _peer(resp) or peer
+                if not resolver.proxied:  # a body read whole has let its connection go
+                    peer = _peer(resp) or resolver.connected or peer
                 if 300 <= resp.status < 400 and "Location" in resp.headers:
                     if headers:
                         raise e.SourceError(
@@ -228,7 +233,7 @@ async def fetch_source(
                         status=resp.status,
                     )
                 chunks = _body(resp.content.iter_chunked(piece), url, clock, max_size)
-                yield length, chunks
+                yield length, chunks, peer
                 return
             finally:
                 resp.release()
@@ -278,6 +283,7 @@ async def _get_checked(
     host = parts.hostname or ""
     via = proxy_for(url)
     resolver.check, resolver.refused, resolver.last = None, None, []
+    resolver.connected = None
     resolver.peer_check = check if via is None else None
     resolver.proxied = via is not None
     try:

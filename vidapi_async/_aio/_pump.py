@@ -39,10 +39,10 @@ import attrs
 from .. import _errors as e
 from .. import _protocol as wire
 from .._config import ProgressCallback
-from .._digest import HashSink
 from .._limits import Bandwidth
 from .._protocol import Proxy, url_for_humans
-from .._sources import Stream
+from .._transfer.digest import HashSink
+from .._transfer.sources import Stream
 from ._response import RawResponse
 from ._threads import ThreadPool
 
@@ -663,24 +663,7 @@ class UploadPump:
         if self._closed:
             raise e.ClientClosedError("this Client is closed; create a new one")
         loop = asyncio.get_running_loop()
-        failures: list[BaseException] = []
-        job: _Job
-
-        def deliver(sent: int) -> None:  # on the loop
-            if progress is None or failures:
-                return
-            try:
-                progress(sent, region.length)
-            except Exception as exc:  # the caller's own error: stop the transfer
-                failures.append(exc)
-                job.abort(type(exc).__name__)
-
-        def report(sent: int) -> None:  # in the thread
-            loop.call_soon_threadsafe(deliver, sent)
-
-        def barrier(reached: threading.Event) -> None:  # in the thread
-            loop.call_soon_threadsafe(reached.set)  # runs after every deliver posted
-
+        feed = None if progress is None else _Progress(loop, progress, region.length)
         job = _Job(
             method,
             url,
@@ -691,9 +674,9 @@ class UploadPump:
             connect_timeout=connect_timeout,
             idle_timeout=idle_timeout,
             answer_within=answer_within,
-            report=report if progress is not None else None,
+            report=None if feed is None else feed.report,
             sendfile=sendfile,
-            barrier=barrier if progress is not None else None,
+            barrier=None if feed is None else feed.barrier,
             # Without a connection of its own, an upload takes a kept one (not through
             # a proxy: a kept socket is bound to the proxy's view of one origin).
             connection=connection or (self._idle if proxy is None else None),
@@ -701,10 +684,34 @@ class UploadPump:
             proxy=proxy,
             bandwidth=bandwidth,
         )
-        run = job.run if wrap is None else wrap(job.run)
-        # The thread's end comes back in one hop: it posts ``settle`` to the loop, which
-        # wakes this task (``wrap_future`` under ``shield`` took three turns of a loop
-        # that 16 pipelines keep busy, each behind every callback queued meanwhile).
+        if feed is not None:
+            feed.job = job
+        try:
+            answer = await self._run(job, job.run if wrap is None else wrap(job.run), loop)
+        except _Aborted:
+            if feed is not None and feed.failures:
+                raise feed.failures[0] from None
+            raise e.ClientClosedError("the Client was closed while this upload ran") from None
+        except _TooLarge:
+            raise e.UnexpectedResponseError(
+                f"{method} {url_for_humans(url)}: response larger than {MAX_ANSWER_BYTES} bytes",
+                status=None,
+            ) from None
+        if feed is not None:
+            # Progress posted before the answer may still be queued: let it run first.
+            await asyncio.sleep(0)
+            if feed.failures:
+                raise feed.failures[0]
+        return answer
+
+    async def _run(
+        self, job: _Job, run: Callable[[], RawResponse], loop: asyncio.AbstractEventLoop
+    ) -> RawResponse:
+        """``run`` (``job``'s, maybe wrapped) in a thread of the pool, and its answer.
+        The thread's end comes back in one hop: it posts ``settle`` to the loop, which
+        wakes this task (``wrap_future`` under ``shield`` took three turns of a loop
+        that 16 pipelines keep busy, each behind every callback queued meanwhile). A
+        cancel aborts the job and waits for its thread, which ends promptly."""
         waiter: asyncio.Future[None] = loop.create_future()
         ended: list[asyncio.Future[None]] = []  # waiting for the thread after a cancel
         outcome: list[Future[RawResponse]] = []
@@ -725,7 +732,7 @@ class UploadPump:
         running.add_done_callback(post)  # (at once, here, if the thread is done already)
         try:
             await waiter
-            answer = outcome[0].result()
+            return outcome[0].result()
         except asyncio.CancelledError:
             if not outcome:
                 job.abort()
@@ -733,21 +740,37 @@ class UploadPump:
                 await ended[0]  # the thread ends promptly: its socket is shut
             # (its failure, if any, is the cancellation's echo: not raised)
             raise
-        except _Aborted:
-            if failures:
-                raise failures[0] from None
-            raise e.ClientClosedError("the Client was closed while this upload ran") from None
-        except _TooLarge:
-            raise e.UnexpectedResponseError(
-                f"{method} {url_for_humans(url)}: response larger than {MAX_ANSWER_BYTES} bytes",
-                status=None,
-            ) from None
-        if progress is not None:
-            # Progress posted before the answer may still be queued: let it run first.
-            await asyncio.sleep(0)
-        if failures:
-            raise failures[0]
-        return answer
+
+
+class _Progress:
+    """The caller's ``progress(sent, total)``, fed from the upload thread: each count
+    posted to the loop (``report``), a ``barrier`` posted after them; an error the
+    callback raises stops the transfer (the job aborted) and is the upload's."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, progress: ProgressCallback, total: int
+    ) -> None:
+        self._loop = loop
+        self._progress = progress
+        self._total = total
+        self.failures: list[BaseException] = []
+        self.job: _Job | None = None
+
+    def deliver(self, sent: int) -> None:  # on the loop
+        if self.failures:
+            return
+        try:
+            self._progress(sent, self._total)
+        except Exception as exc:  # the caller's own error: stop the transfer
+            self.failures.append(exc)
+            if self.job is not None:
+                self.job.abort(type(exc).__name__)
+
+    def report(self, sent: int) -> None:  # in the thread
+        self._loop.call_soon_threadsafe(self.deliver, sent)
+
+    def barrier(self, reached: threading.Event) -> None:  # in the thread
+        self._loop.call_soon_threadsafe(reached.set)  # runs after every deliver posted
 
 
 def _split(url: str) -> tuple[str, str, int, str]:

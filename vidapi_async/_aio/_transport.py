@@ -28,7 +28,7 @@ from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
 from .._observe import ATTEMPT, Observer, http_log
 from .._protocol import Proxy, origin, proxy_for, url_for_humans
-from .._sources import SourcePolicy
+from .._transfer.sources import SourcePolicy
 from ._compat import connector_ssl, lazy_read_timeout
 from ._fetch import fetch_source
 from ._pump import Connection, FileRegion, UploadPump
@@ -303,14 +303,14 @@ class Transport:
         *,
         policy: SourcePolicy,
         max_size: int,
-    ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes]]]:
-        """GET a source (``_fetch``): its length (if it said) and its body in pieces of
+    ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes], str | None]]:
+        """GET a source (``_fetch``): its length (if it said), its body in pieces of
         at most ``piece`` bytes, read as they are asked for (aiohttp's flow control keeps
-        the rest on the wire). Only ``headers`` (and the User-Agent) go to the source:
-        never the API's token, never a cookie. With ``headers``, a redirect is refused
-        (it could carry them to another host); without, it is followed as ``policy``
-        allows. The source gets a session of its own, with the trust and proxy of the
-        client's."""
+        the rest on the wire), and the address it came from. Only ``headers`` (and the
+        User-Agent) go to the source: never the API's token, never a cookie. With
+        ``headers``, a redirect is refused (it could carry them to another host);
+        without, it is followed as ``policy`` allows. The source gets a session of its
+        own, with the trust and proxy of the client's."""
         if self._rate is not None:
             await self._rate.wait()
         given: ssl_module.SSLContext | bool | None = self._ssl

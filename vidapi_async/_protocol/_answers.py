@@ -24,6 +24,7 @@ __all__ = [
     "decode_oauth_response",
     "decode_upload_response",
     "error_answer",
+    "header",
     "json_object",
     "parse_retry_after",
 ]
@@ -44,8 +45,18 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of the header ``name`` whatever the case either side wrote it in (an
+    answer's headers may come as a plain mapping, not a case-insensitive one)."""
+    value = headers.get(name)
+    if value is not None:
+        return value
+    wanted = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == wanted), None)
+
+
 def _www_authenticate_error(headers: Mapping[str, str]) -> str | None:
-    value = headers.get("WWW-Authenticate") or headers.get("www-authenticate") or ""
+    value = header(headers, "WWW-Authenticate") or ""
     m = re.search(r'error="([^"]*)"', value)
     return m.group(1) if m else None
 
@@ -143,7 +154,7 @@ _TYPE_ERRORS: dict[str, type[e.APIError]] = {
 
 def _request_id(headers: Mapping[str, str]) -> str | None:
     for name in ("X-Request-Id", "X-Dm-Request-Id"):
-        if value := headers.get(name):
+        if value := header(headers, name):
             return value
     return None
 
@@ -214,7 +225,7 @@ def api_error(
         "headers": dict(headers),
         "request_id": _request_id(headers),
     }
-    retry_after = parse_retry_after(headers.get("Retry-After"))
+    retry_after = parse_retry_after(header(headers, "Retry-After"))
     if status == 401 and "invalid_token" in (_www_authenticate_error(headers), error_type):
         return e.InvalidTokenError(message, **kwargs)
     if status == 403 and (reason == "quota_exceeded" or "quota" in (error_type or "")):

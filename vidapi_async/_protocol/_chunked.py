@@ -1,5 +1,5 @@
 """The platform's chunked upload as a state machine: which requests to make and what
-each answer means. No I/O, no asyncio, no aiohttp: ``_uploads`` drives it over a
+each answer means. No I/O, no asyncio, no aiohttp: ``_transfer.sending`` drives it over a
 socket; tests drive it with answers written by hand.
 
 Protocol (the official SDKs' since 2020; not in the public docs): each POST to the

@@ -25,8 +25,9 @@ from typing import Any, Final
 import attrs
 
 from .. import _errors as e
-from . import _answers
-from ._answers import parse_retry_after
+from .._dialects.operations import Operation
+from . import _answers, _raw
+from ._answers import header, parse_retry_after
 from ._requests import Request, api_request, origin, redact_data, shown
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "player_request",
     "playlist_from",
     "playlist_request",
+    "raw_request",
     "set_webhook",
     "unix_from_iso",
     "unsupported",
@@ -191,21 +193,21 @@ def expand_scopes(names: Iterable[str]) -> frozenset[str]:
 
 # --- what v2 does not offer ---------------------------------------------------------------
 
-UNSUPPORTED: Final[Mapping[str, str]] = {
+UNSUPPORTED: Final[Mapping[Operation, str]] = {
     # operation -> why (spec §4 "Subtitles / thumbnails", "Livestreams", §5 "live").
     # create_live_stream and get_live_stream speak v2's livestream resource instead.
-    "upload_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
-    "create_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
-    "list_subtitles": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
-    "delete_subtitle": "no v2 endpoint for subtitle files was found (only ai_subtitles)",
-    "set_thumbnail": "no v2 endpoint sets a custom thumbnail",
-    "make_live": "live is a separate livestream resource in v2: a video cannot become live",
-    "get_auth_info": "v2 has no /auth; the token's scopes come with it",
-    "categories": "v2 documents no list of categories",
-    "playlists.remove_video": "no v2 path to remove a video from a playlist was found",
-    "playlists.mine": "no v2 path listing a profile's playlists was found",
-    "playlists.videos": "no v2 path listing a playlist's videos was found",
-    "players.mine": "listing a profile's players is UNCONFIRMED in v2 (spec §4 Players)",
+    Operation.UPLOAD_SUBTITLE: "no v2 endpoint for subtitle files was found (only ai_subtitles)",
+    Operation.CREATE_SUBTITLE: "no v2 endpoint for subtitle files was found (only ai_subtitles)",
+    Operation.LIST_SUBTITLES: "no v2 endpoint for subtitle files was found (only ai_subtitles)",
+    Operation.DELETE_SUBTITLE: "no v2 endpoint for subtitle files was found (only ai_subtitles)",
+    Operation.SET_THUMBNAIL: "no v2 endpoint sets a custom thumbnail",
+    Operation.MAKE_LIVE: "live is a separate livestream resource in v2: a video cannot become live",
+    Operation.GET_AUTH_INFO: "v2 has no /auth; the token's scopes come with it",
+    Operation.CATEGORIES: "v2 documents no list of categories",
+    Operation.PLAYLISTS_REMOVE_VIDEO: "no v2 path to remove a video from a playlist was found",
+    Operation.PLAYLISTS_MINE: "no v2 path listing a profile's playlists was found",
+    Operation.PLAYLISTS_VIDEOS: "no v2 path listing a playlist's videos was found",
+    Operation.PLAYERS_MINE: "listing a profile's players is UNCONFIRMED in v2 (spec §4 Players)",
 }
 """Operations v2 does not offer: ``unsupported(operation)`` raises before sending."""
 
@@ -218,7 +220,8 @@ UNSUPPORTED_FIELDS: Final[Mapping[str, str]] = {
 
 def unsupported(operation: str) -> None:
     """``UnsupportedOperationError`` when v2 does not offer ``operation``."""
-    why = UNSUPPORTED.get(operation)
+    known = Operation.named(operation)
+    why = None if known is None else UNSUPPORTED.get(known)
     if why is not None:
         raise e.UnsupportedOperationError(operation, DIALECT, why + "; use api='legacy'")
 
@@ -1151,7 +1154,7 @@ def api_error(
         if isinstance(correlation, str)
         else None,
     }
-    retry_after = parse_retry_after(headers.get("Retry-After"))
+    retry_after = parse_retry_after(header(headers, "Retry-After"))
     if status == 401:
         return e.InvalidTokenError(message, **kwargs)
     if status == 429:
@@ -1164,3 +1167,27 @@ def api_error(
     if cls is e.ForbiddenError and request.scope is not None:
         return e.InsufficientScopeError(message, scope=request.scope, **kwargs)
     return (cls or e.APIError)(message, **kwargs)
+
+
+# --- raw calls ----------------------------------------------------------------------------
+
+
+def raw_request(
+    base_url: str,
+    method: str,
+    path: object,
+    *,
+    params: Mapping[str, object] | None = None,
+    data: Mapping[str, object] | None = None,
+    fields: Iterable[str] | str | None = None,
+    idempotent: bool = True,
+) -> Request:
+    """A raw call's request in v2 (``client.get/post/patch/delete``): ``data`` as a JSON
+    body (POST, PATCH); no legacy scope is checked. Every argument checked first."""
+    checked = _raw.raw_path(path)
+    query = _raw.raw_form(params, "params")
+    _raw.add_fields(query, fields)
+    request = api_request(base_url, method, checked, query=query, idempotent=idempotent)
+    if method in ("POST", "PATCH"):
+        return attrs.evolve(request, json_body=_raw.json_body(data))
+    return request

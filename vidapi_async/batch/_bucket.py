@@ -20,10 +20,10 @@ from typing import Any
 
 from .._client import Client
 from .._errors import InvalidArgumentError, UsageError
-from .._files import LocalFile
 from .._internals import internals
 from .._models import UploadedFile
 from .._s3 import SCHEME, S3Object, is_s3_url, list_prefix, object_info, s3_client
+from .._transfer.files import LocalFile
 from ._jobs import UploadJob
 from ._journal import MAX_KEY_LENGTH
 

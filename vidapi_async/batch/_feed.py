@@ -217,11 +217,12 @@ def _job(item: _Item, where: str, channel: str | None, slugs: Collection[str]) -
         raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
 
 
-async def download_feed(client: Client, url: str, folder: str) -> str:
+async def download_feed(client: Client, url: str, folder: str) -> tuple[str, str | None]:
     """Save the feed at ``url`` (http or https) in ``folder`` under its own file name
     (``.xml`` added where it has neither ``.xml`` nor ``.rss``), fetched as a url source
     is: through the client's source policy, trust and proxy, with no token. The file's
-    path; a refusal is a ``SourceError``."""
+    path and the address the feed came from (``SourcePolicy.origin`` for its items'
+    urls; ``None``: not known); a refusal is a ``SourceError``."""
     check.http_url(url, "feed")
     name = os.path.basename(url_file_name(url)) or "feed.xml"
     if not name.lower().endswith((".xml", ".rss")):
@@ -229,9 +230,9 @@ async def download_feed(client: Client, url: str, folder: str) -> str:
     path = os.path.join(folder, name)
     out: IO[bytes] = await asyncio.to_thread(open, path, "wb")
     try:
-        async with internals(client).fetch(url) as chunks:
-            async for chunk in chunks:
+        async with internals(client).fetch(url) as body:
+            async for chunk in body:
                 await asyncio.to_thread(out.write, chunk)
     finally:
         await asyncio.to_thread(out.close)
-    return path
+    return path, body.address

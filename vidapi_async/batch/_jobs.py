@@ -11,15 +11,15 @@ import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
+from .._resources.video_metadata import MAX_TAGS, video_form
 from .._s3 import S3Object, is_s3_url
-from .._video_metadata import MAX_TAGS, video_form
 from ._journal import Stage, check_key
 
 __all__ = [
@@ -49,15 +49,24 @@ CLEARED: Mapping[str, object] = {
 """What an update sends for a field a manifest no longer gives (the others stay as set)."""
 
 
-def _opt_tuple(value: object) -> object:
+# The converters' parameter types are what a type checker takes for the constructor's
+# (mypy's attrs plugin and pyright alike): ``UploadJob(path=Path(...), tags=[...])``.
+
+
+def _opt_path(value: str | os.PathLike[str] | None) -> str | None:
+    """A path-like as its ``str``; ``None`` kept."""
+    return None if value is None else os.fspath(value)
+
+
+def _opt_tuple(value: Sequence[str] | None) -> tuple[str, ...] | None:
     """Lists (not strings: refused by the check) as tuples, so a job stays hashable."""
     if isinstance(value, Sequence) and not isinstance(value, str):
         return tuple(value)
-    return value
+    return cast("tuple[str, ...] | None", value)  # None, or what the check refuses
 
 
-def _playlists(value: object) -> tuple[str, ...]:
-    names = _opt_tuple(value)
+def _playlists(value: Sequence[str]) -> tuple[str, ...]:
+    names: object = _opt_tuple(value)
     if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
         raise InvalidArgumentError("playlists", "expected a sequence of playlist names")
     out: list[str] = []
@@ -76,10 +85,11 @@ class SubtitleSpec:
 
     language: str
     """The subtitle's language, an ISO 639 code."""
-    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
+    path: str | None = attrs.field(default=None, converter=_opt_path)
     """A local SRT file, checked and uploaded first; or give ``url``."""
     url: str | None = None
-    """An http(s) address the platform fetches the file from."""
+    """An http(s) address the client fetches the file from (the source policy, the
+    job's ``headers``) and uploads to the platform, as a video file goes."""
 
     def __attrs_post_init__(self) -> None:
         check.language(self.language)
@@ -103,7 +113,7 @@ def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
 class UploadJob:
     """One file to upload and turn into a video. Checked when built."""
 
-    path: str | None = attrs.field(default=None, converter=attrs.converters.optional(os.fspath))
+    path: str | None = attrs.field(default=None, converter=_opt_path)
     """A local file; or give ``url``."""
     title: str
     """The video's title."""
@@ -141,9 +151,7 @@ class UploadJob:
     """When it stops being available (time-zone aware)."""
     geoblocking: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     """``("deny", "fr", "de")``: where it may be watched."""
-    thumbnail: str | None = attrs.field(
-        default=None, converter=attrs.converters.optional(os.fspath), repr=False
-    )
+    thumbnail: str | None = attrs.field(default=None, converter=_opt_path, repr=False)
     """A local image or an http(s) url, set on the video once it exists
     (``Client.set_thumbnail``). A url may hold a signature: hidden from repr."""
     playlists: tuple[str, ...] = attrs.field(default=(), converter=_playlists)

@@ -150,12 +150,12 @@ class JobRecord:
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
-    """``record`` as a journal row's values, in ``_COLUMNS``' order."""
+    """``record`` as a journal row's values, in ``COLUMNS``' order."""
     values = attrs.asdict(record, recurse=False)
     values["stage"] = str(record.stage)
     values["subtitles_done"] = json.dumps(record.subtitles_done)
     values["metadata"] = None if record.metadata is None else json.dumps(record.metadata)
-    return tuple(values[c] for c in _COLUMNS)
+    return tuple(values[c] for c in COLUMNS)
 
 
 @runtime_checkable
@@ -260,16 +260,16 @@ create table if not exists jobs (
     metadata text
 )
 """
-_COLUMNS = (
+COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
     "subtitles_done", "runs", "error", "metadata",
 )  # fmt: skip
 _ADDED = frozenset({"metadata"})
 """Columns added since version 1 (a version 1 journal lacks them until migrated)."""
-_SELECT = f"select {', '.join(_COLUMNS)} from jobs"  # noqa: S608 - our own names
+_SELECT = f"select {', '.join(COLUMNS)} from jobs"  # noqa: S608 - our own names
 _SELECT_V1 = _SELECT.replace("metadata", "null")
-_MARKS = ", ".join("?" * (len(_COLUMNS) + 1))
-_UPSERT = f"insert or replace into jobs ({', '.join(_COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
+_MARKS = ", ".join("?" * (len(COLUMNS) + 1))
+_UPSERT = f"insert or replace into jobs ({', '.join(COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
 _MIGRATE = "alter table jobs add column metadata text"
 
 
@@ -455,7 +455,7 @@ class SQLiteJournal:
             raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
         if "jobs" in tables:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            missing = {*_COLUMNS, "updated"} - columns - _ADDED
+            missing = {*COLUMNS, "updated"} - columns - _ADDED
             if missing:
                 raise self._fail(
                     f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
@@ -468,7 +468,7 @@ class SQLiteJournal:
 
     def _load(self, key: str) -> JobRecord | None:
         row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
-        return None if row is None else _record(row, self.path)
+        return None if row is None else record_of_row(row, self.path)
 
     def _save(self, record: JobRecord) -> None:
         self._connect().execute(_UPSERT, (*row_values(record), time.time()))
@@ -527,7 +527,7 @@ class SQLiteJournal:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
             select = _SELECT if "metadata" in columns else _SELECT_V1  # not migrated yet
             rows = db.execute(select + " order by updated").fetchall()
-            return [_record(row, self.path) for row in rows]
+            return [record_of_row(row, self.path) for row in rows]
         except sqlite3.DatabaseError as exc:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
@@ -556,10 +556,10 @@ def _owned(st: os.stat_result, fail: Callable[[str], JournalError], name: str) -
         )
 
 
-def _record(row: tuple[object, ...], where: str) -> JobRecord:
+def record_of_row(row: tuple[object, ...], where: str) -> JobRecord:
     """A journal row as a ``JobRecord``; a corrupt ``metadata`` (not a JSON object of
     the shape a batch writes) is a ``JournalError`` naming the job."""
-    values: dict[str, Any] = dict(zip(_COLUMNS, row, strict=True))
+    values: dict[str, Any] = dict(zip(COLUMNS, row, strict=True))
     values["stage"] = Stage(values["stage"])
     values["subtitles_done"] = json.loads(values["subtitles_done"])
     if values["metadata"] is not None:

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import JournalError, UsageError
 from ._journal import (
-    _COLUMNS,
+    COLUMNS,
     SCHEMA_VERSION,
     JobLost,
     JobRecord,
     Stage,
-    _record,
     check_key,
+    record_of_row,
     row_values,
 )
 
@@ -279,11 +279,14 @@ class PostgresJournal:
     def __repr__(self) -> str:
         return f"PostgresJournal({self.where!r}, schema={self.schema!r})"
 
-    def _fail(self, message: str) -> JournalError:
+    def failure(self, message: str) -> JournalError:
+        """The ``JournalError`` saying ``message`` about this journal (naming its
+        database, never the password): for the shared queue's own refusals too."""
         return JournalError(self.where, message)
 
-    def _q(self, text: str) -> Any:
-        """A statement with ``{s}`` the schema, quoted as an identifier."""
+    def statement(self, text: str) -> Any:
+        """``text`` as a statement with ``{s}`` the journal's schema, quoted as an
+        identifier (the shared queue's tables live beside ``jobs``)."""
         from psycopg import sql
 
         return sql.SQL(text).format(s=sql.Identifier(self.schema))
@@ -304,12 +307,12 @@ class PostgresJournal:
                 "from a checkout, or the wheel with [postgres])"
             ) from None
         try:
-            conn = await (self._connect_waiting() if wait else self._connect())
+            conn = await (self._connect_waiting() if wait else self.connect())
         except psycopg.Error as exc:
             cause = connect_cause(exc)
             said = cause if cause == _NO_CAUSE else f"{_NO_CAUSE}: {cause}"
-            raise self._fail(said) from None
-        q = self._q
+            raise self.failure(said) from None
+        q = self.statement
         try:
             # Created in one transaction holding the schema's DDL lock: "if not exists"
             # is not safe when two starts create a schema at once (UniqueViolation).
@@ -323,7 +326,7 @@ class PostgresJournal:
                     await conn.execute(q("select value from {s}.meta where name = 'version'"))
                 ).fetchone()
                 if row is not None and int(row[0]) > SCHEMA_VERSION:
-                    raise self._fail(
+                    raise self.failure(
                         f"journal version {row[0]} is newer than this vidapi-async understands"
                     )
                 await conn.execute(
@@ -351,13 +354,13 @@ class PostgresJournal:
                 )
             ).fetchone()
             if bad is not None:
-                raise self._fail(f"a job has the unknown stage {bad[0]!r}")
+                raise self.failure(f"a job has the unknown stage {bad[0]!r}")
         except JournalError:
             await conn.close()
             raise
         except psycopg.Error as exc:
             await conn.close()
-            raise self._fail(f"cannot be used ({type(exc).__name__}: {exc.sqlstate})") from None
+            raise self.failure(f"cannot be used ({type(exc).__name__}: {exc.sqlstate})") from None
         self._conn = conn
         self._opened = True
         self._prepare_statements()
@@ -372,7 +375,7 @@ class PostgresJournal:
 
         async def attempt() -> psycopg.AsyncConnection[Any]:
             try:
-                return await self._connect()
+                return await self.connect()
             except psycopg.OperationalError as exc:
                 if connect_cause(exc) in _WAITED or (exc.sqlstate or "").startswith(
                     ("57P0", "53300")
@@ -385,17 +388,20 @@ class PostgresJournal:
         except _NotAway as exc:
             raise exc.error from None
 
-    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+    async def connect(self) -> psycopg.AsyncConnection[Any]:
+        """A new connection of the caller's own (autocommit; the caller closes it), for
+        a transaction of several statements outside the journal's lock."""
         import psycopg
 
         return await psycopg.AsyncConnection.connect(self._dsn, autocommit=True, connect_timeout=5)
 
-    async def _run(
+    async def run(
         self, fn: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]], job: str | None = None
     ) -> T:
-        """``fn(connection)`` under the lock, on a new connection after a lost one,
-        waiting while the database is away (see ``Outage.patiently``). A statement the
-        server refuses raises ``JournalError`` naming ``job`` (its key), if given."""
+        """``fn(connection)`` on the journal's connection under its lock (a new
+        connection after a lost one), waiting while the database is away (see
+        ``Outage.patiently``). A statement the server refuses raises ``JournalError``
+        naming ``job`` (its key), if given."""
         import psycopg
 
         if not self._opened:
@@ -404,7 +410,7 @@ class PostgresJournal:
         async def once() -> T:
             async with self._lock:
                 if self._conn is None or self._conn.closed:
-                    self._conn = await self._connect()
+                    self._conn = await self.connect()
                 try:
                     return await fn(self._conn)
                 except Exception as exc:
@@ -432,7 +438,7 @@ class PostgresJournal:
         state = getattr(error, "sqlstate", None)
         said = f", SQLSTATE {state}" if state else ""
         what = "" if job is None else f"job {job[:40]}: "
-        return self._fail(f"{what}the server refused a statement ({type(error).__name__}{said})")
+        return self.failure(f"{what}the server refused a statement ({type(error).__name__}{said})")
 
     async def fetchone(self, query: Any, params: Any = None, *, job: str | None = None) -> Any:
         """One row of ``query`` (or ``None``), reconnecting as needed."""
@@ -440,7 +446,7 @@ class PostgresJournal:
         async def fn(conn: psycopg.AsyncConnection[Any]) -> Any:
             return await (await conn.execute(query, params)).fetchone()
 
-        return await self._run(fn, job)
+        return await self.run(fn, job)
 
     async def fetchall(self, query: Any, params: Any = None) -> list[Any]:
         """Every row of ``query`` (reconnecting through an outage)."""
@@ -448,7 +454,7 @@ class PostgresJournal:
         async def fn(conn: psycopg.AsyncConnection[Any]) -> list[Any]:
             return await (await conn.execute(query, params)).fetchall()
 
-        return await self._run(fn)
+        return await self.run(fn)
 
     async def execute(self, query: Any, params: Any = None) -> None:
         """Run ``query`` (reconnecting through an outage)."""
@@ -456,19 +462,19 @@ class PostgresJournal:
         async def fn(conn: psycopg.AsyncConnection[Any]) -> None:
             await conn.execute(query, params)
 
-        await self._run(fn)
+        await self.run(fn)
 
     def _prepare_statements(self) -> None:
         from psycopg import sql
 
-        cols = sql.SQL(", ").join(map(sql.Identifier, _COLUMNS))
+        cols = sql.SQL(", ").join(map(sql.Identifier, COLUMNS))
         parts = {
             "s": sql.Identifier(self.schema),
             "cols": cols,
-            "marks": sql.SQL(", ").join(sql.Placeholder() * len(_COLUMNS)),
+            "marks": sql.SQL(", ").join(sql.Placeholder() * len(COLUMNS)),
             "updates": sql.SQL(", ").join(
                 sql.SQL("{c} = excluded.{c}").format(c=sql.Identifier(c))
-                for c in _COLUMNS
+                for c in COLUMNS
                 if c != "key"
             ),
         }
@@ -498,7 +504,7 @@ class PostgresJournal:
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
         row = await self.fetchone(self._select_one, (check_key(key),), job=key)
-        return None if row is None else _record(row, self.where)
+        return None if row is None else record_of_row(row, self.where)
 
     async def claim(self, key: str) -> JobRecord:
         """Start the job ``key``: its record with a new token (``runs`` one higher, in
@@ -507,7 +513,7 @@ class PostgresJournal:
         if row is None:  # done: not claimed
             row = await self.fetchone(self._select_one, (key,), job=key)
             assert row is not None
-        return _record(row, self.where)
+        return record_of_row(row, self.where)
 
     async def save(self, record: JobRecord) -> None:
         """Write ``record`` if its ``runs`` is still the row's and its stage is not
@@ -519,7 +525,7 @@ class PostgresJournal:
 
     async def records(self) -> list[JobRecord]:
         """Every job, oldest update first."""
-        return [_record(row, self.where) for row in await self.fetchall(self._select_all)]
+        return [record_of_row(row, self.where) for row in await self.fetchall(self._select_all)]
 
     async def close(self) -> None:
         """Release the connection (idempotent)."""

@@ -42,20 +42,34 @@ from ._postgres import Outage
 __all__ = [
     "MAX_ATTEMPTS",
     "RETRY_WAIT",
+    "App",
+    "DeferRefused",
     "GivenBack",
     "PatientConnector",
     "Retry",
     "Transient",
     "apply_schema",
+    "close_app",
+    "connector_of",
+    "defer_jobs",
     "key_of",
     "key_states",
     "legacy_waiting",
+    "lock_held_by",
+    "new_app",
     "new_job",
     "queue_counts",
     "queue_tables_exist",
+    "refused_by_server",
     "registration_lost",
+    "running_keys",
+    "start_worker",
     "take_over",
+    "waiting_keys",
 ]
+
+App = procrastinate.App
+"""A procrastinate app: what the shared batch holds, used only through this module."""
 
 log = logging.getLogger("vidapi_async.worker")
 
@@ -128,6 +142,135 @@ async def apply_schema(app: procrastinate.App) -> None:
     reference: its ``schema_manager``, which its ``procrastinate schema --apply`` runs."""
     if not await app.job_manager.check_connection_async():
         await app.schema_manager.apply_schema_async()
+
+
+def new_app(
+    dsn: str,
+    outage: Outage,
+    *,
+    task: Any,
+    task_name: str,
+    queue: str,
+    never: tuple[type[BaseException], ...],
+) -> procrastinate.App:
+    """The app of a shared batch: its connector patient through outages (its pool
+    checks a connection before handing it out: one lost to a restart is replaced), and
+    its one task ``task_name`` on ``queue`` (``task(context, key)``), retried by
+    ``Retry`` except for the exceptions of ``never``."""
+    connector = PatientConnector(
+        outage=outage, conninfo=dsn, timeout=5.0, kwargs={"connect_timeout": 5}
+    )
+    app = procrastinate.App(connector=connector)
+    app.task(name=task_name, queue=queue, pass_context=True, retry=Retry(never=never))(task)
+    return app
+
+
+async def open_app(app: procrastinate.App) -> None:
+    """Open ``app``'s connections."""
+    await app.open_async()
+
+
+async def close_app(app: procrastinate.App) -> None:
+    """Close ``app``'s connections."""
+    await app.close_async()
+
+
+def connector_of(app: procrastinate.App) -> PatientConnector:
+    """The patient connector of an app made by ``new_app``."""
+    connector = app.connector
+    assert isinstance(connector, PatientConnector)
+    return connector
+
+
+def start_worker(
+    app: procrastinate.App,
+    queue: str,
+    *,
+    concurrency: int,
+    context: dict[str, Any],
+    stalled_after: float,
+    poll: float,
+) -> asyncio.Task[None]:
+    """A procrastinate worker on ``queue``, as a task: ``concurrency`` jobs at once, a
+    heartbeat every sixth of ``stalled_after`` (at least 0.5 s), polling every ``poll``
+    seconds (no LISTEN: one lost to a restart ends a worker), its jobs handed
+    ``context``; it leaves signals to the caller."""
+    return asyncio.create_task(
+        app.run_worker_async(
+            queues=[queue],
+            concurrency=concurrency,
+            wait=True,
+            additional_context=context,
+            install_signal_handlers=False,
+            update_heartbeat_interval=max(0.5, stalled_after / 6),
+            stalled_worker_timeout=stalled_after,
+            fetch_job_polling_interval=poll,
+            shutdown_graceful_timeout=30,
+            listen_notify=False,
+        ),
+        name="vidapi-worker",
+    )
+
+
+def refused_by_server(exc: BaseException) -> bool:
+    """Whether ``exc`` is procrastinate's wrapping of a statement the server refused
+    (``ConnectorException``)."""
+    return isinstance(exc, queue_errors.ConnectorException)
+
+
+class DeferRefused(Exception):
+    """procrastinate's insert of the job ``key`` refused by the server (a check an
+    administrator added...): the enqueue's transaction is undone, and it raises
+    ``JournalError`` naming the key and the SQLSTATE."""
+
+    def __init__(self, key: str, error: BaseException) -> None:
+        super().__init__(key)
+        self.key = key
+        self.error = error
+
+
+async def defer_jobs(
+    app: procrastinate.App,
+    conn: Any,
+    keys: list[str],
+    jobs: dict[str, Job],
+    *,
+    halves: bool = True,
+) -> set[str]:
+    """Defer the jobs of ``keys`` in one statement on ``conn``, in a savepoint; refused
+    by a queueing lock (a job of the key waits), halves deferred apart (``halves``, else
+    each key alone: keys likely waiting), down to the keys refused alone: those keys. A
+    job the server refuses otherwise is named (``DeferRefused``)."""
+    from ._postgres import db_away
+
+    if not keys:
+        return set()
+    try:
+        async with conn.transaction():
+            await app.job_manager.batch_defer_jobs_async(
+                [jobs[key] for key in keys], connection=conn
+            )
+        return set()
+    except queue_errors.AlreadyEnqueued:
+        if len(keys) == 1:
+            return set(keys)
+    except queue_errors.ConnectorException as exc:
+        if db_away(exc):
+            raise
+        if len(keys) == 1:
+            raise DeferRefused(keys[0], exc) from exc
+    parts = [keys[: len(keys) // 2], keys[len(keys) // 2 :]] if halves else [[k] for k in keys]
+    refused: set[str] = set()
+    for part in parts:
+        refused |= await defer_jobs(app, conn, part, jobs)
+    return refused
+
+
+async def lock_held_by(app: procrastinate.App, queue: str, lock: str, key: str) -> bool:
+    """Whether the waiting job holding the queueing lock ``lock`` is ``queue``'s job
+    for ``key`` (else another queue's)."""
+    holders = await app.job_manager.list_jobs_async(queueing_lock=lock, status="todo")
+    return any(j.queue == queue and j.task_kwargs.get("key") == key for j in holders)
 
 
 def new_job(task: str, queue: str, lock: str, key: str) -> Job:
@@ -205,6 +348,16 @@ async def key_states(
             if isinstance(key, str) and (wanted is None or key in wanted):
                 states[key] = status.value
     return states
+
+
+async def running_keys(app: procrastinate.App, queue: str, keys: Iterable[str]) -> set[str]:
+    """The keys among ``keys`` a worker holds a job of (``key_states``, ``doing``)."""
+    return set(await key_states(app, queue, keys, only=Status.DOING))
+
+
+async def waiting_keys(app: procrastinate.App, queue: str, keys: Iterable[str]) -> set[str]:
+    """The keys among ``keys`` a job of waits for a worker (``key_states``, ``todo``)."""
+    return set(await key_states(app, queue, keys, only=Status.TODO))
 
 
 async def legacy_waiting(app: procrastinate.App) -> dict[str, str]:

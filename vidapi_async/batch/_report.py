@@ -17,13 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING
 
 from .._errors import InvalidArgumentError, VidapiError
+from ._jobs import JobResult, JobStatus
 
 if TYPE_CHECKING:
     from .._client import Client
 
 log = logging.getLogger("vidapi_async.batch")
 
-__all__ = ["REPORT_COLUMNS", "Links", "ReportWriter"]
+__all__ = ["REPORT_COLUMNS", "JobReport", "Links", "ReportWriter"]
 
 REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
 """A report's columns (CSV) or keys (JSON Lines), in order."""
@@ -62,13 +63,15 @@ class ReportWriter:
         if os.path.islink(self.path):  # where the system has no O_NOFOLLOW
             raise link
         try:
-            fd = os.open(self.path, flags, 0o666)
+            fd = os.open(self.path, flags, 0o600)  # the owner's only, as the journal
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise link from None
             raise self._refuse(f"cannot write it ({exc.strerror})") from None
         try:
             self._claim(fd)
+            if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:  # a report of an earlier run
+                os.fchmod(fd, 0o600)
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
         except BaseException:
@@ -201,3 +204,42 @@ def _around(link: str, video_id: str) -> tuple[str, str] | None:
     if not found or (after and after[0] not in "/?#"):
         return None
     return before, after
+
+
+class JobReport:
+    """A batch's report (``BatchUploader(report=...)``): one row per job as it ends,
+    with its page and embed addresses."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        client: Client,
+        journal: str | os.PathLike[str] | object = None,
+    ) -> None:
+        journal_file = (
+            os.fspath(journal)
+            if isinstance(journal, str | os.PathLike)
+            and not os.fspath(journal).startswith(("postgresql://", "postgres://"))
+            else None
+        )
+        self.writer = ReportWriter(
+            path, not_over={} if journal_file is None else {journal_file: "journal"}
+        )
+        """The file written (never the batch's journal file)."""
+        self._links = Links(client)
+
+    async def row(self, result: JobResult) -> None:
+        """The row of a job that ended, written and flushed."""
+        video_id = None if result.status is JobStatus.LOST else result.video_id
+        page, embed = await self._links.of(video_id, result.key, private=bool(result.job.private))
+        await self.writer.write(
+            {
+                "key": result.key,
+                "source": result.job.where,
+                "status": result.status.value,
+                "video_id": result.video_id,
+                "url": page,
+                "embed_url": embed,
+                "error": None if result.error is None else str(result.error),
+            }
+        )

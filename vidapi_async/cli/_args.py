@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import math
 import os
 import re
@@ -12,6 +13,8 @@ from .._protocol import Proxy
 
 __all__ = [
     "add_metrics_port",
+    "add_source_policy",
+    "cidr",
     "existing_file",
     "host_name",
     "non_negative_number",
@@ -41,6 +44,40 @@ def add_metrics_port(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="serve metrics in the Prometheus text format at http://127.0.0.1:N/metrics "
         "while it runs (0: a free port, named on stderr) (default: none)",
+    )
+
+
+def cidr(text: str) -> str:
+    """A network, ``10.0.0.0/8`` or one address (``169.254.169.254``)."""
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a network: {text!r} (a CIDR such as 10.0.0.0/8, or one address)"
+        ) from None
+
+
+def add_source_policy(parser: argparse.ArgumentParser) -> None:
+    """``--deny CIDR`` and ``--allow CIDR`` (repeatable): the client's ``SourcePolicy``
+    for every url the command fetches (a feed, its videos, thumbnails, subtitles)."""
+    parser.add_argument(
+        "--deny",
+        type=cidr,
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="never fetch a url (a feed, a video, a thumbnail, a subtitle) from an address "
+        "in this network; repeat for more (default: none)",
+    )
+    parser.add_argument(
+        "--allow",
+        type=cidr,
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="fetch urls only from addresses in this network (--deny wins); repeat for "
+        "more (default: any address, but a redirect, or a feed fetched from a public "
+        "address, may not lead to a loopback, private or link-local one)",
     )
 
 

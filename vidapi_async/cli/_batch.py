@@ -11,8 +11,10 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import TYPE_CHECKING
+
+import attrs
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
@@ -21,7 +23,7 @@ from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJo
 from ..batch._bucket import write_bucket_manifest
 from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
-from ._args import add_metrics_port
+from ._args import add_metrics_port, add_source_policy
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
@@ -143,6 +145,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read the source and the journal and print how many jobs would be created, "
         "updated and skipped, and which; send nothing",
     )
+    add_source_policy(p)
     add_metrics_port(p)
 
 
@@ -170,8 +173,10 @@ async def run_batch(args: argparse.Namespace, client: Client, console: Console) 
 @contextlib.asynccontextmanager
 async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator[None]:
     """A Media RSS feed given by its http(s) address: fetched once (through the
-    client's source policy, as a url source), read from a temporary folder. A bucket's
-    prefix (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
+    client's source policy, as a url source), read from a temporary folder. While the
+    block runs, the policy's ``origin`` is the feed's address: a feed fetched from a
+    public address cannot name an internal one. A bucket's prefix
+    (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
     (``args.bucket_skipped``: the objects left out, and why)."""
     if is_s3_url(args.source):
         args.bucket_skipped = skipped = []
@@ -191,15 +196,18 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         yield
         return
     folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
+    kept = client.source_policy
     try:
-        args.source = await download_feed(client, args.source, folder)
+        args.source, origin = await download_feed(client, args.source, folder)
+        if origin is not None:
+            client.source_policy = attrs.evolve(kept, origin=origin)
         yield
     finally:
+        client.source_policy = kept
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
 async def _run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -207,7 +215,6 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         TaskID,
         TextColumn,
     )
-    from rich.table import Table
 
     if args.report is not None and _same_file(args.report, args.source):
         raise InvalidArgumentError(
@@ -227,6 +234,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         return await run_plan(args, client)
     await report_skipped(args.source, console)
     for name, why in getattr(args, "bucket_skipped", ()):
+        from rich.markup import escape
+
         console.print(f"[yellow]skipped[/yellow] {escape(name)}: {why}", highlight=False)
     files_bar = Progress(
         TextColumn("{task.description}"),
@@ -251,8 +260,28 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         for key in [k for k in per_file if k not in p.files]:
             bytes_bar.remove_task(per_file.pop(key))
 
+    results: list[JobResult] = []
+    # its metrics endpoint, if asked, before the bars
+    async with _uploader(args, client, on_progress) as batch:
+        if batch.metrics_port is not None:
+            console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
+        with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
+            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
+            async for result in batch.run(jobs):
+                results.append(result)
+                files_bar.update(overall, completed=len(results))
+    if not console.is_terminal:  # the bars' last line ends with no newline
+        console.line()
+    return _summary(args, results, console)
+
+
+def _uploader(
+    args: argparse.Namespace, client: Client, on_progress: Callable[[BatchProgress], None]
+) -> BatchUploader:
+    """The command's ``BatchUploader``; a concurrency the command's connections cannot
+    hold is said in the command's own options."""
     try:
-        uploader = BatchUploader(
+        return BatchUploader(
             client,
             concurrency=args.concurrency,
             journal=args.journal.where,
@@ -273,17 +302,12 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             f"vidapi command opens ({client.connection_limit}): give a lower --concurrency"
             + (" or --workers" if args.chunked else ""),
         ) from None
-    results: list[JobResult] = []
-    async with uploader as batch:  # its metrics endpoint, if asked, before the bars
-        if batch.metrics_port is not None:
-            console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
-        with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
-            jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
-            async for result in batch.run(jobs):
-                results.append(result)
-                files_bar.update(overall, completed=len(results))
-    if not console.is_terminal:  # the bars' last line ends with no newline
-        console.line()
+
+
+def _summary(args: argparse.Namespace, results: list[JobResult], console: Console) -> int:
+    """The batch's results (JSON, or a table and each failure), and the exit code."""
+    from rich.markup import escape
+    from rich.table import Table
 
     counts = {s: sum(r.status is s for r in results) for s in JobStatus}
     if args.json:

@@ -15,12 +15,12 @@ import webbrowser
 from typing import TYPE_CHECKING
 
 from .. import _errors as e
-from .._auth import OAuth, authorize_url, pkce_pair
-from .._auth_v2 import ApiKey
+from .._auth.api_key import ApiKey
+from .._auth.kept_login import StoredLogin, TokenStore
+from .._auth.providers import OAuth, authorize_url, pkce_pair
 from .._client import DEFAULT_BASE_URL, Client
 from .._models import AccessToken
 from .._protocol import _v2 as v2
-from .._tokens import StoredLogin, TokenStore
 from ._args import port, positive_number
 from ._exit import EXIT_OK
 

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from .. import _errors as e
 from .. import _validate as check
 from .._client import DEFAULT_BASE_URL, Client
-from .._dialect import DIALECTS
-from .._files import check_srt_file, inspect_file
+from .._dialects.dialect import DIALECTS
 from .._internals import internals
 from .._observe import configure_logging
 from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
 from .._retry import RetryPolicy
+from .._transfer.files import check_srt_file, inspect_file
+from .._transfer.sources import SourcePolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url
 from ._batch import add_parser as add_batch_parser
@@ -140,7 +141,19 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
     add_shared_parsers(sub)
+    _add_upload_parser(sub)
+    _add_video_parsers(sub)
+    _add_embed_parser(sub)
+    add_batch_parser(sub)
+    add_api_parser(sub)
+    _emulator_flags(sub.add_parser("serve", help="run the local emulator"))
+    _add_demo_parser(sub)
+    for name, command in sub.choices.items():
+        _shared_options(command, USES.get(name, ()), defaults=False)
+    return p
 
+
+def _add_upload_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up = sub.add_parser("upload", help="upload a file and create the video")
     up.add_argument("file", help="the video file to upload")
     up.add_argument("--title", required=True, help="the video's title")
@@ -177,6 +190,8 @@ def _parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=4, help="ranges in flight with --chunked (default 4)"
     )
 
+
+def _add_video_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     vid = sub.add_parser("video", help="read a video's fields")
     vid.add_argument("id", help="the video's id, e.g. x7tgad0")
     vid.add_argument(
@@ -190,6 +205,8 @@ def _parser() -> argparse.ArgumentParser:
     pw.add_argument("id", help="the video's id")
     pw.add_argument("--remove", action="store_true", help="remove the password (default: set one)")
 
+
+def _add_embed_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     em = sub.add_parser("embed", help="print embed code")
     em.add_argument("id", help="the video's id")
     em.add_argument("--autoplay", action="store_true", help="start playing on load")
@@ -208,12 +225,8 @@ def _parser() -> argparse.ArgumentParser:
         "the platform's)",
     )
 
-    add_batch_parser(sub)
-    add_api_parser(sub)
 
-    sv = sub.add_parser("serve", help="run the local emulator")
-    _emulator_flags(sv)
-
+def _add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = sub.add_parser("demo", help="run the whole mission against the bundled emulator")
     demo.add_argument(
         "--no-serve",
@@ -229,9 +242,6 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="the emulator's upload port (default 0: a free one)",
     )
-    for name, command in sub.choices.items():
-        _shared_options(command, USES.get(name, ()), defaults=False)
-    return p
 
 
 def _version() -> str:
@@ -244,6 +254,13 @@ def _version() -> str:
 
 
 def _emulator_flags(p: argparse.ArgumentParser) -> None:
+    """``vidapi serve``'s options: where it listens, the faults it makes, its TLS."""
+    _listen_flags(p)
+    _fault_flags(p)
+    _tls_flags(p)
+
+
+def _listen_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host",
         default="127.0.0.1",
@@ -277,6 +294,9 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
         help="keep state and files here across restarts (default: a temporary folder, "
         "removed on exit)",
     )
+
+
+def _fault_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--error-rate",
         type=non_negative_number,
@@ -326,6 +346,9 @@ def _emulator_flags(p: argparse.ArgumentParser) -> None:
         default=0.2,
         help="seconds a new video is processing (default %(default)s)",
     )
+
+
+def _tls_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls", action="store_true", help="https with a self-signed certificate")
     p.add_argument(
         "--tls-cert",
@@ -479,6 +502,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         await note_token_over_kept_login(args)
     client = None if args.token else await stored_client(args)
     async with client or _client(args) as client:
+        if hasattr(args, "deny"):  # a command that fetches urls: --deny and --allow
+            client.source_policy = SourcePolicy(deny=args.deny, allow=args.allow)
         if cmd == "api":
             return await run_api(args, client)
         if cmd == "upload":

@@ -1,0 +1,441 @@
+"""A job's pipeline as a table of stages: each ``Step`` names the stage it brings a job
+to, the step that does it, and what it records; ``run_steps`` runs, in order, every step
+whose stage the job's record has not reached. A re-run resumes where its record stands.
+
+A new step goes into ``STEPS`` where it belongs (an "adopt" step before the upload, a
+"wait for the quota" step before the create): a step that records nothing is a check,
+run again on every resume until the job passes its stage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .. import _validate as check
+from .._client import Client
+from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
+from .._internals import internals
+from .._models import Subtitle, UploadSession, Video
+from .._s3 import is_s3_url
+from .._transfer.files import LocalFile, inspect_file
+from ._bucket import object_send, object_size
+from ._duplicates import Duplicates
+from ._jobs import UploadJob
+from ._journal import JobLost, JobRecord, Journal, Stage
+from ._playlists import Playlists
+from ._progress import Tally
+from ._quota import QuotaStop
+from ._spares import Spares
+from ._updates import with_added
+
+__all__ = ["STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
+
+log = logging.getLogger("vidapi_async.batch")
+
+
+@attrs.define
+class JobRun:
+    """One job on its way through the steps: the job, its record (written as it goes)
+    and what its disk checks found."""
+
+    job: UploadJob
+    record: JobRecord
+    local: LocalFile | FileError | None = None
+    """Its file checked (``None``: a url job), or why it cannot be sent."""
+    subtitles: dict[str, LocalFile] | UsageError = attrs.Factory(dict)
+    """Its subtitle files checked, by language, or the first broken one."""
+    seq: int | None = None
+    """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
+
+    @property
+    def video_id(self) -> str:
+        """The job's video (a step after the create)."""
+        assert self.record.video_id is not None
+        return self.record.video_id
+
+
+@attrs.frozen
+class Step:
+    """One row of the table: while a job's record is before ``stage``, ``run`` runs."""
+
+    stage: Stage
+    """The stage the step brings the job to."""
+    run: Callable[[Pipeline, JobRun], Awaitable[None]]
+    """The step (a ``Pipeline`` method)."""
+    records: str
+    """What it records in the journal."""
+
+
+async def run_steps(pipeline: Pipeline, run: JobRun, steps: Sequence[Step] | None = None) -> None:
+    """Each step of ``steps`` (``STEPS``), in order, whose stage ``run``'s record has
+    not reached (a step may move it further: to ``done`` at once, skipping the rest)."""
+    for step in STEPS if steps is None else steps:
+        if run.record.stage.rank < step.stage.rank:
+            await step.run(pipeline, run)
+
+
+class Pipeline:
+    """The steps of one batch's jobs, and what they share: the client, the journal,
+    the upload settings, the addresses fetched ahead, the playlists, the quota."""
+
+    def __init__(
+        self,
+        client: Client,
+        journal: Journal,
+        *,
+        uploads: Mapping[str, Any],
+        spares: Spares,
+        playlists: Playlists,
+        tally: Tally,
+        quota: QuotaStop,
+        duplicates: Duplicates,
+        waiting: Callable[[], int],
+        ready_timeout: float | None,
+    ) -> None:
+        self.client = client
+        self.journal = journal
+        self.uploads = dict(uploads)
+        """``chunked``, ``workers``, ``read_size`` and ``range_size``, as the batch says."""
+        self.spares = spares
+        self.playlists = playlists
+        self.tally = tally
+        self.quota = quota
+        self.duplicates = duplicates
+        self.waiting = waiting
+        """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
+        self.ready_timeout = ready_timeout
+        """``None``: jobs do not wait for their video's encoding; else how long."""
+        self.fenced = hasattr(journal, "claim")
+        """A fenced journal (PostgreSQL): a write just before each create and send."""
+        self._channels: dict[str, InvalidArgumentError | None] = {}
+
+    async def advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
+        """Record ``stage`` (and ``changes``) for the job, its last error cleared."""
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.stage = stage
+        record.error = None
+        await self.journal.save(record)
+
+    # --- checks: every input before the first byte is sent ------------------------------
+
+    async def check_subtitle_files(self, run: JobRun) -> None:
+        """A broken or missing subtitle file fails the job here, not after its video
+        exists."""
+        if isinstance(run.subtitles, UsageError):
+            raise run.subtitles
+
+    async def check_file(self, run: JobRun) -> None:
+        """A file that cannot be sent fails the job before anything is asked for."""
+        if isinstance(run.local, FileError):
+            raise run.local
+
+    async def check_offered(self, run: JobRun) -> None:
+        """Before any address is asked for: an unknown channel, or what the client's API
+        dialect does not offer (v2: subtitle files, live, thumbnails), is refused with no
+        side effect on the platform."""
+        job = run.job
+        offered = internals(self.client).check_offered
+        if job.subtitles:
+            offered("upload_subtitle")
+        if job.live:
+            offered("make_live")
+        if job.thumbnail is not None:
+            offered("set_thumbnail")
+        await self._check_channel(job.channel)
+
+    async def _check_channel(self, channel: str) -> None:
+        """``upload_video``'s check of a channel against the platform's categories,
+        once per distinct channel in a batch (its verdict kept)."""
+        if channel not in self._channels:
+            try:
+                await internals(self.client).check_category(channel)
+                self._channels[channel] = None
+            except InvalidArgumentError as exc:
+                self._channels[channel] = exc
+        refused = self._channels[channel]
+        if refused is not None:
+            raise InvalidArgumentError("channel", refused.message)
+
+    # --- upload ------------------------------------------------------------------------
+
+    async def upload(self, run: JobRun, *, again: bool = False) -> None:
+        """Send the job's file (or have the platform fetch its url); ``again``: after
+        the platform lost it, from ``creating`` (a record never moves back)."""
+        if not again:
+            self.quota.check()
+        job, record, local = run.job, run.record, run.local
+        assert not isinstance(local, FileError)
+        if local is None and job.url is not None and is_s3_url(job.url):
+            local = await object_size(job.url)  # then sent as a file is, by object_send
+        watch = self.tally.watch(record.key, job.where, None if local is None else local.size)
+        if local is None:
+            assert job.url is not None
+            uploaded = await self.client.uploads.from_url(
+                job.url,
+                headers=job.headers,
+                upload_session=await self.spares.take(),
+                progress=watch,
+                read_size=self.uploads["read_size"],
+            )
+        else:
+            uploaded = await self._send(run, local, watch, again=again)
+            if uploaded is None:
+                return  # resumed, and recorded
+        self.tally.files.pop(record.key, None)  # off the list of uploads in flight
+        self.spares.ahead(self.waiting())  # the next job's address, during this create
+        await self.advance(
+            record,
+            record.stage if again else Stage.UPLOADED,
+            file_url=uploaded.url,
+            upload_url=None,
+        )
+
+    async def _send(
+        self,
+        run: JobRun,
+        local: LocalFile,
+        watch: Callable[[int, int], None] | None,
+        *,
+        again: bool,
+    ) -> Any:
+        """Send a file (checked already: the client does not check it again), chunked
+        as the batch says; a chunked upload's address is recorded first, and one
+        recorded by an earlier run is resumed (``None``: resumed and recorded)."""
+        record = run.record
+        kwargs: dict[str, Any] = {
+            "progress": watch,
+            "read_size": self.uploads["read_size"],
+            "range_size": self.uploads["range_size"],
+            "filename": None,
+            "upload_session": None,
+            "resume": False,
+            "chunked": False,
+            "workers": self.uploads["workers"],
+        }
+        chunked = self.uploads["chunked"]
+        if chunked if chunked is not None else self.client.uploads.chunks(local.size):
+            kwargs["chunked"] = True
+            if not again and await self._resumed(record, local, kwargs, run.job):
+                return None
+            session = await self.spares.take()
+            await self.advance(
+                record,
+                record.stage if again else Stage.UPLOADING,
+                upload_url=session.upload_url,
+                progress_url=session.progress_url,
+            )
+            kwargs["upload_session"] = session
+        else:
+            kwargs["upload_session"] = await self.spares.take()
+        return await object_send(self.client, run.job, local, kwargs)
+
+    async def _resumed(
+        self, record: JobRecord, local: LocalFile, kwargs: dict[str, Any], job: UploadJob
+    ) -> bool:
+        """Resume the chunked upload an earlier run recorded, if any and if its address
+        still takes it: recorded ``uploaded`` then."""
+        if not (record.stage is Stage.UPLOADING and record.upload_url and record.progress_url):
+            return False
+        session = UploadSession(record.upload_url, record.progress_url)
+        try:
+            uploaded = await object_send(
+                self.client, job, local, {**kwargs, "upload_session": session, "resume": True}
+            )
+        except VidapiError as exc:  # the old address is gone or refused
+            log.info(
+                "job %s: cannot resume its upload (%s); starting over",
+                record.key,
+                type(exc).__name__,
+            )
+            return False
+        await self.advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+        return True
+
+    # --- create ------------------------------------------------------------------------
+
+    async def create(self, run: JobRun) -> None:
+        """The job's one video: found by its tag if a create may have been sent before
+        (a crash at ``creating``, or a job taken over), else created. With nothing to do
+        after it (no subtitles, not live, no thumbnail, no playlist, no wait for the
+        encoding), the job is done once its video is recorded: one record, not one per
+        empty stage."""
+        job, record = run.job, run.record
+        nothing_after = (
+            not job.subtitles
+            and not job.live
+            and self.ready_timeout is None
+            and job.thumbnail is None
+            and not job.playlists
+        )
+        created = Stage.DONE if nothing_after else Stage.CREATED
+        done_now = {"metadata": with_added(job)} if nothing_after else {}
+        video = await self._made_before(record)
+        if video is not None:
+            await self.advance(record, created, video_id=video.id, **done_now)
+            return
+        self.quota.check()
+        video = await self._create(run)
+        try:
+            await self.advance(record, created, video_id=video.id, **done_now)
+        except JobLost:  # made while another worker held the job
+            await self.duplicates.drop_video(record.key, video.id)
+            raise
+
+    async def _made_before(self, record: JobRecord) -> Video | None:
+        """The video a create sent before the last run stopped (or by a worker that
+        held the job before) made, found by the job's tag."""
+        if not (record.stage is Stage.CREATING or (record.runs > 1 and self.fenced)):
+            return None
+        await self.advance(record, Stage.CREATING)  # fenced: still ours?
+        found = await self.client.videos.find_by_tag(tag(record.key))
+        earlier = earlier_tag(record.key)
+        if not found and earlier is not None:
+            found = await self.client.videos.find_by_tag(earlier)
+        return found[0] if found else None
+
+    async def _create(self, run: JobRun) -> Video:
+        """Create the video from the uploaded file; if the platform no longer knows the
+        file (an upload from an earlier run that has expired), upload it again, once."""
+        job, record = run.job, run.record
+        for again in (False, True):
+            await self.advance(record, Stage.CREATING)
+            assert record.file_url is not None
+            try:
+                return await self.client.create_video(
+                    url=record.file_url,
+                    **job.metadata_arguments(),
+                    dedupe_tag=tag(record.key),
+                    password=job.password,
+                )
+            except BadRequestError as exc:
+                if again or _bad_param(exc) != "url":
+                    raise
+                log.info("job %s: the uploaded file is gone; uploading it again", record.key)
+                local = None
+                if job.path is not None:
+                    local = await asyncio.to_thread(inspect_file, job.path)
+                # recorded at 'creating' still: a record never moves to an earlier stage
+                await self.upload(attrs.evolve(run, local=local), again=True)
+        raise AssertionError("unreachable")
+
+    # --- after the create --------------------------------------------------------------
+
+    async def subtitles(self, run: JobRun) -> None:
+        """Each subtitle not recorded yet, sent then recorded (by language); on a
+        re-run, those an earlier run sent and died before recording are listed first."""
+        job, record = run.job, run.record
+        if job.subtitles and record.runs > 1:
+            present = {
+                sub.language
+                for sub in await self.client.subtitles.list(run.video_id)
+                if sub.language is not None
+            }
+            record.subtitles_done = sorted(set(record.subtitles_done) | present)
+        for spec in job.subtitles:
+            if spec.language in record.subtitles_done:
+                continue
+            if self.fenced:
+                await self.advance(record, Stage.CREATED)  # still ours, just before
+            track = await self._send_subtitle(run, spec.language, spec.path, spec.url)
+            record.subtitles_done.append(check.language(spec.language))
+            try:
+                await self.advance(record, Stage.CREATED)
+            except JobLost:  # sent while another worker held the job
+                await self.duplicates.drop_subtitle(record, track)
+                raise
+        await self.advance(record, Stage.SUBTITLES)
+
+    async def _send_subtitle(
+        self, run: JobRun, language: str, path: object, url: str | None
+    ) -> Subtitle:
+        if path is not None:
+            assert isinstance(run.subtitles, dict)
+            return await internals(self.client).attach_subtitle(
+                run.video_id,
+                run.subtitles[language],
+                language=check.language(language),
+                dedupe=True,
+            )
+        assert url is not None
+        carried = await internals(self.client).carry(url, run.job.headers)
+        return await self.client.create_subtitle(
+            run.video_id, language=language, url=carried, dedupe=True
+        )
+
+    async def password(self, run: JobRun) -> None:
+        """The password travelled with the create: the video was never public."""
+        await self.advance(run.record, Stage.PASSWORD)
+
+    async def live(self, run: JobRun) -> None:
+        """A live job's video made a live stream."""
+        if run.job.live:
+            await self.client.live.convert(run.video_id)
+        await self.advance(run.record, Stage.LIVE)
+
+    async def finish(self, run: JobRun) -> None:
+        """The thumbnail and the playlists (both idempotent: set again, added again
+        after a crash changes nothing, so no stage of their own), then the wait for the
+        encoding (``wait_ready``)."""
+        job = run.job
+        if job.thumbnail is not None:
+            thumbnail = await internals(self.client).carry(job.thumbnail, job.headers)
+            await self.client.set_thumbnail(run.video_id, thumbnail)
+        await self.playlists.add(run.video_id, job.playlists, run.seq)
+        if self.ready_timeout is not None and not job.live:
+            await self.client.videos.wait_until_ready(run.video_id, timeout=self.ready_timeout)
+        await self.advance(run.record, Stage.READY)
+
+    async def done(self, run: JobRun) -> None:
+        """The job done, with the metadata it was made with (a re-run compares)."""
+        await self.advance(run.record, Stage.DONE, metadata=with_added(run.job))
+
+
+STEPS: tuple[Step, ...] = (
+    Step(Stage.SUBTITLES, Pipeline.check_subtitle_files, "nothing (a check)"),
+    Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
+    Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
+    Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),
+    Step(Stage.CREATED, Pipeline.create, "creating, then created (or done) with the video id"),
+    Step(Stage.SUBTITLES, Pipeline.subtitles, "each language sent, then subtitles"),
+    Step(Stage.PASSWORD, Pipeline.password, "password"),
+    Step(Stage.LIVE, Pipeline.live, "live"),
+    Step(Stage.READY, Pipeline.finish, "ready"),
+    Step(Stage.DONE, Pipeline.done, "done, with the job's metadata"),
+)
+"""A job's pipeline, in order."""
+
+
+def _bad_param(exc: BadRequestError) -> str | None:
+    """The parameter a 400 names (``error.error_data.param``), if any."""
+    error = exc.body.get("error")
+    data = error.get("error_data") if isinstance(error, Mapping) else None
+    param = data.get("param") if isinstance(data, Mapping) else None
+    return param if isinstance(param, str) else None
+
+
+_TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def tag(key: str) -> str:
+    """The tag that marks the video a job created: ``vidapi-`` and the key itself when
+    it is ASCII letters, digits, '-' and '_' (80 at most), else ``vidapih-`` and a hash
+    of the key (a prefix no key's own tag has)."""
+    if _TAG_SAFE.fullmatch(key):
+        return f"vidapi-{key}"
+    return f"vidapih-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+
+
+def earlier_tag(key: str) -> str | None:
+    """The tag earlier releases gave a key that is hashed (``vidapi-`` and the hash):
+    a job they left at ``creating`` looks its video up by it too."""
+    if _TAG_SAFE.fullmatch(key):
+        return None
+    return f"vidapi-{hashlib.sha256(key.encode()).hexdigest()[:32]}"

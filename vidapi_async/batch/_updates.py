@@ -1,0 +1,140 @@
+"""A done job run again: its metadata compared with the one recorded, and what changed
+sent as one update (the file is never sent again)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from .._client import Client
+from .._errors import VidapiError
+from .._internals import internals
+from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
+from ._journal import JobLost, JobRecord, Journal
+from ._playlists import Playlists
+from ._progress import Tally
+
+__all__ = ["changed", "done_before", "metadata_now", "update_video", "with_added"]
+
+log = logging.getLogger("vidapi_async.batch")
+
+
+def metadata_now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> dict[str, Any]:
+    """The metadata of a done job now, to compare with its record: what a re-run does
+    not change (a password given, live, the subtitles) is kept as recorded, and a
+    change there is said at WARNING (not applied, never silently)."""
+    new = job.metadata()
+    old = record.metadata
+    if old is not None and isinstance(old.get("kept"), Mapping) and old["kept"] != new["kept"]:
+        if not quiet:
+            names = sorted(n for n in new["kept"] if old["kept"].get(n) != new["kept"][n])
+            log.warning(
+                "job %s is done: a re-run does not change its %s (not applied; change the "
+                "video with the client, or give the job a new key for a new video)",
+                record.key,
+                ", ".join("password" if n == "protected" else n for n in names),
+            )
+        new["kept"] = old["kept"]
+    return new
+
+
+def with_added(job: UploadJob) -> dict[str, Any]:
+    """The metadata a job's first run records: the video is new, so every playlist it
+    is in, the batch put it in (``added``: the ones a re-run may take it out of)."""
+    metadata = job.metadata()
+    if job.playlists:
+        metadata["added"] = list(job.playlists)
+    return metadata
+
+
+def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether a done job's recorded metadata (``None``: recorded before journals kept
+    it, so unknown) differs from its metadata now (``added`` is the batch's own)."""
+    if old is None:
+        return True
+    return {k: v for k, v in old.items() if k != "added"} != {
+        k: v for k, v in new.items() if k != "added"
+    }
+
+
+async def update_video(
+    client: Client,
+    playlists: Playlists,
+    job: UploadJob,
+    video_id: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    seq: int | None,
+) -> dict[str, Any]:
+    """Send what differs between ``old`` and ``new`` (``UploadJob.metadata()``): one
+    ``update_video`` with the changed fields only, the thumbnail if it changed, the
+    video added to the playlists new to it and taken out of those the batch put it in
+    that the job no longer names. The metadata to record."""
+    given = job.metadata_arguments()
+    fields: dict[str, Any] = {}
+    for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
+        if old.get(name) == new.get(name):
+            continue
+        if name in given:
+            fields[name] = given[name]
+        elif name in CLEARED:
+            fields[name] = CLEARED[name]
+    if fields:
+        await client.update_video(video_id, **fields)
+    if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
+        thumbnail = await internals(client).carry(job.thumbnail, job.headers)
+        await client.set_thumbnail(video_id, thumbnail)
+    named = list(old.get("playlists") or ())
+    # The playlists the batch put the video in (a journal written before it kept
+    # them: all it named); one the video was in already is the user's, left alone.
+    ours = list(old["added"]) if isinstance(old.get("added"), list) else named
+    joined = [
+        name
+        for name in job.playlists
+        if name not in named and not await playlists.holds(name, video_id)
+    ]
+    await playlists.add(video_id, joined, seq)
+    for name in ours:
+        if name not in job.playlists:
+            await playlists.remove(video_id, name)
+    added = [name for name in job.playlists if name in ours or name in joined]
+    return {**new, "added": added} if added or new["playlists"] else dict(new)
+
+
+async def done_before(
+    client: Client,
+    journal: Journal,
+    playlists: Playlists,
+    tally: Tally,
+    job: UploadJob,
+    record: JobRecord,
+    seq: int | None,
+) -> JobResult:
+    """A job the journal says is done: skipped if its metadata is as recorded, else
+    one update of what changed (the file is never sent again); counted in ``tally``."""
+    new = metadata_now(job, record)
+    if not changed(record.metadata, new):
+        tally.count("skipped")
+        return JobResult(
+            job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+        )
+    assert record.video_id is not None
+    old = record.metadata or {}
+    try:
+        record.metadata = await update_video(client, playlists, job, record.video_id, old, new, seq)
+        await journal.save(record)
+    except VidapiError as exc:
+        tally.count("failed")
+        log.warning("job %s: its update failed: %s", record.key, exc)
+        return JobResult(
+            job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+        )
+    except JobLost:
+        return JobResult(
+            job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
+        )
+    tally.count("updated")
+    return JobResult(
+        job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
+    )
