@@ -29,6 +29,7 @@ from ._errors import (
     InvalidRequestError,
     InvalidTokenError,
     JournalError,
+    MissingExtraError,
     MissingParameterError,
     NotFoundError,
     NotRewindableError,
@@ -72,6 +73,7 @@ from ._resources.raw import RawCalls
 from ._resources.subtitles import Subtitles
 from ._resources.videos import Videos
 from ._retry import NO_RETRY, RetryPolicy
+from ._s3 import S3Object
 from ._sentinel import NOT_GIVEN, NotGiven
 from ._transfer.digest import HashMismatchWarning
 from ._transfer.sources import SourcePolicy
@@ -136,6 +138,7 @@ __all__ = [
     "LeftOut",
     "LiveStreams",
     "MemoryJournal",
+    "MissingExtraError",
     "MissingParameterError",
     "NotFoundError",
     "NotGiven",
@@ -154,6 +157,7 @@ __all__ = [
     "ReadyTimeoutError",
     "RequestTimeoutError",
     "RetryPolicy",
+    "S3Object",
     "SQLiteJournal",
     "ServerError",
     "SharedBatch",

@@ -9,7 +9,8 @@ The tree::
     │   ├── SubtitleFileError          a local .srt file does not parse; names the cue
     │   ├── ClientClosedError          the Client was closed and cannot be reopened
     │   ├── UnsupportedOperationError  the API dialect in use does not offer the operation
-    │   └── InvalidRequestError        aiohttp cannot carry the request (a header, a url)
+    │   ├── InvalidRequestError        aiohttp cannot carry the request (a header, a url)
+    │   └── MissingExtraError          a feature's optional dependencies are not installed
     ├── TransportError                 the request may or may not have reached the server
     │   ├── ConnectError               no connection was made: nothing reached the server
     │   ├── RequestTimeoutError        a connect, read or total timeout ran out
@@ -72,6 +73,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidTokenError",
     "JournalError",
+    "MissingExtraError",
     "MissingParameterError",
     "NotFoundError",
     "OAuthError",
@@ -167,6 +169,19 @@ class UnsupportedOperationError(UsageError):
 class InvalidRequestError(UsageError):
     """The HTTP layer refused to build the request (a header or url it cannot carry).
     Nothing was sent."""
+
+
+class MissingExtraError(UsageError):
+    """A feature needs an extra that is not installed (``s3://`` sources: ``s3``).
+    ``extra`` names it; the message says what to install."""
+
+    def __init__(self, extra: str, feature: str) -> None:
+        super().__init__(
+            f'{feature} need the {extra} extra: pip install "vidapi-async[{extra}]" '
+            f'(from a checkout: pip install ".[{extra}]")'
+        )
+        self.extra = extra
+        """The extra to install (``"s3"``)."""
 
 
 # --- the network -----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from .._models import Video
 from .._observe import SOURCE_SIZE, VIDEO_ID, describe, operation
 from .._requester import Requester
 from .._retry import create_checked
+from .._s3 import S3Object, is_s3_url
 from .._sentinel import NOT_GIVEN, NotGiven
 from .._transfer.files import inspect_file
 from .._transfer.sources import UploadSource
@@ -183,7 +184,7 @@ class Videos(Service):
     @operation("upload_video")
     async def upload(
         self,
-        source: UploadSource | None = None,
+        source: UploadSource | S3Object | None = None,
         *,
         title: str,
         channel: str,
@@ -230,7 +231,7 @@ class Videos(Service):
             thumbnail_url=thumbnail_url,
         )
         local = path if source is None else source
-        if isinstance(local, str | os.PathLike):
+        if isinstance(local, str | os.PathLike) and not is_s3_url(local):
             await asyncio.to_thread(inspect_file, local)
         # what the create would refuse is refused before the upload session
         await self._dialect.ready_to_create(self._requester, metadata)

@@ -18,7 +18,7 @@ import asyncio
 import functools
 import mimetypes
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -51,6 +51,10 @@ class UploadPlan:
     """A source read through instead of ``local.path`` (single-shot only)."""
     digest: HashSink | None = None
     """Fed with the bytes sent (single-shot only: ranges go out in parallel)."""
+    ranges: Callable[[int, int], Awaitable[Stream]] | None = None
+    """A source read by ranges instead of ``local.path`` (chunked only): ``(first,
+    length)`` gives a stream of those bytes, ready before the request starts, let go
+    by its ``close`` once sent."""
 
 
 async def send_single_shot(
@@ -117,17 +121,27 @@ async def send_chunked(
     )
 
     async def exchange(request: wire.ChunkRequest, connection: Connection | None = None) -> None:
+        stream = None
+        if plan.ranges is not None and request.length:
+            stream = await plan.ranges(request.first, request.length)
         region = FileRegion(
-            path=local.path, file_size=local.size, offset=request.first, length=request.length
+            path=local.path,
+            file_size=local.size,
+            offset=request.first,
+            length=request.length,
+            stream=stream,
         )
-        resp = await transport.upload(
-            url,
-            request.headers,
-            region,
-            timeouts,
-            read_size=plan.read_size,
-            connection=connection,
-        )
+        try:
+            resp = await transport.upload(
+                url,
+                request.headers,
+                region,
+                timeouts,
+                read_size=plan.read_size,
+                connection=connection,
+            )
+        finally:
+            getattr(stream, "close", _nothing)()
         state.absorb(resp.status, resp.headers, resp.body)
         if plan.progress is not None:
             plan.progress(state.acknowledged, local.size)
@@ -170,6 +184,10 @@ async def send_chunked(
         # every range was acknowledged with 202 but none completed: ask once more
         await retrying(policy, ask, idempotent=True, what="ask held ranges")
     return state.descriptor
+
+
+def _nothing() -> None:
+    pass
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +25,7 @@ from .._observe import SOURCE_SIZE, describe, operation, upload_log
 from .._requester import Requester
 from .._resources.service import Service
 from .._retry import retrying
+from .._s3 import S3Object, s3_source, upload_object
 from .digest import HashSink, compare_hash
 from .files import LocalFile, inspect_file
 from .sending import UploadPlan, send_chunked, send_single_shot
@@ -94,7 +95,7 @@ class Uploads(Service):
     @operation("upload_file")
     async def file(
         self,
-        source: UploadSource | None = None,
+        source: UploadSource | S3Object | None = None,
         *,
         path: str | os.PathLike[str] | None = None,
         size: int | None = None,
@@ -113,10 +114,12 @@ class Uploads(Service):
         descriptor.
 
         ``source`` is a path (``path=`` also works), ``bytes``/``bytearray``/
-        ``memoryview``, a binary file object (seekable or not), or an async iterable of
-        ``bytes``. ``size`` is how many bytes it holds: needed to stream a non-seekable
-        one straight through; without it the source is first copied to a temporary
-        file (memory: one piece), as it is when it goes chunked. A source that yields
+        ``memoryview``, a binary file object (seekable or not), an async iterable of
+        ``bytes``, or an object of an S3-compatible store (``S3Object``, or the text
+        ``s3://bucket/key``; the ``s3`` extra). ``size`` is how many bytes it holds:
+        needed to stream a non-seekable one straight through; without it the source is
+        first copied to a temporary file (memory: one piece), as it is when it goes
+        chunked. A source that yields
         more or fewer bytes than ``size`` raises ``FileChangedError`` and the server
         never completes it. A failed attempt re-reads a seekable source; a one-pass
         source that failed part-way raises ``NotRewindableError`` rather than retrying.
@@ -170,10 +173,15 @@ class Uploads(Service):
         return await self._send_source(source, size, options)
 
     async def _send_source(
-        self, source: UploadSource, size: int | None, options: dict[str, Any]
+        self, source: UploadSource | S3Object, size: int | None, options: dict[str, Any]
     ) -> UploadedFile:
         """``file`` once its arguments are checked: a path read as it is, any other
         source opened (spooled to a temporary file where it must be)."""
+        obj = s3_source(source)
+        if obj is not None:  # an object of an S3-compatible store (the s3 extra)
+            if size is not None:
+                raise InvalidArgumentError("size", "an object's size is read from the store")
+            return await upload_object(self, obj, options)  # type: ignore[no-any-return]
         if isinstance(source, str | os.PathLike):
             if size is not None:
                 raise InvalidArgumentError("size", "a file's size is read from the file")
@@ -311,6 +319,7 @@ class Uploads(Service):
         resume: bool = False,
         stream: Stream | None = None,
         digest: HashSink | None = None,
+        parts: Callable[[int, int], Awaitable[Stream]] | None = None,
     ) -> UploadedFile:
         """``upload_file`` for a file already checked (the batch checks it once), or
         for a stream of ``local.size`` bytes named ``local.path``; with ``digest``, the
@@ -332,6 +341,7 @@ class Uploads(Service):
             progress=progress,
             stream=stream,
             digest=digest,
+            ranges=parts,
         )
         started = time.perf_counter()
         upload_log.info(
@@ -414,7 +424,7 @@ def _source_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _file_options(
-    source: UploadSource | None,
+    source: UploadSource | S3Object | None,
     *,
     path: str | os.PathLike[str] | None,
     upload_session: UploadSession | None,
@@ -427,7 +437,7 @@ def _file_options(
     resume: bool,
     chunk_size: int | None,
     verify_hash: bool,
-) -> tuple[UploadSource, dict[str, Any]]:
+) -> tuple[UploadSource | S3Object, dict[str, Any]]:
     """``Uploads.file``'s arguments checked, before anything is read or sent: the
     source, and the options of ``_send_file`` (the mode settled where the arguments
     decide it)."""

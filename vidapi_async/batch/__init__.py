@@ -2,6 +2,7 @@
 the journal that makes a batch resumable, and the manifests the command line reads.
 The public names are also in ``vidapi_async``."""
 
+from ._bucket import jobs_from_bucket
 from ._jobs import (
     BatchPlan,
     BatchProgress,
@@ -36,6 +37,7 @@ __all__ = [
     "Stage",
     "SubtitleSpec",
     "UploadJob",
+    "jobs_from_bucket",
     "jobs_from_folder",
     "jobs_from_manifest",
     "jobs_from_source",

@@ -20,6 +20,7 @@ from .. import _validate as check
 from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
 from .._resources.video_metadata import MAX_TAGS, video_form
+from .._s3 import S3Object, is_s3_url
 from ._journal import Stage, check_key
 
 log = logging.getLogger("vidapi_async.batch")
@@ -124,7 +125,8 @@ class UploadJob:
     """The video's category slug (``"news"``)."""
     url: str | None = attrs.field(default=None, repr=False)
     """An http(s) file streamed through to the platform (``Client.upload_from_url``)
-    instead of a local ``path``. It may hold a signature: hidden from repr."""
+    instead of a local ``path``, or an object of an S3-compatible store
+    (``s3://bucket/key``, the ``s3`` extra). It may hold a signature: hidden from repr."""
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False, hash=False)
     """Headers sent to the ``url``'s source only (its credentials): hidden from repr."""
     published: bool = True
@@ -168,20 +170,24 @@ class UploadJob:
     def where(self) -> str:
         """The path (its control characters and bytes that were not UTF-8 escaped: one
         line of text), or the url without its query (which may hold a signature)."""
-        if self.path is None:
+        if self.path is None and not is_s3_url(self.url):
             return url_for_humans(self.url or "")
+        # a path, or an object's name (no query, no credentials: as it is)
         return "".join(
             c.encode("unicode_escape", "backslashreplace").decode()
             if unicodedata.category(c) in ("Cc", "Cs")
             else c
-            for c in self.path
+            for c in (self.path if self.path is not None else self.url or "")
         )
 
     def __attrs_post_init__(self) -> None:
         if (self.path is None) == (self.url is None):
             raise InvalidArgumentError("path", "give exactly one of path= and url=")
         if self.url is not None:
-            check.http_url(self.url, "url")
+            if is_s3_url(self.url):  # an object of an S3-compatible store
+                S3Object.from_url(self.url, "url")
+            else:
+                check.http_url(self.url, "url")
         if self.path is not None and "\0" in self.path:
             raise InvalidArgumentError("path", "has a NUL: no file has such a name")
         if not isinstance(self.headers, Mapping) or not all(

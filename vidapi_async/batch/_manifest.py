@@ -58,6 +58,7 @@ from typing import Any, BinaryIO
 
 from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name
+from .._s3 import is_s3_url
 from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 
 __all__ = [
@@ -209,7 +210,7 @@ def job_from_row(
             raise InvalidArgumentError("path", "neither a path nor a url")
         name = file or url_file_name(url)
         thumbnail = _text(row.get("thumbnail"), "thumbnail").strip()
-        if url:
+        if url and not is_s3_url(url):
             _target(url, base)  # an ftp:// url: refused, not taken for a file
         if thumbnail:
             path, link = _target(thumbnail, base)

@@ -23,7 +23,9 @@ from .._client import Client
 from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
 from .._internals import internals
 from .._models import Subtitle, UploadSession, Video
+from .._s3 import is_s3_url
 from .._transfer.files import LocalFile, inspect_file
+from ._bucket import object_send, object_size
 from ._duplicates import Duplicates
 from ._jobs import UploadJob
 from ._journal import JobLost, JobRecord, Journal, Stage
@@ -171,6 +173,8 @@ class Pipeline:
             self.quota.check()
         job, record, local = run.job, run.record, run.local
         assert not isinstance(local, FileError)
+        if local is None and job.url is not None and is_s3_url(job.url):
+            local = await object_size(job.url)  # then sent as a file is, by object_send
         watch = self.tally.watch(record.key, job.where, None if local is None else local.size)
         if local is None:
             assert job.url is not None
@@ -219,7 +223,7 @@ class Pipeline:
         chunked = self.uploads["chunked"]
         if chunked if chunked is not None else self.client.uploads.chunks(local.size):
             kwargs["chunked"] = True
-            if not again and await self._resumed(record, local, kwargs):
+            if not again and await self._resumed(record, local, kwargs, run.job):
                 return None
             session = await self.spares.take()
             await self.advance(
@@ -231,17 +235,19 @@ class Pipeline:
             kwargs["upload_session"] = session
         else:
             kwargs["upload_session"] = await self.spares.take()
-        return await internals(self.client).send_file(local, **kwargs)
+        return await object_send(self.client, run.job, local, kwargs)
 
-    async def _resumed(self, record: JobRecord, local: LocalFile, kwargs: dict[str, Any]) -> bool:
+    async def _resumed(
+        self, record: JobRecord, local: LocalFile, kwargs: dict[str, Any], job: UploadJob
+    ) -> bool:
         """Resume the chunked upload an earlier run recorded, if any and if its address
         still takes it: recorded ``uploaded`` then."""
         if not (record.stage is Stage.UPLOADING and record.upload_url and record.progress_url):
             return False
         session = UploadSession(record.upload_url, record.progress_url)
         try:
-            uploaded = await internals(self.client).send_file(
-                local, **{**kwargs, "upload_session": session, "resume": True}
+            uploaded = await object_send(
+                self.client, job, local, {**kwargs, "upload_session": session, "resume": True}
             )
         except VidapiError as exc:  # the old address is gone or refused
             log.info(

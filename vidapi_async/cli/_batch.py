@@ -19,6 +19,7 @@ import attrs
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError, UsageError
+from .._s3 import is_s3_url
 from ..batch import (
     BatchProgress,
     BatchUploader,
@@ -30,6 +31,7 @@ from ..batch import (
     SQLiteJournal,
     UploadJob,
 )
+from ..batch._bucket import write_bucket_manifest
 from ..batch._feed import MAX_FEED_BYTES, download_feed
 from ..batch._manifest import check_source, folder_entries, source_entries
 from ._args import add_metrics_port, add_source_policy
@@ -201,8 +203,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "source",
-        help="a folder (one video per file), a .csv or .jsonl manifest, or a Media RSS feed "
-        "(.xml/.rss file, or its http(s) address)",
+        help="a folder (one video per file), a .csv or .jsonl manifest, a Media RSS feed "
+        "(.xml/.rss file, or its http(s) address), or a bucket's prefix s3://BUCKET/PREFIX/ "
+        "(every video object under it; the s3 extra)",
     )
     p.add_argument(
         "--channel",
@@ -352,7 +355,23 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     """A Media RSS feed given by its http(s) address: fetched once (through the
     client's source policy, as a url source), read from a temporary folder. While the
     block runs, the policy's ``origin`` is the feed's address: a feed fetched from a
-    public address cannot name an internal one."""
+    public address cannot name an internal one. A bucket's prefix
+    (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
+    (``args.bucket_skipped``: the objects left out, and why)."""
+    if is_s3_url(args.source):
+        args.bucket_skipped = skipped = []
+        folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-bucket-")
+        try:
+            args.source = await write_bucket_manifest(
+                args.source,
+                folder,
+                channel=args.channel,
+                skipped=lambda name, why: skipped.append((name, why)),
+            )
+            yield
+        finally:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+        return
     if not args.source.lower().startswith(("http://", "https://")):
         yield
         return
@@ -398,6 +417,10 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             **source_options(args),
         )
     await report_skipped(args.source, console)
+    for name, why in getattr(args, "bucket_skipped", ()):
+        from rich.markup import escape
+
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {why}", highlight=False)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
