@@ -132,6 +132,20 @@ def test_a_flat_name_on_the_class_answers_inspect_and_help_with_its_method() -> 
         assert f"{flat}{signature}" in page, flat  # help(va.Client) shows it as a method
 
 
+def test_a_flat_name_on_the_class_is_async_where_its_method_is() -> None:
+    """help() writes ``async`` before a coroutine method, inspect says it is one (the
+    fresh user's look at issue 37: the flat name looked synchronous)."""
+    client = va.Client("t")
+    for flat, dotted in FLAT.items():
+        method = getattr(type(getattr(client, dotted.split(".")[0])), dotted.split(".")[1])
+        described = getattr(va.Client, flat)
+        for question in (inspect.iscoroutinefunction, inspect.isasyncgenfunction):
+            assert question(described) == question(method), (flat, question.__name__)
+        if inspect.iscoroutinefunction(method):
+            alone = pydoc.render_doc(described, renderer=pydoc.plaintext)
+            assert f"async {flat}(" in alone, flat
+
+
 def test_a_flat_name_called_on_the_class_calls_the_namespaced_operation() -> None:
     class Space:
         def call(self, x: int) -> int:

@@ -43,6 +43,13 @@ class alias(Generic[P, R]):
         own = inspect.getdoc(method)
         alias_of = f"Alias of ``client.{service}.{method.__name__}``."
         self.__doc__ = f"{own}\n\n{alias_of}" if own else alias_of
+        # What makes inspect take it for a function (``iscoroutinefunction``,
+        # ``isasyncgenfunction``) and help() write ``async`` before a coroutine's name:
+        # the method's code object and defaults; its signature is still __signature__'s.
+        self.__code__ = method.__code__
+        self.__defaults__ = method.__defaults__
+        self.__kwdefaults__ = method.__kwdefaults__
+        self.__annotations__ = method.__annotations__
 
     @property
     def target(self) -> str:
