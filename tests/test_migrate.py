@@ -279,3 +279,13 @@ async def test_what_a_rerun_cannot_change_is_said_not_applied_silently(
         assert "pw99" not in caplog.text
         [video] = emu.videos()
         assert video["id"] == done.video_id and video.get("password") is None
+
+
+@pytest.mark.parametrize("name", ["library.csv", "library.jsonl", "feed.xml", "videos"])
+def test_a_source_that_does_not_exist_is_named_as_missing(tmp_path: Path, name: str) -> None:
+    """The fresh user's look at issue 37: a missing manifest was 'not a folder, a .csv or
+    .jsonl manifest or a .xml/.rss feed', which it was, by its name."""
+    missing = tmp_path / name
+    with pytest.raises(va.UsageError) as caught:
+        list(jobs_from_source(str(missing), channel=None))
+    assert f"{missing}: no such file or folder" in str(caught.value)

@@ -681,6 +681,8 @@ def source_entries(
     source = os.fspath(source)
     if os.path.isdir(source):
         return iter(jobs_from_folder(source, channel=channel))
+    if not os.path.lexists(source):
+        raise UsageError(f"{source}: no such file or folder")
     lower = source.lower()
     if os.path.isfile(source) and lower.endswith((".csv", ".jsonl")):
         return manifest_entries(
