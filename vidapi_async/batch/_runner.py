@@ -65,7 +65,7 @@ from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal,
 from ._playlists import Playlists
 from ._postgres import PostgresJournal
 from ._progress import Tally
-from ._quota import QuotaStop
+from ._quota import Pacing, Quota, QuotaStop, quota_of
 from ._report import JobReport
 from ._spares import Spares
 from ._stages import JobRun, Pipeline, run_steps
@@ -122,9 +122,15 @@ class BatchUploader:
         ready_timeout: float = 3600.0,
         metrics_port: int | None = None,
         report: str | os.PathLike[str] | None = None,
+        quota: Quota | str | None = None,
     ) -> None:
         self.client = client
         """The client the jobs use."""
+        self.quota = quota_of(quota)
+        """The account's upload quota (``Quota``, or its text: ``"15/24h"``): creates
+        are paced to it, each account in a rolling window of its own, and a refusal
+        waits rather than stopping the batch. ``None``: the first refusal stops the
+        batch's new uploads and creates (run it again after the reset)."""
         self._report_to = None if report is None else JobReport(report, client, journal)
         self._metrics_port = _port(metrics_port)
         self._metrics: MetricsServer | None = None
@@ -223,6 +229,7 @@ class BatchUploader:
             duplicates=Duplicates(self.client, self._journal, self._settle_for),
             waiting=lambda: self._waiting,
             ready_timeout=None,
+            pacing=None if self.quota is None else Pacing(self.quota),
         )
         return self
 
@@ -474,6 +481,8 @@ class BatchUploader:
             )
         except JobLost:
             return self._lost(run)
+        finally:
+            self._pipeline.give_back(run)
         self._tally.count("done")
         return JobResult(
             job, record.key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs

@@ -58,6 +58,7 @@ from ._jobs import (
     UploadJob,
 )
 from ._postgres import PostgresJournal, connect_cause
+from ._quota import Quota, quota_of
 from ._report import Links, ReportWriter
 from ._worker import SpecMissing, Worker, pipeline_task
 
@@ -254,23 +255,34 @@ class SharedBatch:
         max_requests_per_second: float | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
+        quota: Quota | str | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
         queued and none is held by a worker with a fresh heartbeat. ``metrics_port``:
-        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
+        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile. ``quota``:
+        this worker's creates paced to the account's quota (``BatchUploader(quota=)``;
+        the window is this worker's own: give each worker its share).
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
         this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does. The
         API refusing the client's credentials ends it in that ``AuthenticationError`` or
         ``InsufficientScopeError``, the job left in the queue."""
         self._ready()
+        paced = quota_of(quota)
         rate = (
             None if max_requests_per_second is None else self.shared_rate(max_requests_per_second)
         )
         worker = Worker(self, self._ready(), self._stopping)
         with internals(client).paced(rate):  # for this work only: the client's own after
             await worker.run(
-                client, concurrency, until_empty, stalled_after, poll, progress, metrics_port
+                client,
+                concurrency,
+                until_empty,
+                stalled_after,
+                poll,
+                progress,
+                metrics_port,
+                paced,
             )
 
     @property

@@ -20,7 +20,14 @@ import attrs
 
 from .. import _validate as check
 from .._client import Client
-from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
+from .._errors import (
+    BadRequestError,
+    FileError,
+    InvalidArgumentError,
+    QuotaExceededError,
+    UsageError,
+    VidapiError,
+)
 from .._files import LocalFile, inspect_file
 from .._internals import internals
 from .._models import Subtitle, UploadSession, Video
@@ -29,7 +36,7 @@ from ._jobs import UploadJob
 from ._journal import JobLost, JobRecord, Journal, Stage
 from ._playlists import Playlists
 from ._progress import Tally
-from ._quota import QuotaStop
+from ._quota import Pacing, QuotaStop, Slot
 from ._spares import Spares
 from ._updates import with_added
 
@@ -51,6 +58,8 @@ class JobRun:
     """Its subtitle files checked, by language, or the first broken one."""
     seq: int | None = None
     """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
+    slot: Slot | None = None
+    """Its place in its account's quota window (a paced batch), once taken."""
 
     @property
     def video_id(self) -> str:
@@ -96,6 +105,7 @@ class Pipeline:
         duplicates: Duplicates,
         waiting: Callable[[], int],
         ready_timeout: float | None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -110,6 +120,9 @@ class Pipeline:
         """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
         self.ready_timeout = ready_timeout
         """``None``: jobs do not wait for their video's encoding; else how long."""
+        self.pacing = pacing
+        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: the
+        first refusal stops the batch (``quota``)."""
         self.fenced = hasattr(journal, "claim")
         """A fenced journal (PostgreSQL): a write just before each create and send."""
         self._channels: dict[str, InvalidArgumentError | None] = {}
@@ -161,6 +174,21 @@ class Pipeline:
         refused = self._channels[channel]
         if refused is not None:
             raise InvalidArgumentError("channel", refused.message)
+
+    # --- the quota ---------------------------------------------------------------------
+
+    async def wait_for_quota(self, run: JobRun) -> None:
+        """A paced batch: the job takes a place in its account's window before its
+        upload (waiting, in turn, until there is one), so that no upload runs ahead of
+        the quota; its create is counted in the window from when it ends."""
+        if self.pacing is not None and run.slot is None:
+            run.slot = await self.pacing.window(None).take()
+
+    def give_back(self, run: JobRun) -> None:
+        """The job ended: a place it took and never sent a create with is free again."""
+        if self.pacing is not None and run.slot is not None:
+            self.pacing.window(None).give_back(run.slot)
+            run.slot = None
 
     # --- upload ------------------------------------------------------------------------
 
@@ -303,12 +331,7 @@ class Pipeline:
             await self.advance(record, Stage.CREATING)
             assert record.file_url is not None
             try:
-                return await self.client.create_video(
-                    url=record.file_url,
-                    **job.metadata_arguments(),
-                    dedupe_tag=tag(record.key),
-                    password=job.password,
-                )
+                return await self._paced_create(run)
             except BadRequestError as exc:
                 if again or _bad_param(exc) != "url":
                     raise
@@ -319,6 +342,34 @@ class Pipeline:
                 # recorded at 'creating' still: a record never moves to an earlier stage
                 await self.upload(attrs.evolve(run, local=local), again=True)
         raise AssertionError("unreachable")
+
+    async def _paced_create(self, run: JobRun) -> Video:
+        """The create request; in a paced batch, one the platform refuses for the quota
+        (its clock, or creates made elsewhere, differ from the window) waits as the
+        refusal says and is sent again: never a failure."""
+        job, record = run.job, run.record
+        while True:
+            slot = run.slot
+            if slot is not None:
+                slot.sent = True
+            try:
+                assert record.file_url is not None
+                return await self.client.create_video(
+                    url=record.file_url,
+                    **job.metadata_arguments(),
+                    dedupe_tag=tag(record.key),
+                    password=job.password,
+                )
+            except QuotaExceededError as exc:
+                if slot is None or self.pacing is None:
+                    raise
+                window = self.pacing.window(None)
+                window.refused(slot, exc)
+                run.slot = await window.take()
+                await self.advance(record, Stage.CREATING)  # fenced: still ours, just before
+            finally:
+                if slot is not None and slot.sent and self.pacing is not None:
+                    self.pacing.window(None).ended(slot)  # counted from now
 
     # --- after the create --------------------------------------------------------------
 
@@ -394,6 +445,7 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.SUBTITLES, Pipeline.check_subtitle_files, "nothing (a check)"),
     Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
+    Step(Stage.CREATED, Pipeline.wait_for_quota, "nothing (a wait for the account's quota)"),
     Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),
     Step(Stage.CREATED, Pipeline.create, "creating, then created (or done) with the video id"),
     Step(Stage.SUBTITLES, Pipeline.subtitles, "each language sent, then subtitles"),

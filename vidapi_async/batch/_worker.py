@@ -30,6 +30,7 @@ from .._errors import (
 from .._observe import worker_log
 from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
+from ._quota import Quota
 from ._runner import BatchUploader, for_queue, know_quota, quota_known, running
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Worker:
         poll: float,
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
+        quota: Quota | None = None,
     ) -> None:
         """``SharedBatch.work`` once its arguments are checked."""
         from ._queue import connector_of, key_of, refused_by_server
@@ -82,6 +84,7 @@ class Worker:
                 journal=self.shared.journal,
                 progress=progress,
                 metrics_port=metrics_port,
+                quota=quota,
             ),
             # A worker that made a video after losing its job waits this long for the
             # job to record one (the taker-over, after its own takeover delay).

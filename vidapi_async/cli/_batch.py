@@ -19,7 +19,7 @@ from .._errors import InvalidArgumentError, QuotaExceededError
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
-from ._args import add_metrics_port
+from ._args import add_metrics_port, add_quota
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
@@ -140,6 +140,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read the source and the journal and print how many jobs would be created, "
         "updated and skipped, and which; send nothing",
     )
+    add_quota(p)
     add_metrics_port(p)
 
 
@@ -259,6 +260,7 @@ def _uploader(
             wait_ready=args.wait_ready,
             metrics_port=args.metrics_port,
             report=args.report,
+            quota=args.quota,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":

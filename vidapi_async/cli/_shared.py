@@ -21,7 +21,7 @@ from .._observe import worker_log
 from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
 from ..batch._manifest import check_source
 from ..batch._shared import batch_exists
-from ._args import add_metrics_port, positive_number
+from ._args import add_metrics_port, add_quota, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
 from ._progress import output_console, time_column
@@ -76,6 +76,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="a request rate shared by every worker given it (slots kept in PostgreSQL) "
         "(default: no limit)",
     )
+    add_quota(w)
     add_metrics_port(w)
     w.add_argument(
         "--log-format",
@@ -244,6 +245,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     max_requests_per_second=args.max_requests_per_second,
                     progress=view,
                     metrics_port=args.metrics_port,
+                    quota=args.quota,
                 ),
                 as_log=view.as_log,
             )
