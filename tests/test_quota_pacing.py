@@ -114,7 +114,7 @@ def test_the_commands_read_quota(command: list[str]) -> None:
 
 
 async def test_the_command_refuses_a_bad_quota_naming_it(tmp_path: Path) -> None:
-    code, out, err = await vidapi("batch", str(tmp_path), "--channel", "news", "--quota", "15")
+    code, _out, err = await vidapi("batch", str(tmp_path), "--channel", "news", "--quota", "15")
     assert code == 2
     assert "--quota" in err and "VIDEOS/PERIOD" in err
 
@@ -126,7 +126,7 @@ async def test_vidapi_batch_quota_finishes_a_folder_unattended(tmp_path: Path) -
         make_file(folder / f"v{i}.mp4", 2000 + i)
     async with Emulator(quota="2/0.5s", probe=False) as emu:
         env = {"VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
-        code, out, err = await vidapi(
+        code, _out, err = await vidapi(
             "batch",
             str(folder),
             "--channel",

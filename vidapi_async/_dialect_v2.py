@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _validate as check
 from ._account import webhook_of
+from ._acting import ACTING_PROFILE
 from ._auth import OAuth, TokenProvider
 from ._auth_v2 import ApiKey
 from ._convert import structure
@@ -68,7 +69,11 @@ class V2:
         first profile-scoped request); a given one the key does not reach, or several
         without a choice, is an ``InvalidArgumentError`` naming the key's profiles (the
         refusal kept too: ``GET /me`` is not asked again). A given profile is taken
-        unverified by a token known to lack ``account.read`` (``GET /me``'s scope)."""
+        unverified by a token known to lack ``account.read`` (``GET /me``'s scope).
+        A task acting for another profile (a batch job's ``profile``) uses it as given."""
+        acting = ACTING_PROFILE.get()
+        if acting is not None:
+            return acting
         async with self._profile_lock:
             if self._profile is None:
                 self._profile = await self._choose_profile(requester)

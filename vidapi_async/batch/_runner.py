@@ -50,6 +50,7 @@ from .._internals import internals
 from .._metrics import MetricsServer
 from .._observe import Observer
 from .._uploads import load_mime_types
+from ._accounts import acting_for, in_turn, token_in
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (
@@ -300,7 +301,10 @@ class BatchUploader:
         loop = asyncio.get_running_loop()
         try:
             seq = 0
-            async for job in each(jobs):
+            source = each(jobs)
+            if self.quota is not None:  # accounts in turn: one waiting blocks no other
+                source = in_turn(source)
+            async for job in source:
                 if not isinstance(job, UploadJob):
                     raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
                 checks = Checks(job, loop.create_future())
@@ -426,23 +430,30 @@ class BatchUploader:
             self._tally.count("failed")
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
+        try:
+            token_in(job.account)
+        except InvalidArgumentError as exc:  # its account's variable is not set (now)
+            self._tally.count("failed")
+            log.warning("job %s failed: %s", key, exc)
+            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
         self._in_flight.add(key)
         internals(self.client).observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
         )
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
-            if claim is not None:
-                record = await claim(key)
-            else:
-                record = await self._journal.load(key) or JobRecord(key)
-            if record.stage is Stage.DONE:
-                return await done_before(
-                    self.client, self._journal, self._playlists, self._tally, job, record, seq
-                )
-            if claim is None:
-                record.runs += 1
-            return await self._steps(JobRun(job, record, local, subtitles, seq))
+            with acting_for(self.client, job):  # its account's token, read now
+                if claim is not None:
+                    record = await claim(key)
+                else:
+                    record = await self._journal.load(key) or JobRecord(key)
+                if record.stage is Stage.DONE:
+                    return await done_before(
+                        self.client, self._journal, self._playlists, self._tally, job, record, seq
+                    )
+                if claim is None:
+                    record.runs += 1
+                return await self._steps(JobRun(job, record, local, subtitles, seq))
         finally:
             self._in_flight.discard(key)
             self._tally.files.pop(key, None)

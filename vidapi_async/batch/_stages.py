@@ -182,12 +182,12 @@ class Pipeline:
         upload (waiting, in turn, until there is one), so that no upload runs ahead of
         the quota; its create is counted in the window from when it ends."""
         if self.pacing is not None and run.slot is None:
-            run.slot = await self.pacing.window(None).take()
+            run.slot = await self.pacing.window(run.job.account).take()
 
     def give_back(self, run: JobRun) -> None:
         """The job ended: a place it took and never sent a create with is free again."""
         if self.pacing is not None and run.slot is not None:
-            self.pacing.window(None).give_back(run.slot)
+            self.pacing.window(run.job.account).give_back(run.slot)
             run.slot = None
 
     # --- upload ------------------------------------------------------------------------
@@ -205,7 +205,7 @@ class Pipeline:
             uploaded = await self.client.uploads.from_url(
                 job.url,
                 headers=job.headers,
-                upload_session=await self.spares.take(),
+                upload_session=await self._address(run),
                 progress=watch,
                 read_size=self.uploads["read_size"],
             )
@@ -214,13 +214,21 @@ class Pipeline:
             if uploaded is None:
                 return  # resumed, and recorded
         self.tally.files.pop(record.key, None)  # off the list of uploads in flight
-        self.spares.ahead(self.waiting())  # the next job's address, during this create
+        if not _acts(run):  # (the next job's may be another account's: none fetched for it)
+            self.spares.ahead(self.waiting())  # the next job's address, during this create
         await self.advance(
             record,
             record.stage if again else Stage.UPLOADED,
             file_url=uploaded.url,
             upload_url=None,
         )
+
+    async def _address(self, run: JobRun) -> UploadSession:
+        """An upload address for the job: a spare fetched ahead for the client's own
+        account, one asked for now by a job of another account (its token's)."""
+        if _acts(run):
+            return await self.client.get_upload_session()
+        return await self.spares.take()
 
     async def _send(
         self,
@@ -249,7 +257,7 @@ class Pipeline:
             kwargs["chunked"] = True
             if not again and await self._resumed(record, local, kwargs):
                 return None
-            session = await self.spares.take()
+            session = await self._address(run)
             await self.advance(
                 record,
                 record.stage if again else Stage.UPLOADING,
@@ -258,7 +266,7 @@ class Pipeline:
             )
             kwargs["upload_session"] = session
         else:
-            kwargs["upload_session"] = await self.spares.take()
+            kwargs["upload_session"] = await self._address(run)
         return await internals(self.client).send_file(local, **kwargs)
 
     async def _resumed(self, record: JobRecord, local: LocalFile, kwargs: dict[str, Any]) -> bool:
@@ -363,13 +371,13 @@ class Pipeline:
             except QuotaExceededError as exc:
                 if slot is None or self.pacing is None:
                     raise
-                window = self.pacing.window(None)
+                window = self.pacing.window(job.account)
                 window.refused(slot, exc)
                 run.slot = await window.take()
                 await self.advance(record, Stage.CREATING)  # fenced: still ours, just before
             finally:
                 if slot is not None and slot.sent and self.pacing is not None:
-                    self.pacing.window(None).ended(slot)  # counted from now
+                    self.pacing.window(job.account).ended(slot)  # counted from now
 
     # --- after the create --------------------------------------------------------------
 
@@ -455,6 +463,11 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.DONE, Pipeline.done, "done, with the job's metadata"),
 )
 """A job's pipeline, in order."""
+
+
+def _acts(run: JobRun) -> bool:
+    """Whether the job acts for an account or profile of its own."""
+    return run.job.account is not None or run.job.profile is not None
 
 
 def _bad_param(exc: BadRequestError) -> str | None:
