@@ -82,7 +82,7 @@ async def test_the_window_lets_n_creates_through_then_waits_for_the_oldest() -> 
         slot = await window.take()
         slot.sent = True
         sent.append(clock.now)
-        window.ended(slot)
+        await window.ended(slot)
     # three at once, then three when the first three leave the window, then one more
     assert [t - 1000.0 for t in sent] == [0, 0, 0, 4, 4, 4, 8]
     assert window.waits == 2  # one wake-up per wait: no polling
@@ -98,7 +98,7 @@ async def test_any_window_of_a_period_holds_at_most_n_creates() -> None:
         slot = await window.take()
         await clock.sleep(upload)  # its upload and create take time
         slot.sent = True
-        window.ended(slot)
+        await window.ended(slot)
         ends.append(clock.now)
 
     for upload in (1.0, 3.0, 0.5, 2.0, 0.0):
@@ -112,7 +112,7 @@ async def test_a_place_taken_and_never_sent_is_given_back() -> None:
     window = QuotaWindow(va.Quota(1, 60.0), clock=clock, sleep=clock.sleep)
     slot = await window.take()
     assert window.used() == 1
-    window.give_back(slot)  # the job failed before its create
+    await window.give_back(slot)  # the job failed before its create
     assert window.used() == 0
     await window.take()
     assert clock.sleeps == []
@@ -123,7 +123,7 @@ async def test_a_refusal_closes_the_window_for_the_time_the_platform_says() -> N
     window = QuotaWindow(va.Quota(5, 60.0), clock=clock, sleep=clock.sleep)
     slot = await window.take()
     slot.sent = True
-    window.refused(slot, va.QuotaExceededError("no", status=403, retry_after=7))
+    await window.refused(slot, va.QuotaExceededError("no", status=403, retry_after=7))
     assert window.used() == 0
     assert window.next_free() == 7
     await window.take()
@@ -132,7 +132,7 @@ async def test_a_refusal_closes_the_window_for_the_time_the_platform_says() -> N
     for said in (None, 10_000.0):
         slot = await window.take()
         slot.sent = True
-        window.refused(slot, va.QuotaExceededError("no", status=403, retry_after=said))
+        await window.refused(slot, va.QuotaExceededError("no", status=403, retry_after=said))
         assert window.next_free() == 60
     assert window.refusals == 3
 
@@ -146,7 +146,7 @@ async def test_waiters_take_their_places_in_turn() -> None:
         slot = await window.take()
         order.append(n)
         slot.sent = True
-        window.ended(slot)
+        await window.ended(slot)
 
     await asyncio.gather(*(job(n) for n in range(4)))
     assert order == [0, 1, 2, 3]

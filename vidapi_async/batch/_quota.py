@@ -138,6 +138,8 @@ class Slot:
     """Its create was sent (else, given back when the job ends)."""
     ended: bool = False
     """Its create ended: ``at`` is final."""
+    id: int | None = None
+    """Its row, in a window shared through PostgreSQL."""
 
 
 class QuotaWindow:
@@ -204,23 +206,23 @@ class QuotaWindow:
         finally:
             self.waiting -= 1
 
-    def ended(self, slot: Slot) -> None:
+    async def ended(self, slot: Slot) -> None:
         """The create of ``slot`` ended (made, or its outcome unknown): the window counts
         it from now."""
         if not slot.ended:
             slot.at, slot.ended = self._clock(), True
             self.created += 1
 
-    def give_back(self, slot: Slot) -> None:
+    async def give_back(self, slot: Slot) -> None:
         """The job of ``slot`` ended: a place whose create was never sent is free again;
         one sent whose end was not seen (cancelled) counts from now."""
         if not slot.sent:
             with contextlib.suppress(ValueError):
                 self._slots.remove(slot)
         else:
-            self.ended(slot)
+            await self.ended(slot)
 
-    def refused(self, slot: Slot, error: QuotaExceededError) -> None:
+    async def refused(self, slot: Slot, error: QuotaExceededError) -> None:
         """The platform refused the create of ``slot`` for the quota (its clock, or
         creates made elsewhere, differ from this window): the place is given back and
         the window closed for the platform's ``retry_after`` (at most a period; a
@@ -256,6 +258,9 @@ class Pacing:
         """``account``'s window."""
         found = self.windows.get(account)
         if found is None:
-            found = QuotaWindow(self.quota, clock=self._clock, sleep=self._sleep)
-            self.windows[account] = found
+            found = self.windows[account] = self._new(account)
         return found
+
+    def _new(self, account: str | None) -> QuotaWindow:
+        """A new window for ``account`` (a shared queue's are kept in PostgreSQL)."""
+        return QuotaWindow(self.quota, clock=self._clock, sleep=self._sleep)

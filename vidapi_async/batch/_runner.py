@@ -72,7 +72,7 @@ from ._spares import Spares
 from ._stages import JobRun, Pipeline, run_steps
 from ._updates import changed, done_before, metadata_now
 
-__all__ = ["BatchUploader", "each", "for_queue", "know_quota", "running"]
+__all__ = ["BatchUploader", "each", "for_queue", "know_quota", "pacing_of", "running"]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -186,6 +186,8 @@ class BatchUploader:
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (``for_queue``)."""
         self._pipeline: Pipeline | None = None
+        self._shared_pacing: Pacing | None = None
+        """A shared queue's windows (``for_queue``), in place of the batch's own."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -230,7 +232,7 @@ class BatchUploader:
             duplicates=Duplicates(self.client, self._journal, self._settle_for),
             waiting=lambda: self._waiting,
             ready_timeout=None,
-            pacing=None if self.quota is None else Pacing(self.quota),
+            pacing=self._shared_pacing or (None if self.quota is None else Pacing(self.quota)),
         )
         return self
 
@@ -493,7 +495,7 @@ class BatchUploader:
         except JobLost:
             return self._lost(run)
         finally:
-            self._pipeline.give_back(run)
+            await self._pipeline.give_back(run)
         self._tally.count("done")
         return JobResult(
             job, record.key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs
@@ -609,14 +611,25 @@ async def _open_journal(arg: str | os.PathLike[str] | Journal | None) -> tuple[J
 
 
 def for_queue(
-    runner: BatchUploader, *, settle_for: float, requeue: Callable[[BaseException], bool]
+    runner: BatchUploader,
+    *,
+    settle_for: float,
+    requeue: Callable[[BaseException], bool],
+    pacing: Pacing | None = None,
 ) -> BatchUploader:
     """``runner`` made a shared queue's (before it is entered): a worker that lost a
     job after a create waits ``settle_for`` seconds for the job to record its video,
-    and a failure ``requeue`` accepts goes back to the queue (not counted failed)."""
+    and a failure ``requeue`` accepts goes back to the queue (not counted failed);
+    ``pacing``: the accounts' windows every worker shares (its ``quota=``)."""
     runner._settle_for = settle_for
     runner._requeue = requeue
+    runner._shared_pacing = pacing
     return runner
+
+
+def pacing_of(runner: BatchUploader) -> Pacing | None:
+    """``runner``'s accounts' windows (``None``: not paced)."""
+    return None if runner._pipeline is None else runner._pipeline.pacing
 
 
 def know_quota(runner: BatchUploader, reached: QuotaExceededError | None) -> None:

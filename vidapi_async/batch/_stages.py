@@ -184,10 +184,10 @@ class Pipeline:
         if self.pacing is not None and run.slot is None:
             run.slot = await self.pacing.window(run.job.account).take()
 
-    def give_back(self, run: JobRun) -> None:
+    async def give_back(self, run: JobRun) -> None:
         """The job ended: a place it took and never sent a create with is free again."""
         if self.pacing is not None and run.slot is not None:
-            self.pacing.window(run.job.account).give_back(run.slot)
+            await self.pacing.window(run.job.account).give_back(run.slot)
             run.slot = None
 
     # --- upload ------------------------------------------------------------------------
@@ -372,12 +372,12 @@ class Pipeline:
                 if slot is None or self.pacing is None:
                     raise
                 window = self.pacing.window(job.account)
-                window.refused(slot, exc)
+                await window.refused(slot, exc)
                 run.slot = await window.take()
                 await self.advance(record, Stage.CREATING)  # fenced: still ours, just before
             finally:
                 if slot is not None and slot.sent and self.pacing is not None:
-                    self.pacing.window(job.account).ended(slot)  # counted from now
+                    await self.pacing.window(job.account).ended(slot)  # counted from now
 
     # --- after the create --------------------------------------------------------------
 

@@ -31,7 +31,8 @@ from .._observe import worker_log
 from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._quota import Quota
-from ._runner import BatchUploader, for_queue, know_quota, quota_known, running
+from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
+from ._shared_quota import HAND_BACK_AFTER, SharedPacing, SharedWindow
 
 if TYPE_CHECKING:
     from ._queue import App
@@ -84,12 +85,12 @@ class Worker:
                 journal=self.shared.journal,
                 progress=progress,
                 metrics_port=metrics_port,
-                quota=quota,
             ),
             # A worker that made a video after losing its job waits this long for the
             # job to record one (the taker-over, after its own takeover delay).
             settle_for=4 * stalled_after,
             requeue=requeued,  # such a failure goes back to the queue: not "failed"
+            pacing=None if quota is None else SharedPacing(quota, self.shared.journal),
         )
         self.shared.journal.outage.give_up.clear()
         self.stopping.clear()
@@ -268,6 +269,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         know_quota(runner, None)
     from ._queue import MAX_ATTEMPTS, GivenBack, Transient
 
+    await _hand_back_if_waiting(shared, runner, context, key, job.account)
     tried = await attempts_counted(worker.shared, context.job)
     _LAST_TRY.set(tried >= MAX_ATTEMPTS)  # this task's own context
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
@@ -286,14 +288,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
             key,
             type(error).__name__,
         )
-        if context.job.id is not None:
-            await shared.journal.execute(
-                shared.journal.statement(
-                    "insert into {s}.handed_back values (%s, 1) "
-                    "on conflict (job) do update set n = {s}.handed_back.n + 1"
-                ),
-                (context.job.id,),
-            )
+        await _count_handed_back(shared, context.job)
         if not worker.refused.done():
             worker.refused.set_result(error)
         raise GivenBack(f"{type(error).__name__}: {error}")
@@ -305,6 +300,40 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         # the queue retries it
         raise Transient(f"{type(error).__name__}: {error}", attempts=tried)
+
+
+async def _hand_back_if_waiting(
+    shared: SharedBatch, runner: BatchUploader, context: Any, key: str, account: str | None
+) -> None:
+    """A paced worker gives back a job whose account's window frees no place for more
+    than ``HAND_BACK_AFTER`` seconds (for when it does; no attempt counted), so that it
+    holds no job of a waiting account while other accounts' jobs wait."""
+    from ._queue import GivenBack
+
+    pacing = pacing_of(runner)
+    if pacing is None:
+        return
+    window = pacing.window(account)
+    if not isinstance(window, SharedWindow):
+        return
+    wait = await window.free_in()
+    if wait <= HAND_BACK_AFTER:
+        return
+    worker_log.info("job %s: its account's quota frees a place in %.0f s; given back", key, wait)
+    await _count_handed_back(shared, context.job)
+    raise GivenBack("its account waits for its quota", wait=wait)
+
+
+async def _count_handed_back(shared: SharedBatch, job: Any) -> None:
+    """One more try of the queue job ``job`` that does not count against its attempts."""
+    if job.id is not None:
+        await shared.journal.execute(
+            shared.journal.statement(
+                "insert into {s}.handed_back values (%s, 1) "
+                "on conflict (job) do update set n = {s}.handed_back.n + 1"
+            ),
+            (job.id,),
+        )
 
 
 async def attempts_counted(shared: SharedBatch, job: Any) -> int:

@@ -1,0 +1,205 @@
+"""Each account's quota window shared by every worker of a shared queue: the places
+live in PostgreSQL (table ``quota_slots`` of the batch's schema, ``quota_blocks`` for
+the refusals' waits), on the database's clock, so that W workers together create at
+most N videos per period per account.
+
+A place is taken in one transaction under an advisory lock of the account (the expired
+ones dropped, the window counted, a place inserted or the wait until one frees said);
+a create's end stamps it (``now()``); a refusal deletes it and blocks the account for
+the platform's ``Retry-After`` (at most a period). A place whose worker died before its
+create ended counts until a period and an hour have passed since it was taken.
+
+A worker does not hold a job whose account must wait longer than ``HAND_BACK_AFTER``
+seconds: it gives it back to the queue for when the window frees a place (no attempt
+counted), so that jobs of a waiting account never block other accounts' jobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import TYPE_CHECKING, Any
+
+from .._errors import QuotaExceededError
+from ._quota import Pacing, Quota, QuotaWindow, Slot
+
+if TYPE_CHECKING:
+    from ._postgres import PostgresJournal
+
+__all__ = ["HAND_BACK_AFTER", "SharedPacing", "SharedWindow"]
+
+HAND_BACK_AFTER = 2.0
+"""Seconds of wait for its account's window beyond which a worker gives a job back to
+the queue (for when a place frees) instead of holding it."""
+
+STALE_AFTER = 3600.0
+"""Seconds after its period that a place whose create never ended stops counting."""
+
+
+class SharedWindow(QuotaWindow):
+    """One account's window in PostgreSQL (a shared queue's)."""
+
+    def __init__(self, quota: Quota, journal: PostgresJournal, account: str | None) -> None:
+        super().__init__(quota)
+        self._journal = journal
+        self._account = account or ""
+        self._ready = False
+
+    async def _tables(self) -> None:
+        if self._ready:
+            return
+        journal = self._journal
+        q = journal.statement
+
+        async def fn(conn: Any) -> None:
+            async with conn.transaction():
+                await journal.lock_ddl(conn)
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.quota_slots (id bigserial primary key, "
+                        "account text not null, at timestamptz not null default now(), "
+                        "ended boolean not null default false)"
+                    )
+                )
+                await conn.execute(
+                    q("create index if not exists quota_slots_account on {s}.quota_slots (account)")
+                )
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.quota_blocks "
+                        "(account text primary key, until timestamptz not null)"
+                    )
+                )
+
+        await journal.run(fn)
+        self._ready = True
+
+    async def _try(self) -> tuple[int | None, float]:
+        """A place taken (its id), or none and the seconds until one frees."""
+        await self._tables()
+        journal, q = self._journal, self._journal.statement
+        period, videos, account = self.quota.period, self.quota.videos, self._account
+
+        async def fn(conn: Any) -> tuple[int | None, float]:
+            async with conn.transaction():
+                await conn.execute(
+                    "select pg_advisory_xact_lock(7317041, hashtext(%s))",
+                    (f"{journal.schema}:{account}",),
+                )
+                await conn.execute(
+                    q(
+                        "delete from {s}.quota_slots where account = %s and at <= now() - "
+                        "(case when ended then 0 else %s end + %s) * interval '1 second'"
+                    ),
+                    (account, STALE_AFTER, period),
+                )
+                row = await (
+                    await conn.execute(
+                        q(
+                            "select greatest(0, "
+                            "coalesce(extract(epoch from (select until from {s}.quota_blocks "
+                            "where account = %s) - now()), 0), "
+                            "coalesce(extract(epoch from (select case when ended then at else "
+                            "greatest(at, now()) end as t from {s}.quota_slots "
+                            "where account = %s order by t desc offset %s limit 1) "
+                            "+ %s * interval '1 second' - now()), 0))"
+                        ),
+                        (account, account, videos - 1, period),
+                    )
+                ).fetchone()
+                wait = float(row[0])
+                if wait > 0:
+                    return None, wait
+                got = await (
+                    await conn.execute(
+                        q("insert into {s}.quota_slots (account) values (%s) returning id"),
+                        (account,),
+                    )
+                ).fetchone()
+                return int(got[0]), 0.0
+
+        return await journal.run(fn)
+
+    async def free_in(self) -> float:
+        """Seconds until the window has a free place (0: now), taking none."""
+        await self._tables()
+        q = self._journal.statement
+        row = await self._journal.fetchone(
+            q(
+                "select greatest(0, coalesce(extract(epoch from (select until from "
+                "{s}.quota_blocks where account = %s) - now()), 0), coalesce(extract(epoch "
+                "from (select case when ended then at else greatest(at, now()) end as t "
+                "from {s}.quota_slots where account = %s and (not ended or at > now() - "
+                "%s * interval '1 second') order by t desc offset %s limit 1) + %s * "
+                "interval '1 second' - now()), 0))"
+            ),
+            (
+                self._account,
+                self._account,
+                self.quota.period,
+                self.quota.videos - 1,
+                self.quota.period,
+            ),
+        )
+        return float(row[0])
+
+    async def take(self) -> Slot:
+        self.waiting += 1
+        try:
+            async with self._turn:
+                while True:
+                    got, wait = await self._try()
+                    if got is not None:
+                        return Slot(0.0, id=got)
+                    self.waits += 1
+                    await asyncio.sleep(wait)
+        finally:
+            self.waiting -= 1
+
+    async def ended(self, slot: Slot) -> None:
+        if not slot.ended:
+            slot.ended = True
+            self.created += 1
+            await self._journal.execute(
+                self._journal.statement(
+                    "update {s}.quota_slots set at = now(), ended = true where id = %s"
+                ),
+                (slot.id,),
+            )
+
+    async def give_back(self, slot: Slot) -> None:
+        if slot.sent:
+            await self.ended(slot)
+        else:
+            await self._delete(slot)
+
+    async def _delete(self, slot: Slot) -> None:
+        await self._journal.execute(
+            self._journal.statement("delete from {s}.quota_slots where id = %s"), (slot.id,)
+        )
+
+    async def refused(self, slot: Slot, error: QuotaExceededError) -> None:
+        slot.sent = False
+        self.refusals += 1
+        await self._delete(slot)
+        said = error.retry_after
+        wait = self.quota.period if said is None else min(max(said, 0.0), self.quota.period)
+        await self._journal.execute(
+            self._journal.statement(
+                "insert into {s}.quota_blocks values (%s, now() + %s * interval '1 second') "
+                "on conflict (account) do update "
+                "set until = greatest({s}.quota_blocks.until, excluded.until)"
+            ),
+            (self._account, wait if math.isfinite(wait) else self.quota.period),
+        )
+
+
+class SharedPacing(Pacing):
+    """A shared queue's windows: one per account, in the batch's PostgreSQL schema."""
+
+    def __init__(self, quota: Quota, journal: PostgresJournal) -> None:
+        super().__init__(quota)
+        self._journal = journal
+
+    def _new(self, account: str | None) -> QuotaWindow:
+        return SharedWindow(self.quota, self._journal, account)
