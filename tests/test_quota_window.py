@@ -158,3 +158,14 @@ def test_each_account_has_its_own_window() -> None:
     assert pacing.window("A") is pacing.window("A")
     assert pacing.window("A") is not pacing.window("B")
     assert pacing.window(None) is not pacing.window("A")
+
+
+def test_the_finish_estimate_counts_free_places_then_whole_windows() -> None:
+    from vidapi_async.batch._shared_quota import finish_in
+
+    quota = va.Quota(3, 100.0)
+    assert finish_in(0, 3, 50.0, quota) == 0
+    assert finish_in(2, 1, 0.0, quota) == 0  # two places free now
+    assert finish_in(3, 3, 40.0, quota) == 40  # the next window
+    assert finish_in(4, 3, 40.0, quota) == 140
+    assert finish_in(7, 1, 10.0, quota) == 110  # 2 now, 3 at +10, 2 at +110

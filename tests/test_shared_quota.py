@@ -6,6 +6,7 @@ counts and order."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,57 @@ async def test_a_waiting_account_does_not_hold_the_others_jobs(
     assert max(order.index("B4"), order.index("B5")) < order.index(
         [t for t in order if t.startswith("A")][2]
     )
+
+
+async def test_status_and_metrics_show_each_accounts_window(tmp_path: Path, dsn: str) -> None:
+    from vidapi_async._metrics import MetricsServer
+    from vidapi_async.batch._shared_quota import publish_quota
+
+    from .test_queue_observe import scrape
+
+    files = [make_file(tmp_path / f"s{i}.mp4", 1800 + i) for i in range(5)]
+    jobs = [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        await shared.enqueue(jobs[:2])
+        async with client_for(emu) as client:
+            await asyncio.wait_for(
+                shared.work(client, concurrency=2, until_empty=True, poll=0.2, quota="2/1h"), 120
+            )
+        await shared.enqueue(jobs[2:])
+        status = await shared.status()
+        [(name, own)] = status.accounts.items()
+        assert name == ""  # the workers' own token
+        assert (own["quota"], own["used"], own["left"]) == ("2/1h", 2, 3)
+        next_free = datetime.datetime.fromisoformat(own["next_free"])
+        finish = datetime.datetime.fromisoformat(own["finish_estimate"])
+        now = datetime.datetime.now(datetime.UTC)
+        assert 3500 < (next_free - now).total_seconds() <= 3600
+        # three left, two per hour, none free now: the next place's hour, then one more
+        assert 3500 < (finish - next_free).total_seconds() <= 3600
+        assert status.as_dict()["accounts"][""]["left"] == 3
+        server = MetricsServer(0)
+        try:
+            await publish_quota(shared.journal)
+            text = await asyncio.to_thread(scrape, server.port)
+        finally:
+            await server.aclose()
+        assert 'vidapi_quota_used{account="own"} 2' in text
+        assert 'vidapi_quota_next_free_seconds{account="own"} 3' in text
+        assert 'vidapi_quota_finish_estimate_seconds{account="own"} 7' in text
+
+
+async def test_vidapi_status_prints_the_accounts_table(tmp_path: Path, dsn: str) -> None:
+    from .test_cli import vidapi
+
+    files = [make_file(tmp_path / f"c{i}.mp4", 1700 + i) for i in range(2)]
+    jobs = [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        await shared.enqueue(jobs)
+        async with client_for(emu) as client:
+            await asyncio.wait_for(
+                shared.work(client, concurrency=2, until_empty=True, poll=0.2, quota="2/1h"), 120
+            )
+    code, out, err = await vidapi("status", "--journal", dsn, env={"COLUMNS": "200"})
+    assert code == 0, err
+    assert "quota per account" in out
+    assert "(the workers' own)" in out and "2/1h" in out

@@ -60,6 +60,7 @@ from ._jobs import (
 from ._postgres import PostgresJournal, connect_cause
 from ._quota import Quota, quota_of
 from ._report import Links, ReportWriter
+from ._shared_quota import accounts_status
 from ._worker import SpecMissing, Worker, pipeline_task
 
 if TYPE_CHECKING:
@@ -92,16 +93,24 @@ class QueueStatus:
     when it was enqueued)."""
     stages: Mapping[str, int]
     """Jobs per journal stage (``done``, ``uploading``...): the journal's records."""
+    accounts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    """Workers paced (``--quota``): per account (its variable's name; ``""``: the
+    workers' own token) its ``quota``, the places ``used`` in its window, when the
+    ``next_free`` one frees, its jobs ``left`` and a ``finish_estimate`` (ISO 8601
+    times, the database's clock; the estimate counts creates, not uploads)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The counts as a plain dict (what ``vidapi status --json`` prints)."""
-        return {
+        out: dict[str, Any] = {
             "queued": self.queued,
             "running": self.running,
             "done": self.done,
             "failed": self.failed,
             "stages": dict(self.stages),
         }
+        if self.accounts:
+            out["accounts"] = {name: dict(values) for name, values in self.accounts.items()}
+        return out
 
 
 class SharedBatch:
@@ -408,6 +417,7 @@ class SharedBatch:
             done=int(done),
             failed=int(failed),
             stages={str(k): int(v) for k, v in stages.items()},
+            accounts=await accounts_status(self.journal),
         )
 
 

@@ -17,16 +17,25 @@ counted), so that jobs of a waiting account never block other accounts' jobs.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import math
 from typing import TYPE_CHECKING, Any
 
+from .. import _metrics
 from .._errors import QuotaExceededError
 from ._quota import Pacing, Quota, QuotaWindow, Slot
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
 
-__all__ = ["HAND_BACK_AFTER", "SharedPacing", "SharedWindow"]
+__all__ = [
+    "HAND_BACK_AFTER",
+    "SharedPacing",
+    "SharedWindow",
+    "accounts_status",
+    "finish_in",
+    "publish_quota",
+]
 
 HAND_BACK_AFTER = 2.0
 """Seconds of wait for its account's window beyond which a worker gives a job back to
@@ -70,6 +79,19 @@ class SharedWindow(QuotaWindow):
                         "(account text primary key, until timestamptz not null)"
                     )
                 )
+                await conn.execute(
+                    q(
+                        "create table if not exists {s}.quota_accounts (account text primary "
+                        "key, videos integer not null, period double precision not null)"
+                    )
+                )
+            await conn.execute(  # what vidapi status reads: this account's quota
+                q(
+                    "insert into {s}.quota_accounts values (%s, %s, %s) on conflict (account) "
+                    "do update set videos = excluded.videos, period = excluded.period"
+                ),
+                (self._account, self.quota.videos, self.quota.period),
+            )
 
         await journal.run(fn)
         self._ready = True
@@ -123,25 +145,7 @@ class SharedWindow(QuotaWindow):
     async def free_in(self) -> float:
         """Seconds until the window has a free place (0: now), taking none."""
         await self._tables()
-        q = self._journal.statement
-        row = await self._journal.fetchone(
-            q(
-                "select greatest(0, coalesce(extract(epoch from (select until from "
-                "{s}.quota_blocks where account = %s) - now()), 0), coalesce(extract(epoch "
-                "from (select case when ended then at else greatest(at, now()) end as t "
-                "from {s}.quota_slots where account = %s and (not ended or at > now() - "
-                "%s * interval '1 second') order by t desc offset %s limit 1) + %s * "
-                "interval '1 second' - now()), 0))"
-            ),
-            (
-                self._account,
-                self._account,
-                self.quota.period,
-                self.quota.videos - 1,
-                self.quota.period,
-            ),
-        )
-        return float(row[0])
+        return (await _window_now(self._journal, self._account, self.quota))[1]
 
     async def take(self) -> Slot:
         self.waiting += 1
@@ -192,6 +196,86 @@ class SharedWindow(QuotaWindow):
             ),
             (self._account, wait if math.isfinite(wait) else self.quota.period),
         )
+
+
+async def _window_now(journal: PostgresJournal, account: str, quota: Quota) -> tuple[int, float]:
+    """``account``'s places counted in its window now, and the seconds until one frees."""
+    row = await journal.fetchone(
+        journal.statement(
+            "with w as (select case when ended then at else greatest(at, now()) end as t "
+            "from {s}.quota_slots where account = %s and (not ended or at > now() - "
+            "%s * interval '1 second')) "
+            "select (select count(*) from w), greatest(0, coalesce(extract(epoch from "
+            "(select until from {s}.quota_blocks where account = %s) - now()), 0), "
+            "coalesce(extract(epoch from (select t from w order by t desc offset %s limit 1) "
+            "+ %s * interval '1 second' - now()), 0))"
+        ),
+        (account, quota.period, account, quota.videos - 1, quota.period),
+    )
+    return int(row[0]), float(row[1])
+
+
+def finish_in(left: int, used: int, free_in: float, quota: Quota) -> float:
+    """An estimate of the seconds until ``left`` more creates are made, with ``used``
+    places taken in the window and the next one free in ``free_in`` seconds: the places
+    free now, then a window's worth per period (uploads not counted)."""
+    now_free = max(0, quota.videos - used)
+    if left <= now_free:
+        return 0.0
+    rest = left - now_free
+    return free_in + (math.ceil(rest / quota.videos) - 1) * quota.period
+
+
+async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]:
+    """Each paced account of a shared queue (workers given ``--quota``): its quota, the
+    places used in its window, when the next frees, its jobs not done and an estimate
+    of when they are; by the variable's name (``""``: the workers' own token). Empty
+    when no worker was paced."""
+    q = journal.statement
+    exists = await journal.fetchone(
+        "select to_regclass(%s) is not null", (f"{journal.schema}.quota_accounts",)
+    )
+    if not exists or not exists[0]:
+        return {}
+    rows = await journal.fetchall(
+        q(
+            "select a.account, a.videos, a.period, now(), (select count(*) from {s}.specs s "
+            "left join {s}.jobs j on j.key = s.key where j.stage is distinct from 'done' "
+            "and coalesce(s.spec::json->>'account', '') = a.account) "
+            "from {s}.quota_accounts a order by a.account"
+        )
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for account, videos, period, now, left in rows:
+        quota = Quota(int(videos), float(period))
+        used, free_in = await _window_now(journal, account, quota)
+        out[account] = {
+            "quota": str(quota),
+            "used": used,
+            "next_free": (now + datetime.timedelta(seconds=free_in)).isoformat(),
+            "left": int(left),
+            "finish_estimate": (
+                now + datetime.timedelta(seconds=finish_in(int(left), used, free_in, quota))
+            ).isoformat(),
+        }
+    return out
+
+
+async def publish_quota(journal: PostgresJournal) -> None:
+    """Each paced account's window as the metrics' gauges ``vidapi.quota.used``,
+    ``vidapi.quota.next_free`` and ``vidapi.quota.finish_estimate`` (label ``account``:
+    the variable's name, ``own`` for the workers' own token; never a token)."""
+    accounts = await accounts_status(journal)
+    for name, values in accounts.items():
+        labels = {"account": name or "own"}
+        now = datetime.datetime.now(datetime.UTC)
+        _metrics.REGISTRY.set("vidapi.quota.used", values["used"], labels)
+        for metric, key in (
+            ("vidapi.quota.next_free", "next_free"),
+            ("vidapi.quota.finish_estimate", "finish_estimate"),
+        ):
+            at = datetime.datetime.fromisoformat(values[key])
+            _metrics.REGISTRY.set(metric, max(0.0, (at - now).total_seconds()), labels)
 
 
 class SharedPacing(Pacing):

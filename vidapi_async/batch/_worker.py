@@ -32,7 +32,7 @@ from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._quota import Quota
 from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
-from ._shared_quota import HAND_BACK_AFTER, SharedPacing, SharedWindow
+from ._shared_quota import HAND_BACK_AFTER, SharedPacing, SharedWindow, publish_quota
 
 if TYPE_CHECKING:
     from ._queue import App
@@ -206,6 +206,7 @@ class Worker:
         counts = await queue_counts(self.app, self.shared.queue)
         for state, n in zip(("queued", "running"), counts, strict=True):
             _metrics.REGISTRY.set("vidapi.queue.jobs", n, {"state": state})
+        await publish_quota(self.shared.journal)
 
     async def _empty(self) -> bool:
         from ._queue import queue_counts

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import datetime
 import json
 import os
 import signal
@@ -355,13 +356,33 @@ def _print_status(
     table.add_column("jobs")
     table.add_column("count")
     for name, count in status.items():
-        if name != "stages":
+        if name not in ("stages", "accounts"):
             table.add_row(name, str(count))
     stages = status["stages"]
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
         table.add_row(f"stage {stage}", str(n))
     output_console().print(table)
+    accounts = status.get("accounts")
+    if isinstance(accounts, dict) and accounts:
+        quota = Table(title="quota per account (workers given --quota)")
+        for column in ("account", "quota", "used", "next free place", "jobs left", "done by"):
+            quota.add_column(column)
+        for name, values in accounts.items():
+            quota.add_row(
+                name or "(the workers' own)",
+                values["quota"],
+                str(values["used"]),
+                _when(values["next_free"]),
+                str(values["left"]),
+                _when(values["finish_estimate"]) if values["left"] else "-",
+            )
+        output_console().print(quota)
+
+
+def _when(iso: str) -> str:
+    """An ISO 8601 time as local ``YYYY-MM-DD HH:MM:SS``."""
+    return datetime.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def sqlite_status(path: str) -> dict[str, object]:
