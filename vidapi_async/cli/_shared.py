@@ -334,6 +334,7 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
                 concurrency=args.concurrency,
                 until_empty=True,
                 metrics_port=args.metrics_port,
+                quota=args.quota,
             ),
         )
     if status is None:
