@@ -222,6 +222,14 @@ class QuotaWindow:
         else:
             await self.ended(slot)
 
+    def refusal_wait(self, error: QuotaExceededError) -> float:
+        """How long a refusal closes the window: the platform's ``retry_after``, at most
+        a period; a period when it said nothing."""
+        said = error.retry_after
+        if said is None or not math.isfinite(said):
+            return self.quota.period
+        return min(max(said, 0.0), self.quota.period)
+
     async def refused(self, slot: Slot, error: QuotaExceededError) -> None:
         """The platform refused the create of ``slot`` for the quota (its clock, or
         creates made elsewhere, differ from this window): the place is given back and
@@ -231,26 +239,20 @@ class QuotaWindow:
         with contextlib.suppress(ValueError):
             self._slots.remove(slot)
         self.refusals += 1
-        said = error.retry_after
-        wait = self.quota.period if said is None else min(max(said, 0.0), self.quota.period)
+        wait = self.refusal_wait(error)
         self._blocked_until = max(self._blocked_until, self._clock() + wait)
         log.info("the platform refused a create for the quota; waiting %.1f s, then again", wait)
 
 
 class Pacing:
     """A batch's windows, one per account (``None``: the client's own token), each of
-    the same ``Quota``."""
+    the same ``Quota``; ``new(account)`` makes one (default: a ``QuotaWindow``)."""
 
     def __init__(
-        self,
-        quota: Quota,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        self, quota: Quota, *, new: Callable[[str | None], QuotaWindow] | None = None
     ) -> None:
         self.quota = quota
-        self._clock = clock
-        self._sleep = sleep
+        self._new = new or (lambda account: QuotaWindow(quota))
         self.windows: dict[str | None, QuotaWindow] = {}
         """Each account's window, made by its first job."""
 
@@ -260,7 +262,3 @@ class Pacing:
         if found is None:
             found = self.windows[account] = self._new(account)
         return found
-
-    def _new(self, account: str | None) -> QuotaWindow:
-        """A new window for ``account`` (a shared queue's are kept in PostgreSQL)."""
-        return QuotaWindow(self.quota, clock=self._clock, sleep=self._sleep)

@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HAND_BACK_AFTER",
-    "SharedPacing",
     "SharedWindow",
     "accounts_status",
     "finish_in",
     "publish_quota",
+    "shared_pacing",
 ]
 
 HAND_BACK_AFTER = 2.0
@@ -186,15 +186,13 @@ class SharedWindow(QuotaWindow):
         slot.sent = False
         self.refusals += 1
         await self._delete(slot)
-        said = error.retry_after
-        wait = self.quota.period if said is None else min(max(said, 0.0), self.quota.period)
         await self._journal.execute(
             self._journal.statement(
                 "insert into {s}.quota_blocks values (%s, now() + %s * interval '1 second') "
                 "on conflict (account) do update "
                 "set until = greatest({s}.quota_blocks.until, excluded.until)"
             ),
-            (self._account, wait if math.isfinite(wait) else self.quota.period),
+            (self._account, self.refusal_wait(error)),
         )
 
 
@@ -278,12 +276,6 @@ async def publish_quota(journal: PostgresJournal) -> None:
             _metrics.REGISTRY.set(metric, max(0.0, (at - now).total_seconds()), labels)
 
 
-class SharedPacing(Pacing):
+def shared_pacing(quota: Quota, journal: PostgresJournal) -> Pacing:
     """A shared queue's windows: one per account, in the batch's PostgreSQL schema."""
-
-    def __init__(self, quota: Quota, journal: PostgresJournal) -> None:
-        super().__init__(quota)
-        self._journal = journal
-
-    def _new(self, account: str | None) -> QuotaWindow:
-        return SharedWindow(self.quota, self._journal, account)
+    return Pacing(quota, new=lambda account: SharedWindow(quota, journal, account))

@@ -32,7 +32,7 @@ from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._quota import Quota
 from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
-from ._shared_quota import HAND_BACK_AFTER, SharedPacing, SharedWindow, publish_quota
+from ._shared_quota import HAND_BACK_AFTER, SharedWindow, publish_quota, shared_pacing
 
 if TYPE_CHECKING:
     from ._queue import App
@@ -90,7 +90,7 @@ class Worker:
             # job to record one (the taker-over, after its own takeover delay).
             settle_for=4 * stalled_after,
             requeue=requeued,  # such a failure goes back to the queue: not "failed"
-            pacing=None if quota is None else SharedPacing(quota, self.shared.journal),
+            pacing=None if quota is None else shared_pacing(quota, self.shared.journal),
         )
         self.shared.journal.outage.give_up.clear()
         self.stopping.clear()
