@@ -161,3 +161,14 @@ def test_the_emulator_refuses_a_bad_quota() -> None:
         Emulator(quota="3 a day")
     with pytest.raises(ValueError, match="VIDEOS/PERIOD"):
         Emulator(quota="0/4s")
+
+
+def test_the_emulator_checks_a_quota_period_set_at_run_time() -> None:
+    from vidapi_async.emulator import Faults
+
+    faults = Faults()
+    for bad in (0, -1, "4s", True):
+        with pytest.raises(ValueError, match="quota_period"):
+            faults.update({"quota_period": bad})
+    faults.update({"quota_period": 4, "videos_per_day": 3})
+    assert (faults.videos_per_day, faults.quota_period) == (3, 4.0)

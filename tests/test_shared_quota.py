@@ -77,6 +77,11 @@ async def test_a_waiting_account_does_not_hold_the_others_jobs(
             )
         status = await shared.status()
         assert (status.done, status.failed) == (6, 0)
+        specs = await shared.journal.fetchall(
+            shared.journal.statement("select spec from {s}.specs")
+        )
+        assert all(OTHER_TOKEN not in spec for (spec,) in specs)  # the variable's name only
+        assert sum('"ACCOUNT_B"' in spec for (spec,) in specs) == 2
         order = creation_order(emu)
         assert refusals(emu) == 0
     # B's videos came before A's third: A's waiting jobs were given back, not held
