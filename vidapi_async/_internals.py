@@ -11,7 +11,10 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
+from ._acting import ACTING_PROFILE, ACTING_TOKEN
+from ._auth.providers import StaticToken
 from ._dialects.operations import Operation
+from ._models import AccessToken
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -105,6 +108,21 @@ class ClientInternals:
             source, headers=headers or None, max_source_size=MAX_CARRIED_SIZE
         )
         return uploaded.url
+
+    @contextlib.contextmanager
+    def acting_as(self, token: str | None, profile: str | None = None) -> Iterator[None]:
+        """In the block, this task's API requests carry ``token`` (another account's,
+        never refreshed) and, in API v2, create under ``profile``; ``None``: the
+        client's own. The upload pump and the connections stay the client's."""
+        if token is not None:
+            StaticToken(token)  # its checks: a non-empty string
+        acting = None if token is None else AccessToken(token)
+        kept = ACTING_TOKEN.set(acting), ACTING_PROFILE.set(profile)
+        try:
+            yield
+        finally:
+            ACTING_TOKEN.reset(kept[0])
+            ACTING_PROFILE.reset(kept[1])
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

@@ -36,6 +36,19 @@ KINDS: Final = {
     "vidapi.quota.refusals": ("counter", "", "{refusal}", "the platform's quota refusals"),
     "vidapi.jobs.in_flight": ("gauge", "", "{job}", "batch jobs running"),
     "vidapi.queue.jobs": ("gauge", "", "{job}", "a shared queue's jobs, by state"),
+    "vidapi.quota.used": ("gauge", "", "{video}", "places used in each account's quota window"),
+    "vidapi.quota.next_free": (
+        "gauge",
+        "seconds",
+        "s",
+        "seconds until each account's quota window frees a place",
+    ),
+    "vidapi.quota.finish_estimate": (
+        "gauge",
+        "seconds",
+        "s",
+        "estimated seconds until each paced account's jobs are done",
+    ),
 }
 DEADLINE: Final = 10.0
 """Seconds an endpoint's client has from connecting to its answer (Prometheus's own

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
+from ._acting import ACTING_TOKEN
 from ._aio import Transport, api_timeout
 from ._auth.providers import StaticToken, TokenProvider
 from ._config import Timeouts
@@ -121,8 +122,12 @@ class Requester:
         )
 
     async def access_token(self) -> AccessToken:
-        """The token in use (fetched or refreshed if needed)."""
+        """The token in use (fetched or refreshed if needed); the account's this task
+        acts for, if it acts for one (``_acting``)."""
         self.check_open()
+        acting = ACTING_TOKEN.get()
+        if acting is not None:
+            return acting
         self.token = await self.auth.get_token(self.post_token_form, self.token_url)
         return self.token
 
@@ -175,7 +180,11 @@ class Requester:
         for attempt in (1, 2):
             auth = self.auth
             # A static token is the same every time: no provider's coroutine to await.
-            token = auth._token if type(auth) is StaticToken else await self.access_token()
+            acting = ACTING_TOKEN.get()  # another account's, for this task (a batch job's)
+            if acting is not None:
+                token = acting
+            else:
+                token = auth._token if type(auth) is StaticToken else await self.access_token()
             if request.scope is not None:
                 token = await self.scoped_token(request, token)
             resp = await self.transport.send(
@@ -209,7 +218,7 @@ class Requester:
                     )
                 return decode(request, resp.status, resp.headers, resp.body, secrets=secrets)
             except InvalidTokenError:
-                if attempt == 2 or not self.auth.invalidate(token):
+                if attempt == 2 or acting is not None or not self.auth.invalidate(token):
                     raise
                 log.info("%s: token refused as invalid; fetching a new one", request.what)
         raise AssertionError("unreachable")

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _validate as check
+from .._acting import ACTING_PROFILE
 from .._auth.api_key import ApiKey
 from .._auth.providers import OAuth, TokenProvider
 from .._convert import structure, webhook_of
@@ -68,7 +69,11 @@ class V2(Refusals):
         first profile-scoped request); a given one the key does not reach, or several
         without a choice, is an ``InvalidArgumentError`` naming the key's profiles (the
         refusal kept too: ``GET /me`` is not asked again). A given profile is taken
-        unverified by a token known to lack ``account.read`` (``GET /me``'s scope)."""
+        unverified by a token known to lack ``account.read`` (``GET /me``'s scope).
+        A task acting for another profile (a batch job's ``profile``) uses it as given."""
+        acting = ACTING_PROFILE.get()
+        if acting is not None:
+            return acting
         async with self._profile_lock:
             if self._profile is None:
                 self._profile = await self._choose_profile(requester)

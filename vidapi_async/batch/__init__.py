@@ -15,6 +15,7 @@ from ._jobs import (
 from ._journal import MAX_KEY_LENGTH, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
 from ._manifest import jobs_from_folder, jobs_from_manifest, jobs_from_source
 from ._postgres import PostgresJournal
+from ._quota import Quota
 from ._runner import BatchUploader
 from ._shared import Enqueued, QueueStatus, SharedBatch
 
@@ -32,6 +33,7 @@ __all__ = [
     "MemoryJournal",
     "PostgresJournal",
     "QueueStatus",
+    "Quota",
     "SQLiteJournal",
     "SharedBatch",
     "Stage",

@@ -382,6 +382,8 @@ def spec_of(job: UploadJob) -> dict[str, Any]:
         "password": job.password,
         "live": job.live,
         "key": job.key,
+        "account": job.account,  # a variable's name: each worker reads its own environment
+        "profile": job.profile,
         **{
             name: value.isoformat() if isinstance(value, datetime.datetime) else value
             for name in METADATA_FIELDS

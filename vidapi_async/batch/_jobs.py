@@ -105,6 +105,23 @@ class SubtitleSpec:
             raise InvalidArgumentError("subtitles.path", "has a NUL: no file has such a name")
 
 
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def check_account(account: object, profile: object, playlists: tuple[str, ...]) -> None:
+    """``UploadJob``'s ``account`` (an environment variable's name) and ``profile``."""
+    if account is not None and (not isinstance(account, str) or not _VARIABLE.fullmatch(account)):
+        raise InvalidArgumentError(
+            "account", "expected the name of an environment variable (letters, digits, _)"
+        )
+    if profile is not None:
+        check.plain_text(check.text(profile, "profile", blank=False), "profile")
+    if (account is not None or profile is not None) and playlists:
+        raise InvalidArgumentError(
+            "playlists", "go with the client's own account (no account or profile) for now"
+        )
+
+
 def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
     specs = tuple(value)
     for spec in specs:
@@ -161,6 +178,14 @@ class UploadJob:
     playlists: tuple[str, ...] = attrs.field(default=(), converter=_playlists)
     """Playlist names: each is created once per batch if the account has none of that
     name, and the video is added to it (in the order of the jobs)."""
+    account: str | None = None
+    """The name of an environment variable holding the access token of the account
+    that creates this job's video (a manifest's ``account``; read when the job runs,
+    never stored nor shown); ``None``: the client's own. Each account has its own
+    quota window (``BatchUploader(quota=)``)."""
+    profile: str | None = None
+    """API v2: the profile this job's video is created under (a manifest's
+    ``profile``: one API key, several channels); ``None``: the client's."""
     key: str | None = None
     """Identifies the job across runs. Default: derived from the file's absolute path,
     size and modification time (stable while the file is unchanged; no need to read it),
@@ -205,6 +230,7 @@ class UploadJob:
         check.password(self.password)
         if self.key is not None:
             check_key(self.key)
+        check_account(self.account, self.profile, self.playlists)
         for name in ("published", "live"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")

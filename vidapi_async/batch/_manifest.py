@@ -25,7 +25,7 @@ CSV columns (a header row is required; a ``path`` or a ``url`` column is needed)
 
 ``path, url, headers, title, channel, published, password, live, key, subtitles,
 description, tags, language, private, is_created_for_kids, explicit, publish_date,
-expiry_date, geoblocking, thumbnail, playlists``
+expiry_date, geoblocking, thumbnail, playlists, account, profile``
 
 JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 (``subtitles`` also as an object ``{"en": "subs/en.srt"}`` or an array of
@@ -40,7 +40,10 @@ JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 - ``subtitles``: ``en=subs/en.srt;fr=https://example.com/fr.srt``;
 - ``tags``, ``playlists``, ``geoblocking``: separated by ``;`` (``deny;fr;de``);
 - ``publish_date``, ``expiry_date``: ISO 8601 with an offset (``2027-01-31T09:00:00+01:00``);
-- ``thumbnail``: an image relative to the manifest's folder, or an http(s) url.
+- ``thumbnail``: an image relative to the manifest's folder, or an http(s) url;
+- ``account``: the name of an environment variable holding the access token of the
+  account that creates the row's video (set when the manifest is read; never the token
+  itself); empty: the client's own; ``profile`` (API v2): the profile it goes to.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from typing import Any, BinaryIO
 from .._errors import InvalidArgumentError, UsageError
 from .._protocol import url_file_name
 from .._s3 import is_s3_url
+from ._accounts import token_in
 from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 
 __all__ = [
@@ -89,6 +93,7 @@ COLUMNS = (
     "path", "url", "headers", "title", "channel", "published", "password", "live", "key",
     "subtitles", "description", "tags", "language", "private", "is_created_for_kids",
     "explicit", "publish_date", "expiry_date", "geoblocking", "thumbnail", "playlists",
+    "account", "profile",
 )  # fmt: skip
 _LISTS = ("tags", "playlists", "geoblocking")
 _DATES = ("publish_date", "expiry_date")
@@ -232,6 +237,8 @@ def job_from_row(
             password=(_text(row.get("password"), "password") or None),
             live=bool(_bool(row.get("live"), "live", False)),
             key=_text(row.get("key"), "key").strip() or None,
+            account=_account(_text(row.get("account"), "account").strip()),
+            profile=_text(row.get("profile"), "profile").strip() or None,
             subtitles=_subtitles(row.get("subtitles") or "", base),
             thumbnail=thumbnail or None,
             playlists=optional.pop("playlists") or (),
@@ -240,6 +247,14 @@ def job_from_row(
         )
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
+
+
+def _account(variable: str) -> str | None:
+    """A row's ``account``: the variable's name, once it is known to hold a token."""
+    if not variable:
+        return None
+    token_in(variable)
+    return variable
 
 
 def _headers(variable: str) -> dict[str, str]:

@@ -384,7 +384,12 @@ class Transient(Exception):
 
 class GivenBack(Exception):
     """Raised in the task for a job handed back (no fault of the job's: this worker's
-    credentials were refused): the queue runs it again, and no attempt is counted."""
+    credentials were refused, or its account waits for its quota): the queue runs it
+    again (after ``wait`` seconds, if given), and no attempt is counted."""
+
+    def __init__(self, message: str, *, wait: float | None = None) -> None:
+        super().__init__(message)
+        self.wait = wait
 
 
 class Retry(procrastinate.BaseRetryStrategy):
@@ -406,7 +411,10 @@ class Retry(procrastinate.BaseRetryStrategy):
             tried = exception.attempts if isinstance(exception, Transient) else job.attempts
             if tried >= MAX_ATTEMPTS:
                 return None
-        at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=RETRY_WAIT)
+        wait: float = RETRY_WAIT
+        if isinstance(exception, GivenBack) and exception.wait is not None:
+            wait = exception.wait
+        at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=wait)
         return procrastinate.RetryDecision(retry_at=at)
 
 

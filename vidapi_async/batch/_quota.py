@@ -1,14 +1,25 @@
-"""The account's quota as one batch knows it: once refused, no job of the batch starts
-an upload or a create (each ends failed at the stage it reached, resumable)."""
+"""The account's quota as one batch knows it. Without a ``Quota`` (``QuotaStop``): once
+refused, no job of the batch starts an upload or a create (each ends failed at the stage
+it reached, resumable). With one (``QuotaWindow``, one per account): each job takes a
+place in the account's rolling window before its upload, waiting for one if need be, and
+a refusal makes it wait and send its create again."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import math
+import re
+import time
 import weakref
+from collections.abc import Awaitable, Callable
 
-from .._errors import QuotaExceededError
+import attrs
 
-__all__ = ["QuotaStop"]
+from .._errors import InvalidArgumentError, QuotaExceededError
+
+__all__ = ["Pacing", "Quota", "QuotaStop", "QuotaWindow", "Slot", "quota_of"]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -46,3 +57,208 @@ class QuotaStop:
             self.reached = error
             log.warning("the account's quota is reached: no new upload will start")
         return True
+
+
+_PERIOD = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+@attrs.frozen
+class Quota:
+    """An account's upload quota: at most ``videos`` creates in any ``period`` seconds
+    (a rolling window). ``Quota.parse("15/24h")``; the platform's are ``15/24h``
+    (standard accounts) and ``96/24h`` (premium)."""
+
+    videos: int
+    """Creates allowed in any window of ``period`` seconds."""
+    period: float
+    """The window's length, in seconds."""
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.videos, bool) or not isinstance(self.videos, int) or self.videos < 1:
+            raise InvalidArgumentError(
+                "quota", f"videos must be a whole number from 1, not {self.videos!r}"
+            )
+        period = self.period
+        if (
+            isinstance(period, bool)
+            or not isinstance(period, int | float)
+            or not math.isfinite(period)
+            or period <= 0
+        ):
+            raise InvalidArgumentError(
+                "quota", f"the period must be a number of seconds above 0, not {period!r}"
+            )
+
+    @classmethod
+    def parse(cls, text: str) -> Quota:
+        """``N/PERIOD``: a whole number of videos, then a period with its unit, ``s``,
+        ``m`` (or ``min``), ``h`` or ``d``: ``96/24h``, ``15/24h``, ``3/4s``, ``2/0.5s``.
+        ``InvalidArgumentError("quota", ...)`` naming what is wrong otherwise."""
+        if not isinstance(text, str):
+            raise InvalidArgumentError("quota", f"expected text such as '15/24h', not {text!r}")
+        match = _PERIOD.fullmatch(text)
+        if match is None:
+            raise InvalidArgumentError(
+                "quota",
+                f"{text!r} is not VIDEOS/PERIOD with a unit (s, m, h, d), e.g. '15/24h' or '3/4s'",
+            )
+        videos, amount, unit = match.groups()
+        if unit not in _UNITS:
+            raise InvalidArgumentError(
+                "quota", f"unknown unit {unit!r} in {text!r}: use s, m, h or d"
+            )
+        return cls(int(videos), float(amount) * _UNITS[unit])
+
+    def __str__(self) -> str:
+        for unit in ("d", "h", "m"):
+            if self.period >= _UNITS[unit] and (self.period / _UNITS[unit]).is_integer():
+                return f"{self.videos}/{self.period / _UNITS[unit]:g}{unit}"
+        return f"{self.videos}/{self.period:g}s"
+
+
+def quota_of(value: Quota | str | None) -> Quota | None:
+    """``BatchUploader(quota=)`` checked: a ``Quota``, its text, or ``None``."""
+    if value is None or isinstance(value, Quota):
+        return value
+    if isinstance(value, str):
+        return Quota.parse(value)
+    raise InvalidArgumentError("quota", f"expected a Quota or text such as '15/24h', not {value!r}")
+
+
+@attrs.define(eq=False)
+class Slot:
+    """One create's place in an account's window: taken before the job's upload, sent
+    with its create, and counted from the create's end (when the platform has counted
+    it for sure) for one period."""
+
+    at: float
+    """When it was taken, then when its create ended."""
+    sent: bool = False
+    """Its create was sent (else, given back when the job ends)."""
+    ended: bool = False
+    """Its create ended: ``at`` is final."""
+    id: int | None = None
+    """Its row, in a window shared through PostgreSQL."""
+
+
+class QuotaWindow:
+    """One account's rolling window, kept by the batch on its own clock: ``take`` waits,
+    first come first served, until the window has a free place, and takes it."""
+
+    def __init__(
+        self,
+        quota: Quota,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self.quota = quota
+        self._clock = clock
+        self._sleep = sleep
+        self._slots: list[Slot] = []
+        self._blocked_until = -math.inf
+        self._turn = asyncio.Lock()
+        self.waiting = 0
+        """Jobs waiting for a place now."""
+        self.waits = 0
+        """Times a job slept for a place (one wake-up each: no polling)."""
+        self.refusals = 0
+        """Creates the platform refused for the quota while paced (waited, then sent again)."""
+        self.created = 0
+        """Creates that ended (made, or their outcome unknown)."""
+
+    def _free_at(self, now: float) -> float:
+        """When the window has a free place (``now`` or later); a place whose create
+        has not ended counts as ending now."""
+        period = self.quota.period
+        self._slots = [s for s in self._slots if not s.ended or s.at > now - period]
+        at = max(now, self._blocked_until)
+        if len(self._slots) >= self.quota.videos:
+            stamps = sorted(s.at if s.ended else max(s.at, now) for s in self._slots)
+            at = max(at, stamps[len(stamps) - self.quota.videos] + period)
+        return at
+
+    def used(self) -> int:
+        """Places taken in the window now."""
+        self._free_at(self._clock())
+        return len(self._slots)
+
+    def next_free(self) -> float:
+        """How many seconds until the window has a free place (0: now)."""
+        now = self._clock()
+        return max(0.0, self._free_at(now) - now)
+
+    async def take(self) -> Slot:
+        """Wait for a free place (in turn), and take it."""
+        self.waiting += 1
+        try:
+            async with self._turn:
+                while True:
+                    now = self._clock()
+                    wait = self._free_at(now) - now
+                    if wait <= 0:
+                        slot = Slot(now)
+                        self._slots.append(slot)
+                        return slot
+                    self.waits += 1
+                    await self._sleep(wait)
+        finally:
+            self.waiting -= 1
+
+    async def ended(self, slot: Slot) -> None:
+        """The create of ``slot`` ended (made, or its outcome unknown): the window counts
+        it from now."""
+        if not slot.ended:
+            slot.at, slot.ended = self._clock(), True
+            self.created += 1
+
+    async def give_back(self, slot: Slot) -> None:
+        """The job of ``slot`` ended: a place whose create was never sent is free again;
+        one sent whose end was not seen (cancelled) counts from now."""
+        if not slot.sent:
+            with contextlib.suppress(ValueError):
+                self._slots.remove(slot)
+        else:
+            await self.ended(slot)
+
+    def refusal_wait(self, error: QuotaExceededError) -> float:
+        """How long a refusal closes the window: the platform's ``retry_after``, at most
+        a period; a period when it said nothing."""
+        said = error.retry_after
+        if said is None or not math.isfinite(said):
+            return self.quota.period
+        return min(max(said, 0.0), self.quota.period)
+
+    async def refused(self, slot: Slot, error: QuotaExceededError) -> None:
+        """The platform refused the create of ``slot`` for the quota (its clock, or
+        creates made elsewhere, differ from this window): the place is given back and
+        the window closed for the platform's ``retry_after`` (at most a period; a
+        period when it said nothing)."""
+        slot.sent = False
+        with contextlib.suppress(ValueError):
+            self._slots.remove(slot)
+        self.refusals += 1
+        wait = self.refusal_wait(error)
+        self._blocked_until = max(self._blocked_until, self._clock() + wait)
+        log.info("the platform refused a create for the quota; waiting %.1f s, then again", wait)
+
+
+class Pacing:
+    """A batch's windows, one per account (``None``: the client's own token), each of
+    the same ``Quota``; ``new(account)`` makes one (default: a ``QuotaWindow``)."""
+
+    def __init__(
+        self, quota: Quota, *, new: Callable[[str | None], QuotaWindow] | None = None
+    ) -> None:
+        self.quota = quota
+        self._new = new or (lambda account: QuotaWindow(quota))
+        self.windows: dict[str | None, QuotaWindow] = {}
+        """Each account's window, made by its first job."""
+
+    def window(self, account: str | None) -> QuotaWindow:
+        """``account``'s window."""
+        found = self.windows.get(account)
+        if found is None:
+            found = self.windows[account] = self._new(account)
+        return found

@@ -50,6 +50,7 @@ from .._metrics import MetricsServer
 from .._observe import Observer
 from .._transfer.files import LocalFile
 from .._transfer.sending import load_mime_types
+from ._accounts import acting_for, in_turn, token_in
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (
@@ -66,13 +67,13 @@ from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal,
 from ._playlists import Playlists
 from ._postgres import PostgresJournal
 from ._progress import Tally
-from ._quota import QuotaStop
+from ._quota import Pacing, Quota, QuotaStop, quota_of
 from ._report import JobReport
 from ._spares import Spares
 from ._stages import JobRun, Pipeline, run_steps
 from ._updates import changed, done_before, metadata_now
 
-__all__ = ["BatchUploader", "each", "for_queue", "know_quota", "running"]
+__all__ = ["BatchUploader", "each", "for_queue", "know_quota", "pacing_of", "running"]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -123,9 +124,15 @@ class BatchUploader:
         ready_timeout: float = 3600.0,
         metrics_port: int | None = None,
         report: str | os.PathLike[str] | None = None,
+        quota: Quota | str | None = None,
     ) -> None:
         self.client = client
         """The client the jobs use."""
+        self.quota = quota_of(quota)
+        """The account's upload quota (``Quota``, or its text: ``"15/24h"``): creates
+        are paced to it, each account in a rolling window of its own, and a refusal
+        waits rather than stopping the batch. ``None``: the first refusal stops the
+        batch's new uploads and creates (run it again after the reset)."""
         self._report_to = None if report is None else JobReport(report, client, journal)
         self._metrics_port = _port(metrics_port)
         self._metrics: MetricsServer | None = None
@@ -180,6 +187,8 @@ class BatchUploader:
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (``for_queue``)."""
         self._pipeline: Pipeline | None = None
+        self._shared_pacing: Pacing | None = None
+        """A shared queue's windows (``for_queue``), in place of the batch's own."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -224,6 +233,7 @@ class BatchUploader:
             duplicates=Duplicates(self.client, self._journal, self._settle_for),
             waiting=lambda: self._waiting,
             ready_timeout=None,
+            pacing=self._shared_pacing or (None if self.quota is None else Pacing(self.quota)),
         )
         return self
 
@@ -294,7 +304,10 @@ class BatchUploader:
         loop = asyncio.get_running_loop()
         try:
             seq = 0
-            async for job in each(jobs):
+            source = each(jobs)
+            if self.quota is not None:  # accounts in turn: one waiting blocks no other
+                source = in_turn(source)
+            async for job in source:
                 if not isinstance(job, UploadJob):
                     raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
                 checks = Checks(job, loop.create_future())
@@ -427,23 +440,30 @@ class BatchUploader:
             self._tally.count("failed")
             twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
+        try:
+            token_in(job.account)
+        except InvalidArgumentError as exc:  # its account's variable is not set (now)
+            self._tally.count("failed")
+            log.warning("job %s failed: %s", key, exc)
+            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
         self._in_flight.add(key)
         internals(self.client).observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
         )
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
         try:
-            if claim is not None:
-                record = await claim(key)
-            else:
-                record = await self._journal.load(key) or JobRecord(key)
-            if record.stage is Stage.DONE:
-                return await done_before(
-                    self.client, self._journal, self._playlists, self._tally, job, record, seq
-                )
-            if claim is None:
-                record.runs += 1
-            return await self._steps(JobRun(job, record, local, subtitles, seq))
+            with acting_for(self.client, job):  # its account's token, read now
+                if claim is not None:
+                    record = await claim(key)
+                else:
+                    record = await self._journal.load(key) or JobRecord(key)
+                if record.stage is Stage.DONE:
+                    return await done_before(
+                        self.client, self._journal, self._playlists, self._tally, job, record, seq
+                    )
+                if claim is None:
+                    record.runs += 1
+                return await self._steps(JobRun(job, record, local, subtitles, seq))
         finally:
             self._in_flight.discard(key)
             self._tally.files.pop(key, None)
@@ -482,6 +502,8 @@ class BatchUploader:
             )
         except JobLost:
             return self._lost(run)
+        finally:
+            await self._pipeline.give_back(run)
         self._tally.count("done")
         return JobResult(
             job, record.key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs
@@ -597,14 +619,25 @@ async def _open_journal(arg: str | os.PathLike[str] | Journal | None) -> tuple[J
 
 
 def for_queue(
-    runner: BatchUploader, *, settle_for: float, requeue: Callable[[BaseException], bool]
+    runner: BatchUploader,
+    *,
+    settle_for: float,
+    requeue: Callable[[BaseException], bool],
+    pacing: Pacing | None = None,
 ) -> BatchUploader:
     """``runner`` made a shared queue's (before it is entered): a worker that lost a
     job after a create waits ``settle_for`` seconds for the job to record its video,
-    and a failure ``requeue`` accepts goes back to the queue (not counted failed)."""
+    and a failure ``requeue`` accepts goes back to the queue (not counted failed);
+    ``pacing``: the accounts' windows every worker shares (its ``quota=``)."""
     runner._settle_for = settle_for
     runner._requeue = requeue
+    runner._shared_pacing = pacing
     return runner
+
+
+def pacing_of(runner: BatchUploader) -> Pacing | None:
+    """``runner``'s accounts' windows (``None``: not paced)."""
+    return None if runner._pipeline is None else runner._pipeline.pacing
 
 
 def know_quota(runner: BatchUploader, reached: QuotaExceededError | None) -> None:

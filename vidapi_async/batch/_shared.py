@@ -58,7 +58,9 @@ from ._jobs import (
     UploadJob,
 )
 from ._postgres import PostgresJournal, connect_cause
+from ._quota import Quota, quota_of
 from ._report import Links, ReportWriter
+from ._shared_quota import accounts_status
 from ._worker import SpecMissing, Worker, pipeline_task
 
 if TYPE_CHECKING:
@@ -91,16 +93,24 @@ class QueueStatus:
     when it was enqueued)."""
     stages: Mapping[str, int]
     """Jobs per journal stage (``done``, ``uploading``...): the journal's records."""
+    accounts: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    """Workers paced (``--quota``): per account (its variable's name; ``""``: the
+    workers' own token) its ``quota``, the places ``used`` in its window, when the
+    ``next_free`` one frees, its jobs ``left`` and a ``finish_estimate`` (ISO 8601
+    times, the database's clock; the estimate counts creates, not uploads)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The counts as a plain dict (what ``vidapi status --json`` prints)."""
-        return {
+        out: dict[str, Any] = {
             "queued": self.queued,
             "running": self.running,
             "done": self.done,
             "failed": self.failed,
             "stages": dict(self.stages),
         }
+        if self.accounts:
+            out["accounts"] = {name: dict(values) for name, values in self.accounts.items()}
+        return out
 
 
 class SharedBatch:
@@ -254,23 +264,34 @@ class SharedBatch:
         max_requests_per_second: float | None = None,
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
+        quota: Quota | str | None = None,
     ) -> None:
         """Run jobs from the queue until cancelled, or (``until_empty``) until none is
         queued and none is held by a worker with a fresh heartbeat. ``metrics_port``:
-        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile.
+        serve the metrics at ``http://127.0.0.1:PORT/metrics`` meanwhile. ``quota``:
+        this worker's creates paced to the account's quota (``BatchUploader(quota=)``;
+        the window is this worker's own: give each worker its share).
         ``max_requests_per_second``: a rate shared by every worker that gives one (the
         client's requests wait for slots handed out by PostgreSQL). ``progress`` sees
         this worker's own jobs (``BatchProgress``), as ``BatchUploader``'s does. The
         API refusing the client's credentials ends it in that ``AuthenticationError`` or
         ``InsufficientScopeError``, the job left in the queue."""
         self._ready()
+        paced = quota_of(quota)
         rate = (
             None if max_requests_per_second is None else self.shared_rate(max_requests_per_second)
         )
         worker = Worker(self, self._ready(), self._stopping)
         with internals(client).paced(rate):  # for this work only: the client's own after
             await worker.run(
-                client, concurrency, until_empty, stalled_after, poll, progress, metrics_port
+                client,
+                concurrency,
+                until_empty,
+                stalled_after,
+                poll,
+                progress,
+                metrics_port,
+                paced,
             )
 
     @property
@@ -396,6 +417,7 @@ class SharedBatch:
             done=int(done),
             failed=int(failed),
             stages={str(k): int(v) for k, v in stages.items()},
+            accounts=await accounts_status(self.journal),
         )
 
 

@@ -20,7 +20,14 @@ import attrs
 
 from .. import _validate as check
 from .._client import Client
-from .._errors import BadRequestError, FileError, InvalidArgumentError, UsageError, VidapiError
+from .._errors import (
+    BadRequestError,
+    FileError,
+    InvalidArgumentError,
+    QuotaExceededError,
+    UsageError,
+    VidapiError,
+)
 from .._internals import internals
 from .._models import Subtitle, UploadSession, Video
 from .._s3 import is_s3_url
@@ -31,7 +38,7 @@ from ._jobs import UploadJob
 from ._journal import JobLost, JobRecord, Journal, Stage
 from ._playlists import Playlists
 from ._progress import Tally
-from ._quota import QuotaStop
+from ._quota import Pacing, QuotaStop, Slot
 from ._spares import Spares
 from ._updates import with_added
 
@@ -53,6 +60,8 @@ class JobRun:
     """Its subtitle files checked, by language, or the first broken one."""
     seq: int | None = None
     """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
+    slot: Slot | None = None
+    """Its place in its account's quota window (a paced batch), once taken."""
 
     @property
     def video_id(self) -> str:
@@ -98,6 +107,7 @@ class Pipeline:
         duplicates: Duplicates,
         waiting: Callable[[], int],
         ready_timeout: float | None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -112,6 +122,9 @@ class Pipeline:
         """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
         self.ready_timeout = ready_timeout
         """``None``: jobs do not wait for their video's encoding; else how long."""
+        self.pacing = pacing
+        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: the
+        first refusal stops the batch (``quota``)."""
         self.fenced = hasattr(journal, "claim")
         """A fenced journal (PostgreSQL): a write just before each create and send."""
         self._channels: dict[str, InvalidArgumentError | None] = {}
@@ -164,6 +177,21 @@ class Pipeline:
         if refused is not None:
             raise InvalidArgumentError("channel", refused.message)
 
+    # --- the quota ---------------------------------------------------------------------
+
+    async def wait_for_quota(self, run: JobRun) -> None:
+        """A paced batch: the job takes a place in its account's window before its
+        upload (waiting, in turn, until there is one), so that no upload runs ahead of
+        the quota; its create is counted in the window from when it ends."""
+        if self.pacing is not None and run.slot is None:
+            run.slot = await self.pacing.window(run.job.account).take()
+
+    async def give_back(self, run: JobRun) -> None:
+        """The job ended: a place it took and never sent a create with is free again."""
+        if self.pacing is not None and run.slot is not None:
+            await self.pacing.window(run.job.account).give_back(run.slot)
+            run.slot = None
+
     # --- upload ------------------------------------------------------------------------
 
     async def upload(self, run: JobRun, *, again: bool = False) -> None:
@@ -181,7 +209,7 @@ class Pipeline:
             uploaded = await self.client.uploads.from_url(
                 job.url,
                 headers=job.headers,
-                upload_session=await self.spares.take(),
+                upload_session=await self._address(run),
                 progress=watch,
                 read_size=self.uploads["read_size"],
             )
@@ -190,13 +218,21 @@ class Pipeline:
             if uploaded is None:
                 return  # resumed, and recorded
         self.tally.files.pop(record.key, None)  # off the list of uploads in flight
-        self.spares.ahead(self.waiting())  # the next job's address, during this create
+        if not _acts(run):  # (the next job's may be another account's: none fetched for it)
+            self.spares.ahead(self.waiting())  # the next job's address, during this create
         await self.advance(
             record,
             record.stage if again else Stage.UPLOADED,
             file_url=uploaded.url,
             upload_url=None,
         )
+
+    async def _address(self, run: JobRun) -> UploadSession:
+        """An upload address for the job: a spare fetched ahead for the client's own
+        account, one asked for now by a job of another account (its token's)."""
+        if _acts(run):
+            return await self.client.get_upload_session()
+        return await self.spares.take()
 
     async def _send(
         self,
@@ -225,7 +261,7 @@ class Pipeline:
             kwargs["chunked"] = True
             if not again and await self._resumed(record, local, kwargs, run.job):
                 return None
-            session = await self.spares.take()
+            session = await self._address(run)
             await self.advance(
                 record,
                 record.stage if again else Stage.UPLOADING,
@@ -234,7 +270,7 @@ class Pipeline:
             )
             kwargs["upload_session"] = session
         else:
-            kwargs["upload_session"] = await self.spares.take()
+            kwargs["upload_session"] = await self._address(run)
         return await object_send(self.client, run.job, local, kwargs)
 
     async def _resumed(
@@ -309,12 +345,7 @@ class Pipeline:
             await self.advance(record, Stage.CREATING)
             assert record.file_url is not None
             try:
-                return await self.client.create_video(
-                    url=record.file_url,
-                    **job.metadata_arguments(),
-                    dedupe_tag=tag(record.key),
-                    password=job.password,
-                )
+                return await self._paced_create(run)
             except BadRequestError as exc:
                 if again or _bad_param(exc) != "url":
                     raise
@@ -325,6 +356,34 @@ class Pipeline:
                 # recorded at 'creating' still: a record never moves to an earlier stage
                 await self.upload(attrs.evolve(run, local=local), again=True)
         raise AssertionError("unreachable")
+
+    async def _paced_create(self, run: JobRun) -> Video:
+        """The create request; in a paced batch, one the platform refuses for the quota
+        (its clock, or creates made elsewhere, differ from the window) waits as the
+        refusal says and is sent again: never a failure."""
+        job, record = run.job, run.record
+        while True:
+            slot = run.slot
+            if slot is not None:
+                slot.sent = True
+            try:
+                assert record.file_url is not None
+                return await self.client.create_video(
+                    url=record.file_url,
+                    **job.metadata_arguments(),
+                    dedupe_tag=tag(record.key),
+                    password=job.password,
+                )
+            except QuotaExceededError as exc:
+                if slot is None or self.pacing is None:
+                    raise
+                window = self.pacing.window(job.account)
+                await window.refused(slot, exc)
+                run.slot = await window.take()
+                await self.advance(record, Stage.CREATING)  # fenced: still ours, just before
+            finally:
+                if slot is not None and slot.sent and self.pacing is not None:
+                    await self.pacing.window(job.account).ended(slot)  # counted from now
 
     # --- after the create --------------------------------------------------------------
 
@@ -402,6 +461,7 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.SUBTITLES, Pipeline.check_subtitle_files, "nothing (a check)"),
     Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
+    Step(Stage.CREATED, Pipeline.wait_for_quota, "nothing (a wait for the account's quota)"),
     Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),
     Step(Stage.CREATED, Pipeline.create, "creating, then created (or done) with the video id"),
     Step(Stage.SUBTITLES, Pipeline.subtitles, "each language sent, then subtitles"),
@@ -411,6 +471,11 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.DONE, Pipeline.done, "done, with the job's metadata"),
 )
 """A job's pipeline, in order."""
+
+
+def _acts(run: JobRun) -> bool:
+    """Whether the job acts for an account or profile of its own."""
+    return run.job.account is not None or run.job.profile is not None
 
 
 def _bad_param(exc: BadRequestError) -> str | None:

@@ -30,7 +30,9 @@ from .._errors import (
 from .._observe import worker_log
 from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
-from ._runner import BatchUploader, for_queue, know_quota, quota_known, running
+from ._quota import Quota
+from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
+from ._shared_quota import HAND_BACK_AFTER, SharedWindow, publish_quota, shared_pacing
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
@@ -82,6 +84,7 @@ class Worker:
         poll: float,
         progress: Callable[[BatchProgress], Any] | None = None,
         metrics_port: int | None = None,
+        quota: Quota | None = None,
     ) -> None:
         """``SharedBatch.work`` once its arguments are checked."""
         from ._queue import connector_of, key_of, refused_by_server
@@ -99,6 +102,7 @@ class Worker:
             # job to record one (the taker-over, after its own takeover delay).
             settle_for=4 * stalled_after,
             requeue=requeued,  # such a failure goes back to the queue: not "failed"
+            pacing=None if quota is None else shared_pacing(quota, self.shared.journal),
         )
         self.shared.journal.outage.give_up.clear()
         self.stopping.clear()
@@ -214,6 +218,7 @@ class Worker:
         counts = await queue_counts(self.app, self.shared.queue)
         for state, n in zip(("queued", "running"), counts, strict=True):
             _metrics.REGISTRY.set("vidapi.queue.jobs", n, {"state": state})
+        await publish_quota(self.shared.journal)
 
     async def _empty(self) -> bool:
         from ._queue import queue_counts
@@ -277,6 +282,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         know_quota(runner, None)
     from ._queue import MAX_ATTEMPTS, GivenBack, Transient
 
+    await _hand_back_if_waiting(shared, runner, context, key, job.account)
     tried = await attempts_counted(worker.shared, context.job)
     _LAST_TRY.set(tried >= MAX_ATTEMPTS)  # this task's own context
     result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
@@ -295,14 +301,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
             key,
             type(error).__name__,
         )
-        if context.job.id is not None:
-            await shared.journal.execute(
-                shared.journal.statement(
-                    "insert into {s}.handed_back values (%s, 1) "
-                    "on conflict (job) do update set n = {s}.handed_back.n + 1"
-                ),
-                (context.job.id,),
-            )
+        await _count_handed_back(shared, context.job)
         if not worker.refused.done():
             worker.refused.set_result(error)
         raise GivenBack(f"{type(error).__name__}: {error}")
@@ -314,6 +313,40 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
         # the queue retries it
         raise Transient(f"{type(error).__name__}: {error}", attempts=tried)
+
+
+async def _hand_back_if_waiting(
+    shared: SharedBatch, runner: BatchUploader, context: Any, key: str, account: str | None
+) -> None:
+    """A paced worker gives back a job whose account's window frees no place for more
+    than ``HAND_BACK_AFTER`` seconds (for when it does; no attempt counted), so that it
+    holds no job of a waiting account while other accounts' jobs wait."""
+    from ._queue import GivenBack
+
+    pacing = pacing_of(runner)
+    if pacing is None:
+        return
+    window = pacing.window(account)
+    if not isinstance(window, SharedWindow):
+        return
+    wait = await window.free_in()
+    if wait <= HAND_BACK_AFTER:
+        return
+    worker_log.info("job %s: its account's quota frees a place in %.0f s; given back", key, wait)
+    await _count_handed_back(shared, context.job)
+    raise GivenBack("its account waits for its quota", wait=wait)
+
+
+async def _count_handed_back(shared: SharedBatch, job: Any) -> None:
+    """One more try of the queue job ``job`` that does not count against its attempts."""
+    if job.id is not None:
+        await shared.journal.execute(
+            shared.journal.statement(
+                "insert into {s}.handed_back values (%s, 1) "
+                "on conflict (job) do update set n = {s}.handed_back.n + 1"
+            ),
+            (job.id,),
+        )
 
 
 async def attempts_counted(shared: SharedBatch, job: Any) -> int:

@@ -9,7 +9,9 @@ import math
 import os
 import re
 
+from .._errors import InvalidArgumentError
 from .._protocol import Proxy
+from ..batch import Quota
 
 __all__ = [
     "add_metrics_port",
@@ -109,6 +111,27 @@ def positive_number(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
     return value
+
+
+def quota(text: str) -> Quota:
+    """``N/PERIOD`` (``15/24h``, ``3/4s``), as ``Quota.parse`` reads it."""
+    try:
+        return Quota.parse(text)
+    except InvalidArgumentError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def add_quota(parser: argparse.ArgumentParser) -> None:
+    """``--quota N/PERIOD``: creates paced to each account's quota."""
+    parser.add_argument(
+        "--quota",
+        type=quota,
+        default=None,
+        metavar="N/PERIOD",
+        help="each account's upload quota as a rolling window (96/24h premium, 15/24h "
+        "standard, 3/4s): creates are paced to it and the batch waits for the window "
+        "instead of stopping (default: the first refusal stops the batch)",
+    )
 
 
 def non_negative_number(text: str) -> float:

@@ -34,7 +34,7 @@ from ..batch import (
 from ..batch._bucket import write_bucket_manifest
 from ..batch._feed import MAX_FEED_BYTES, download_feed
 from ..batch._manifest import check_source, folder_entries, source_entries
-from ._args import add_metrics_port, add_source_policy
+from ._args import add_metrics_port, add_quota, add_source_policy
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
@@ -290,6 +290,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "updated and skipped, and which; send nothing",
     )
     add_source_policy(p)
+    add_quota(p)
     add_metrics_port(p)
 
 
@@ -477,6 +478,7 @@ def _uploader(
             wait_ready=args.wait_ready,
             metrics_port=args.metrics_port,
             report=args.report,
+            quota=args.quota,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":

@@ -29,7 +29,7 @@ from .._retry import RetryPolicy
 from .._transfer.files import check_srt_file, inspect_file
 from .._transfer.sources import SourcePolicy
 from ._api import add_api_parser, run_api
-from ._args import existing_file, host_name, non_negative_number, port, proxy_url
+from ._args import existing_file, host_name, non_negative_number, port, proxy_url, quota
 from ._batch import add_parser as add_batch_parser
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._json_out import json_text
@@ -333,6 +333,15 @@ def _fault_flags(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="videos each account may create in 24 hours; more are refused (403, "
         "quota_exceeded) (default: no quota)",
+    )
+    p.add_argument(
+        "--quota",
+        type=quota,
+        default=None,
+        metavar="N/PERIOD",
+        help="each account's quota as a rolling window, such as 15/24h or 3/4s (a short one "
+        "for tests and demos); more creates are refused (403, quota_exceeded) (default: no "
+        "quota; overrides --videos-per-day)",
     )
     p.add_argument(
         "--seed",

@@ -78,6 +78,8 @@ async def _serve(args: argparse.Namespace, console: Console) -> None:
         videos_per_day=args.videos_per_day,
         seed=args.seed,
     )
+    if args.quota is not None:  # N/PERIOD: checked by the option's type
+        faults.videos_per_day, faults.quota_period = args.quota.videos, args.quota.period
     upload_port = args.upload_port
     if upload_port is None:  # next to the API's, or (--port 0) a free one of its own
         upload_port = args.port + 1 if args.port else 0

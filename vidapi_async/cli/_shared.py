@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import datetime
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from .._observe import worker_log
 from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
 from ..batch._manifest import check_source
 from ..batch._shared import batch_exists
-from ._args import add_metrics_port, add_source_policy, positive_number
+from ._args import add_metrics_port, add_quota, add_source_policy, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
 from ._progress import output_console, time_column
@@ -77,6 +78,7 @@ def add_shared_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "(default: no limit)",
     )
     add_source_policy(w)
+    add_quota(w)
     add_metrics_port(w)
     w.add_argument(
         "--log-format",
@@ -245,6 +247,7 @@ async def run_worker(args: argparse.Namespace, client: Client, console: Console)
                     max_requests_per_second=args.max_requests_per_second,
                     progress=view,
                     metrics_port=args.metrics_port,
+                    quota=args.quota,
                 ),
                 as_log=view.as_log,
             )
@@ -337,6 +340,7 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
                 concurrency=args.concurrency,
                 until_empty=True,
                 metrics_port=args.metrics_port,
+                quota=args.quota,
             ),
         )
     if status is None:
@@ -359,13 +363,33 @@ def _print_status(
     table.add_column("jobs")
     table.add_column("count")
     for name, count in status.items():
-        if name != "stages":
+        if name not in ("stages", "accounts"):
             table.add_row(name, str(count))
     stages = status["stages"]
     assert isinstance(stages, dict)
     for stage, n in sorted(stages.items()):
         table.add_row(f"stage {stage}", str(n))
     output_console().print(table)
+    accounts = status.get("accounts")
+    if isinstance(accounts, dict) and accounts:
+        quota = Table(title="quota per account (workers given --quota)")
+        for column in ("account", "quota", "used", "next free place", "jobs left", "done by"):
+            quota.add_column(column)
+        for name, values in accounts.items():
+            quota.add_row(
+                name or "(the workers' own)",
+                values["quota"],
+                str(values["used"]),
+                _when(values["next_free"]),
+                str(values["left"]),
+                _when(values["finish_estimate"]) if values["left"] else "-",
+            )
+        output_console().print(quota)
+
+
+def _when(iso: str) -> str:
+    """An ISO 8601 time as local ``YYYY-MM-DD HH:MM:SS``."""
+    return datetime.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def sqlite_status(path: str) -> dict[str, object]:

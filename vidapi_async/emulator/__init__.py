@@ -48,7 +48,15 @@ from ._backend import ALL_SCOPES, Backend
 from ._failure import ApiError
 from ._formdata import Malformed
 from ._library_api import routes as library_routes
-from ._platform import MAX_HEADER_BYTES, PLATFORM, Faults, LoggedRequest, Platform, RequestLog
+from ._platform import (
+    MAX_HEADER_BYTES,
+    PLATFORM,
+    Faults,
+    LoggedRequest,
+    Platform,
+    RequestLog,
+    quota_faults,
+)
 from ._player import routes as player_routes
 from ._state import State
 from ._tls import make_self_signed, server_context
@@ -312,6 +320,11 @@ class Emulator:
     videos is created, becomes ready, fails encoding or is deleted; an attempt without a
     2xx answer is repeated (``webhook_attempts`` in all, waits doubling from
     ``webhook_retry_delay``); ``webhook_deliveries`` logs every attempt.
+
+    ``quota="N/PERIOD"`` (``"15/24h"``, ``"3/4s"``: units s, m, h, d) limits each
+    account to N creates in any PERIOD (a rolling window, by the token's account):
+    more are refused with 403 ``quota_exceeded`` and a ``Retry-After``. It sets the
+    faults ``videos_per_day`` and ``quota_period``.
     """
 
     def __init__(
@@ -338,6 +351,7 @@ class Emulator:
         log_bytes: int = 16 * 1024 * 1024,
         webhook_attempts: int = 5,
         webhook_retry_delay: float = 0.2,
+        quota: str | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("give both tls_cert and tls_key, or neither")
@@ -351,6 +365,8 @@ class Emulator:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.faults = faults or Faults()
         """The faults injected; change them while it runs (``emu.faults.error_rate``)."""
+        if quota is not None:
+            self.faults.update(quota_faults(quota))
         self._token_lifetime = token_lifetime
         self._api_keys = {
             key: (secret, user, tuple(scopes))
@@ -417,6 +433,7 @@ class Emulator:
             static_tokens=static,
             api_keys=dict(self._api_keys),
             videos_per_day=lambda: self.faults.videos_per_day,
+            quota_period=lambda: self.faults.quota_period,
         )
         backend.install_static_tokens()
         self._deliveries = Deliveries(

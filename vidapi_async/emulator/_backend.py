@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import re
 import secrets
 import time
@@ -194,6 +195,7 @@ class Backend:
     """Tokens that exist from the start, never expire and survive a reset:
     token -> (username, scopes)."""
     videos_per_day: Callable[[], int | None] = lambda: None
+    quota_period: Callable[[], float] = lambda: 86400.0
     api_base: str = ""
     upload_base: str = ""
     on_event: Callable[[str, dict[str, Any]], None] = lambda kind, video: None
@@ -449,22 +451,29 @@ class Backend:
             raise _forbidden("This video is private.", reason="private")
         return video
 
+    def _check_quota(self, owner: str) -> None:
+        """403 quota_exceeded when ``owner`` created ``videos_per_day`` videos within the
+        last ``quota_period`` seconds (a rolling window, each account its own)."""
+        allowed, period = self.videos_per_day(), self.quota_period()
+        since = time.time() - period
+        if allowed is None or self.store.count("video", owner, since) < allowed:
+            return
+        oldest = self.store.oldest("video", owner, since) or since
+        wait = max(1, math.ceil(oldest + period - time.time()))
+        window = "24 hours" if period == 86400 else f"{period:g} seconds"
+        raise ApiError(
+            403,
+            "access_forbidden",
+            f"Upload quota exceeded for the last {window}.",
+            reason="quota_exceeded",
+            headers={"Retry-After": str(wait)},
+        )
+
     def create_video(self, owner: str, form: Mapping[str, str]) -> dict[str, Any]:
         mode = form.get("mode", "vod")
         # a live stream has no file
         file = {} if mode == "live" else self.file_for(owner, _require(form, "url"))
-        per_day = self.videos_per_day()
-        since = time.time() - 86400
-        if per_day is not None and self.store.count("video", owner, since) >= per_day:
-            oldest = self.store.oldest("video", owner, since) or since
-            wait = max(1, int(oldest + 86400 - time.time()))
-            raise ApiError(
-                403,
-                "access_forbidden",
-                "Upload quota exceeded for the last 24 hours.",
-                reason="quota_exceeded",
-                headers={"Retry-After": str(wait)},
-            )
+        self._check_quota(owner)
         now = time.time()
         video: dict[str, Any] = {
             "id": new_id(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -16,10 +17,15 @@ from aiohttp import web
 from ._backend import Backend
 from ._state import State
 
-__all__ = ["PLATFORM", "Faults", "LoggedRequest", "Platform"]
+__all__ = ["PLATFORM", "Faults", "LoggedRequest", "Platform", "quota_faults"]
 
 _RATES = ("error_rate", "rate_limit_rate", "reset_rate", "drop_response_rate")
-_SECONDS = {"retry_after": 86400.0, "latency": 60.0, "segment_delay": 10.0}
+_SECONDS = {
+    "retry_after": 86400.0,
+    "latency": 60.0,
+    "segment_delay": 10.0,
+    "quota_period": 366 * 86400.0,
+}
 
 
 @attrs.define
@@ -54,7 +60,11 @@ class Faults:
     segment_delay: float = 0.0
     """Seconds between the pieces of ``segment_bytes``."""
     videos_per_day: int | None = None
-    """Quota: creating more videos than this in 24 h is refused (403 quota_exceeded)."""
+    """Quota: an account creating more videos than this in ``quota_period`` seconds (a
+    rolling window, each account its own) is refused (403 quota_exceeded, with a
+    ``Retry-After`` saying when the window's oldest video leaves it)."""
+    quota_period: float = 86400.0
+    """The quota's window, in seconds (24 h; short for tests and demos: ``quota="3/4s"``)."""
     methods: tuple[str, ...] | None = None
     """Inject only into requests with these methods (``None``: all)."""
     paths: tuple[str, ...] | None = None
@@ -97,6 +107,20 @@ class Faults:
         return attrs.asdict(self, filter=lambda a, _: a.name != "random")
 
 
+_QUOTA = re.compile(r"\s*(\d+)\s*/\s*(\d*\.?\d+)\s*(s|m|h|d)\s*")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def quota_faults(quota: str) -> dict[str, Any]:
+    """The faults of a quota written ``N/PERIOD`` (``15/24h``, ``3/4s``; units s, m, h,
+    d): ``videos_per_day`` and ``quota_period``; ``ValueError`` saying the form else."""
+    match = _QUOTA.fullmatch(quota)
+    if match is None or int(match[1]) < 1 or float(match[2]) <= 0:
+        raise ValueError(f"quota {quota!r}: expected VIDEOS/PERIOD such as 15/24h or 3/4s")
+    values = {"videos_per_day": int(match[1]), "quota_period": float(match[2]) * _UNIT[match[3]]}
+    return {key: _checked(key, value) for key, value in values.items()}
+
+
 def _number(key: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{key} must be a number")
@@ -112,6 +136,8 @@ def _checked(key: str, value: object) -> Any:
         return rate
     if key in _SECONDS:
         seconds = _number(key, value)
+        if key == "quota_period" and seconds <= 0:
+            raise ValueError("quota_period must be above 0 seconds")
         if not 0 <= seconds <= _SECONDS[key]:
             raise ValueError(f"{key} must be 0 to {_SECONDS[key]:g} seconds")
         return seconds

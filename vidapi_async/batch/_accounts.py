@@ -1,0 +1,77 @@
+"""Many accounts in one batch: a job's ``account`` names the environment variable that
+holds its account's access token (read when the job runs, never stored, never shown),
+its ``profile`` the API v2 profile it creates under. Jobs of several accounts share the
+batch's client (its pool and upload pump): each job's requests carry its account's token
+(``internals(client).acting_as``), and each account has its own quota window.
+
+A paced batch takes its jobs account by account in turn (``in_turn``), within a
+lookahead of ``LOOKAHEAD`` jobs, so that the jobs of an account waiting for its window
+do not fill every pipeline while another account's jobs could run.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterator
+
+from .._client import Client
+from .._errors import InvalidArgumentError
+from .._internals import internals
+from ._jobs import UploadJob
+
+__all__ = ["LOOKAHEAD", "acting_for", "in_turn", "token_in"]
+
+LOOKAHEAD = 1000
+"""Jobs read ahead of the ones running, to take accounts in turn (held in memory)."""
+
+
+def token_in(variable: str | None) -> str | None:
+    """The token held by the environment variable ``variable`` (``None``: none asked);
+    ``InvalidArgumentError`` naming the variable, never a value, when it is not set."""
+    if variable is None:
+        return None
+    token = os.environ.get(variable, "")
+    if not token.strip():
+        raise InvalidArgumentError("account", f"the environment variable {variable} is not set")
+    return token
+
+
+@contextlib.contextmanager
+def acting_for(client: Client, job: UploadJob) -> Iterator[None]:
+    """In the block, the job's requests act for its account and profile (if it names
+    them; else the client's own)."""
+    if job.account is None and job.profile is None:
+        yield
+        return
+    with internals(client).acting_as(token_in(job.account), job.profile):
+        yield
+
+
+async def in_turn(
+    jobs: AsyncIterator[UploadJob], lookahead: int = LOOKAHEAD
+) -> AsyncIterator[UploadJob]:
+    """``jobs`` one account after the other, each account's in their order: up to
+    ``lookahead`` jobs are read ahead. Jobs of one account come in their own order."""
+    queues: collections.OrderedDict[tuple[str | None, str | None], collections.deque[UploadJob]]
+    queues = collections.OrderedDict()
+    held = 0
+    more = True
+    while more or held:
+        while more and held < lookahead:
+            try:
+                job = await anext(jobs)
+            except StopAsyncIteration:
+                more = False
+                break
+            queues.setdefault((job.account, job.profile), collections.deque()).append(job)
+            held += 1
+        if not queues:
+            break
+        account, queue = next(iter(queues.items()))
+        queues.move_to_end(account)
+        held -= 1
+        yield queue.popleft()
+        if not queue:
+            del queues[account]
