@@ -279,3 +279,20 @@ async def test_messages_off_a_terminal_are_never_wrapped(
     [failed] = [line for line in lines if line.startswith("failed ")]  # the summary's
     assert failed.startswith(f"failed {missing} at pending: ") and len(failed) > 80, err
     assert not [line for line in lines if "━" in line and "failed" in line], err  # no glue
+
+
+async def test_a_title_with_colons_is_printed_as_written(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The fresh user's look at issue 39: rich turned ``:thumbs_up:`` in a title and
+    ``urn:x:2`` in a key into emoji on the terminal."""
+    (tmp_path / "a.mp4").write_bytes(b"\0" * 64)
+    manifest = tmp_path / "jobs.csv"
+    manifest.write_text("key,path,title\nurn:x:2,a.mp4,before :thumbs_up: after\n")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi(
+        "batch", str(manifest), "--channel", "news", "--journal",
+        str(tmp_path / "j.sqlite"), "--dry-run", env=env,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "before :thumbs_up: after" in out and "urn:x:2" in out, out

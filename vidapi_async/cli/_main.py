@@ -414,7 +414,7 @@ def _main(argv: Sequence[str] | None) -> int:
     configure_logging(args.verbose, "json" if as_json else "text", os.environ.get("VIDAPI_LOG"))
     from rich.console import Console
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, emoji=False)  # titles and keys as written
     if not console.is_terminal:
         # a log file or a pipe: a message is one line whatever its length (a grep or a
         # log shipper reads each line as a record)

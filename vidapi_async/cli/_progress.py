@@ -37,6 +37,10 @@ def _output_console_class() -> type[Console]:
     from rich.console import Console
 
     class Output(Console):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            # a title or a key is printed as written: no ``:name:`` made an emoji
+            super().__init__(*args, **{"emoji": False, **kwargs})
+
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError  # to main(), which says nothing and exits 141
