@@ -8,8 +8,6 @@ import math
 import os
 import re
 
-from .._protocol import Proxy
-
 __all__ = [
     "add_metrics_port",
     "existing_file",
@@ -84,6 +82,8 @@ def non_negative_number(text: str) -> float:
 
 def proxy_url(text: str) -> str:
     """``http://[user:password@]host[:port]`` (never echoed: it may hold a password)."""
+    from .._protocol import Proxy  # when one is given: --help needs none
+
     try:
         Proxy.parse(text)
     except ValueError:

@@ -14,11 +14,7 @@ import tempfile
 from collections.abc import AsyncIterator, Collection
 from typing import TYPE_CHECKING
 
-from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
-from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
-from ..batch._feed import download_feed
-from ..batch._manifest import check_source, folder_entries
 from ._args import add_metrics_port
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
@@ -26,6 +22,12 @@ from ._progress import output_console, progress_bar, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .._client import Client
+    from ..batch import BatchProgress, JobResult, UploadJob
+
+# The batch wing is imported by the functions that run a batch, not with this module:
+# the parser (``add_parser``) is built for every command, --help included.
 
 __all__ = ["add_parser", "run_batch"]
 
@@ -36,6 +38,8 @@ async def _read_in_thread(
     encoding: str = "utf-8",
     categories: Collection[str] | None = None,
 ) -> AsyncIterator[UploadJob]:
+    from ..batch import jobs_from_source
+
     jobs = jobs_from_source(source, channel=channel, encoding=encoding, categories=categories)
     while (job := await asyncio.to_thread(next, jobs, None)) is not None:
         yield job
@@ -55,6 +59,8 @@ async def run_plan(args: argparse.Namespace, client: Client, journal: str | None
 
 
 async def _run_plan(args: argparse.Namespace, client: Client, journal: str | None) -> int:
+    from ..batch import BatchUploader
+
     categories = await _feed_categories(args.source, client)
     async with BatchUploader(client, journal=journal or args.journal.where) as batch:
         plan = await batch.plan(
@@ -155,6 +161,8 @@ async def report_skipped(source: str, console: Console) -> None:
     """Name what a folder batch leaves out, and why."""
     if not await asyncio.to_thread(os.path.isdir, source):
         return
+    from ..batch._manifest import folder_entries
+
     for name, why in (await asyncio.to_thread(folder_entries, source))[1]:
         console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
 
@@ -171,6 +179,8 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     if not args.source.lower().startswith(("http://", "https://")):
         yield
         return
+    from ..batch._feed import download_feed
+
     folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
     try:
         args.source = await download_feed(client, args.source, folder)
@@ -189,6 +199,9 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         TextColumn,
     )
     from rich.table import Table
+
+    from ..batch import BatchUploader, JobStatus
+    from ..batch._manifest import check_source
 
     if args.report is not None and _same_file(args.report, args.source):
         raise InvalidArgumentError(
