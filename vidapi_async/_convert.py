@@ -198,11 +198,10 @@ def _wire_types(
     def read(data: Mapping[str, Any]) -> Any:
         values: dict[str, Any] = {}
         for key, value in data.items():
-            if key in hooks:
-                kind = exact.get(key)
-                if kind is not None and (value is None or type(value) is kind):
-                    values[key] = value
-                    continue
+            kind = exact.get(key)
+            if kind is not None and (value is None or type(value) is kind):
+                values[key] = value
+            elif key in hooks:
                 hook = hooks[key]
                 values[key] = value if hook is None else hook(value, None)
             elif key in by_cattrs:
