@@ -68,7 +68,7 @@ PIECES = (
 
 def dump(label: str) -> None:
     subprocess.run(
-        ["callgrind_control", "--dump=" + label, str(os.getpid())],
+        ["callgrind_control", "-d", label, str(os.getpid())],
         stdout=subprocess.DEVNULL,
         check=True,
     )
@@ -140,12 +140,12 @@ async def pieces(n: int) -> None:
             for rounds, tag in ((n, "1"), (2 * n, "2")):
                 for _ in range(rounds):
                     f()
-                dump(f"{name}|{tag}")
+                dump(f"{name}__{tag}")
         for name, g in calls.items():
             for rounds, tag in ((n, "1"), (2 * n, "2")):
                 for _ in range(rounds):
                     await g()
-                dump(f"{name}|{tag}")
+                dump(f"{name}__{tag}")
 
 
 def read(folder: str, n: int) -> None:
@@ -153,13 +153,13 @@ def read(folder: str, n: int) -> None:
     for path in glob.glob(os.path.join(folder, "out.*")):
         with open(path) as f:
             text = f.read()
-        trigger = re.search(r"^desc: Trigger: .*?dump (.*)$", text, re.M)
+        trigger = re.search(r"^desc: Trigger: dump (.*)$", text, re.M)
         total = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
         if trigger and total:
             totals[trigger.group(1).strip()] = int(total.group(1))
     for name in PIECES:
-        if f"{name}|1" in totals and f"{name}|2" in totals:
-            per = (totals[f"{name}|2"] - totals[f"{name}|1"]) / n
+        if f"{name}__1" in totals and f"{name}__2" in totals:
+            per = (totals[f"{name}__2"] - totals[f"{name}__1"]) / n
             print(f"  {name:20} {per:10,.0f} instructions")
 
 

@@ -220,7 +220,7 @@ def _wire_types(
     return structure
 
 
-def _builder(cls: type[T], always: set[str]) -> Callable[[dict[str, Any]], T]:
+def _builder(cls: type[Any], always: set[str]) -> Callable[[dict[str, Any]], Any]:
     """What builds ``cls`` from checked values: its ``__init__``, or, for a frozen class
     that keeps its fields in ``__dict__`` (``Video``: 32 of them), the same result in
     two dictionary updates: the defaults, then the values given (each through the
@@ -250,17 +250,17 @@ def _builder(cls: type[T], always: set[str]) -> Callable[[dict[str, Any]], T]:
     converters = {f.name: f.converter for f in fields if f.converter is not None}
     new = object.__new__
 
-    def build(values: dict[str, Any]) -> T:
+    def build(values: dict[str, Any]) -> Any:
         if not required <= values.keys():
             raise TypeError(f"{cls.__name__}: missing {sorted(required - values.keys())}")
         for name, convert in converters.items():
             if name in values:
-                values[name] = convert(values[name])  # type: ignore[operator]
+                values[name] = convert(values[name])
         made = new(cls)
         state = made.__dict__
         state.update(defaults)
         state.update(values)
-        return made  # type: ignore[no-any-return]
+        return made
 
     return build
 
