@@ -37,18 +37,9 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-FIELDS = ["id", "title", "channel", "owner", "status", "duration", "password_protected"]
-BODY = json.dumps(
-    {
-        "id": "x8abc12",
-        "title": "A title with some length to it",
-        "channel": "news",
-        "owner": "x1fz4ii",
-        "status": "published",
-        "duration": 3692,
-        "password_protected": False,
-    }
-).encode()
+from call_cpu import FIELDS  # benchmarks/ is sys.path[0]
+from call_cpu import VIDEO_BODY as BODY
+
 PIECES = (
     "empty",
     "video_request",

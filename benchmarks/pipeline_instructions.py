@@ -35,18 +35,15 @@ def instructions(
     checkout: str, base: str, folder: str, concurrency: int, kind: str = "vidapi"
 ) -> int:
     env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
+    return collected(
+        [sys.executable, pt.__file__, f"--child-{kind}", base, folder, str(concurrency)], env
+    )
+
+
+def collected(command: list[str], env: dict[str, str]) -> int:
+    """The instructions ``command`` executes under callgrind (all its threads)."""
     out = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            pt.__file__,
-            f"--child-{kind}",
-            base,
-            folder,
-            str(concurrency),
-        ],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         capture_output=True,
         text=True,
         env=env,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ import sys
 import time
 
 from _checkout import checkout  # benchmarks/_checkout.py (sys.path[0] is this folder)
+from pipeline_instructions import collected
 
 ROWS = {
     "python (nothing)": "pass",
@@ -69,25 +69,8 @@ def wall(code: str, env: dict[str, str]) -> float:
 
 
 def instructions(code: str, env: dict[str, str]) -> int:
-    out = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            "-P",  # not the current folder first: --compare's PYTHONPATH must win
-            "-c",
-            code,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    found = re.search(r"Collected : (\d+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"callgrind run failed: {out.stderr[-2000:]}")
-    return int(found.group(1))
+    # -P: as in wall()
+    return collected([sys.executable, "-P", "-c", code], env)
 
 
 def main() -> None:
