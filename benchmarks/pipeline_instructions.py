@@ -1,12 +1,18 @@
 """Client instructions per pipeline, by callgrind: deterministic whatever the load.
 
     python benchmarks/pipeline_instructions.py [--files 33] [--compare DIR,DIR...]
+        [--server stub|emulator]
 
-Runs ``pipeline_throughput.py``'s vidapi child (concurrency 16, 256 KiB files, the
-emulator in its own process with 20 ms per request) under ``valgrind --tool=callgrind``
-with 1 file and with ``--files`` files; the difference over ``files - 1`` pipelines is
-what one pipeline costs in instructions (imports and start-up cancel out). Needs
-valgrind. Each DIR is a checkout whose ``vidapi_async`` the child imports instead.
+Runs ``pipeline_throughput.py``'s lean child (bare aiohttp, the batch's shape) and its
+vidapi child (``BatchUploader``), concurrency 16, 256 KiB files, against the server in
+its own process with 20 ms per request (the independent stub by default, as
+``pipeline_throughput.py``'s rows), each under ``valgrind --tool=callgrind`` with 1
+file and with ``--files`` files; the difference over ``files - 1`` pipelines is what
+one pipeline costs in instructions (imports and start-up cancel out), and ``vidapi /
+lean`` is issue 43's per-pipeline measure (target <= 1.15). Needs valgrind. Each DIR
+is a checkout whose ``vidapi_async`` the vidapi child imports instead. The count is of
+every thread of the client (the upload pump's and the file reads' too), not of the
+server.
 """
 
 from __future__ import annotations
@@ -25,20 +31,19 @@ import pipeline_throughput as pt  # noqa: E402
 from _checkout import checkout as a_checkout  # noqa: E402
 
 
-def instructions(checkout: str, base: str, folder: str, concurrency: int) -> int:
+def instructions(
+    checkout: str, base: str, folder: str, concurrency: int, kind: str = "vidapi"
+) -> int:
     env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
+    return collected(
+        [sys.executable, pt.__file__, f"--child-{kind}", base, folder, str(concurrency)], env
+    )
+
+
+def collected(command: list[str], env: dict[str, str]) -> int:
+    """The instructions ``command`` executes under callgrind (all its threads)."""
     out = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            pt.__file__,
-            "--child-vidapi",
-            base,
-            folder,
-            str(concurrency),
-        ],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         capture_output=True,
         text=True,
         env=env,
@@ -56,6 +61,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
+    parser.add_argument("--server", choices=("stub", "emulator"), default="stub")
     args = parser.parse_args()
     if args.files < 2:
         parser.error("--files: at least 2 (the cost is the difference over files - 1)")
@@ -66,23 +72,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vidapi-bench-") as tmp:
         for count in (1, args.files):
             pt.make_files(os.path.join(tmp, f"files{count}"), count, 256 * 1024)
-        emulator, base = pt.start_emulator(tmp, args.latency)
+        emulator, base = pt.start_emulator(tmp, args.latency, args.server)
         try:
-            for checkout in checkouts:
-                one = instructions(checkout, base, os.path.join(tmp, "files1"), args.concurrency)
+            per: dict[str, float] = {}
+            runs = [("lean", "", "lean (bare aiohttp)")]
+            runs += [("vidapi", c, c or "vidapi (this checkout)") for c in checkouts]
+            for kind, checkout, label in runs:
+                one = instructions(
+                    checkout, base, os.path.join(tmp, "files1"), args.concurrency, kind
+                )
                 many = instructions(
-                    checkout, base, os.path.join(tmp, f"files{args.files}"), args.concurrency
+                    checkout, base, os.path.join(tmp, f"files{args.files}"), args.concurrency, kind
                 )
-                per = (many - one) / (args.files - 1) / 1e6
+                per[label] = (many - one) / (args.files - 1) / 1e6
                 print(
-                    f"{checkout or 'this checkout':24s} 1 file {one / 1e6:8.1f} M, "
-                    f"{args.files} files {many / 1e6:8.1f} M: {per:6.3f} M instructions "
-                    "per pipeline"
+                    f"{label:24s} 1 file {one / 1e6:8.1f} M, {args.files} files "
+                    f"{many / 1e6:8.1f} M: {per[label]:6.3f} M instructions per pipeline",
+                    flush=True,
                 )
+            lean = per["lean (bare aiohttp)"]
+            for label, value in per.items():
+                if label != "lean (bare aiohttp)":
+                    print(f"{label}: x{value / lean:.2f} the lean client's (target <= 1.15)")
         finally:
             emulator.terminate()
             emulator.wait()
     print(f"command: python benchmarks/pipeline_instructions.py {' '.join(sys.argv[1:])}")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

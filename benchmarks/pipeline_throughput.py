@@ -4,7 +4,8 @@ client of its shape on bare aiohttp (issue 33), the latency bound, and the offic
     python benchmarks/pipeline_throughput.py        (issue 33's row: ~1.5 min on 2 cores)
         [--files 1000] [--size-kib 64] [--latencies 0.02] [--concurrency 16] [--rounds 3]
         [--sdk none|threads|both] [--no-gather] [--journal memory|sqlite]
-        [--chunked-mib 0] [--server stub|emulator] [--compare DIR] [--requests]
+        [--chunked-mib 0] [--server stub|emulator] [--server-cpu-ms 0] [--compare DIR]
+        [--requests]
     python benchmarks/pipeline_throughput.py --trace [--files 1000] [--rounds 3]
 
 Against a server started in its own process for each latency setting (0: loopback as is;
@@ -19,6 +20,10 @@ Against a server started in its own process for each latency setting (0: loopbac
   discarded; answers ``url``, ``name``, ``size`` and the rest of the upload answer's
   fields) and ``POST /me/videos`` (the fields asked, a fresh id). Its CPU per pipeline
   is a fraction of the clients', so the server does not cap them on a small machine.
+  ``--server-cpu-ms MS`` makes it spend MS more of CPU a pipeline (a busy loop, half in
+  the upload, half in the create, on its loop): a server that costs about what the
+  client does (issue 43: 0.6 brings it to the lean client's CPU), sharing the 2 cores,
+  where a client's extra CPU no longer hides in an idle core.
 - ``emulator``: the bundled ``vidapi_async.emulator.Emulator`` (no ffprobe, plain seals),
   which stores every object in SQLite, hashes every upload and checks seals: closer to
   the platform's behaviour, but its CPU per pipeline is about the clients' own, so on 2
@@ -175,12 +180,19 @@ def child_stub(port_file: str, latency: float, trace: bool = False) -> None:
         return web.Response(body=body, content_type="application/json")
 
     stamps: list[tuple[str, str, float, float]] = []
+    # --server-cpu-ms: CPU the stub spends per pipeline, half in each upload and create
+    # (a busy loop on its own thread's CPU clock, on the loop: a server that costs CPU)
+    burn = float(os.environ.get("STUB_CPU_MS", "0")) / 2 / 1000
 
     @web.middleware
     async def latency_mw(request: web.Request, handler):  # type: ignore[no-untyped-def]
         if request.path.startswith("/_stub/"):
             return await handler(request)
         counts[f"{request.method} {request.path}"] += 1
+        if burn and request.path in ("/upload", "/me/videos"):
+            until = time.thread_time() + burn
+            while time.thread_time() < until:
+                pass
         if trace:
             arrived = time.perf_counter()
             if latency > 0:
@@ -770,6 +782,14 @@ def main() -> None:
         "--requests", action="store_true", help="stub: print each client's requests per path"
     )
     parser.add_argument(
+        "--server-cpu-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="stub: CPU it spends per pipeline besides its own (half in each upload and "
+        "create, a busy loop): about 0.6 makes it cost what the lean client does",
+    )
+    parser.add_argument(
         "--no-gather", action="store_true", help="leave out the upload_video x N gather row"
     )
     parser.add_argument(
@@ -791,6 +811,7 @@ def main() -> None:
         "pipeline timed (where a pipeline waits), at the first latency and concurrency",
     )
     args = parser.parse_args()
+    os.environ["STUB_CPU_MS"] = str(args.server_cpu_ms)  # read by the stub's process
     if args.trace:
         trace_main(args)
         return
@@ -848,7 +869,10 @@ def main() -> None:
                 emulator.wait()
         if args.chunked_mib:
             chunked_rounds(args, tmp, sdk_env)
-    print(f"\nserver: {args.server}")
+    print(
+        f"\nserver: {args.server}"
+        + (f", {args.server_cpu_ms} ms of CPU a pipeline added" if args.server_cpu_ms else "")
+    )
     print(f"command: python benchmarks/pipeline_throughput.py {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -106,3 +106,45 @@ def test_live_publish_url_is_hidden_from_repr() -> None:
 def test_non_object_is_refused() -> None:
     with pytest.raises(va.UnexpectedResponseError, match="JSON object"):
         structure([], va.Video, what="v")
+
+
+VIDEO_ANSWER = {
+    "id": "x8abc12",
+    "title": "A title",
+    "channel": "news",
+    "published": True,
+    "duration": 3692,
+    "tags": ["a", "b"],
+    "created_time": 1700000000,
+    "encoding_progress": 40,
+    "fields": "the platform's own",
+    "unknown": {"kept": 1},
+}
+
+
+@pytest.mark.parametrize("keys", [("id",), ("id", "title", "duration"), tuple(VIDEO_ANSWER)])
+def test_a_video_read_quickly_equals_the_one_attrs_makes(keys: tuple[str, ...]) -> None:
+    """The fast path (the answer's keys only, the instance filled in two dictionary
+    updates) makes what cattrs and the class's own ``__init__`` make: same values,
+    same ``fields``, frozen, the defaults for what the answer left out."""
+    import attrs
+
+    from vidapi_async._convert import UnixTime, _converter
+
+    data = {k: VIDEO_ANSWER[k] for k in keys}
+    video = structure(data, va.Video, what="v")
+    checked = {k: v for k, v in data.items() if k in attrs.fields_dict(va.Video) and k != "fields"}
+    if "created_time" in checked:
+        checked["created_time"] = _converter.structure(checked["created_time"], UnixTime)
+    expected = va.Video(**checked, fields=data)
+    assert video == expected and attrs.asdict(video) == attrs.asdict(expected)
+    assert video.fields == data and video.fields is not data
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        video.title = "changed"  # type: ignore[misc]
+
+
+def test_a_model_missing_its_id_is_refused_by_the_fast_path_too() -> None:
+    with pytest.raises(va.UnexpectedResponseError, match="id"):
+        structure({"title": "no id"}, va.Video, what="v")
+    with pytest.raises(va.UnexpectedResponseError, match="id"):
+        structure({"label": "no id"}, va.Player, what="p")

@@ -224,3 +224,30 @@ async def test_vidapi_api_with_a_disguised_deep_answer_exits_with_the_api_code()
         code, _, err = await vidapi("api", "/deep16", env=env)
     assert code == EXIT_API, err
     assert NESTED in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"id": "x1"}',
+        '{"t": "é\u2028"}'.encode(),
+        b"{",
+        b"{x",
+        b'{"bad": "\xff"}',
+        '{"id": 1}'.encode("utf-16-le"),
+        '{"id": 1}'.encode("utf-32-le"),
+        '{"id": 1}'.encode("utf-8-sig"),
+        b"[1]",
+        b"",
+    ],
+)
+def test_the_quick_utf8_reading_of_an_object_is_json_loads_reading(body: bytes) -> None:
+    """An answer starting with "{" is read as UTF-8 without json.detect_encoding, and
+    that is exactly what json.loads(body) would have read (or None where it fails)."""
+    from vidapi_async._protocol._answers import _json_text
+
+    try:
+        expected: str | None = body.decode(json.detect_encoding(body), "surrogatepass")
+    except UnicodeDecodeError:
+        expected = None
+    assert _json_text(body) == expected

@@ -81,9 +81,14 @@ async def good(client: Client) -> Video:
 
 # Each bad call on a line of its own, marked ``# BAD``: mypy must report that line.
 BAD = """
+import vidapi_async
 from vidapi_async import Client
 
+vidapi_async.Clinet  # BAD
+from vidapi_async import BatchUploaderr  # BAD
+
 async def bad(client: Client) -> None:
+    await vidapi_async.BatchUploader(client, concurrency="8").run([])  # BAD
     await client.upload_video(12345, bogus=1)  # BAD
     await client.get_video("x1", fieldz=3)  # BAD
     await client.get_video(42)  # BAD

@@ -142,7 +142,10 @@ READY_STATUSES: Final = frozenset({"ready", "published"})
 FAILED_STATUSES: Final = frozenset({"encoding_error", "rejected", "deleted", "error"})
 
 
-@attrs.frozen
+# Not slotted: a frozen slotted class sets each of its 32 fields through
+# object.__setattr__ (a call per field, about 55k instructions a Video, a tenth of a
+# get_video), a frozen dict class writes them into its __dict__ (issue 43).
+@attrs.frozen(slots=False)
 class Video:
     """A video (or a live stream: a video whose ``mode`` is ``"live"``).
 

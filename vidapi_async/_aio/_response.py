@@ -9,7 +9,9 @@ import attrs
 __all__ = ["RawResponse"]
 
 
-@attrs.frozen
+# Not slotted: one is made per request, and a frozen slotted class sets each field
+# through object.__setattr__, a frozen dict class writes its __dict__ (issue 43).
+@attrs.frozen(slots=False)
 class RawResponse:
     status: int
     headers: Mapping[str, str]

@@ -111,9 +111,17 @@ def _json_text(body: bytes) -> str | None:
     UTF-8 BOM dropped, UTF-16/32 told by its BOM or its zero bytes); ``None`` if it is
     not text in it."""
     try:
+        if body[:1] == b"{" and body[1:2] != b"\x00":
+            # An object in UTF-8, the usual answer: no BOM starts with "{", and a second
+            # byte that is not zero rules out UTF-16/32 (json.detect_encoding's rules).
+            return body.decode("utf-8", "surrogatepass")
         return body.decode(json.detect_encoding(body), "surrogatepass")
     except (UnicodeDecodeError, LookupError):
         return None
+
+
+_decode_json = json.JSONDecoder().decode
+"""``json.loads`` of a str without its options (the decoder it uses then), one call less."""
 
 
 def json_object(body: bytes) -> Mapping[str, Any] | None:
@@ -128,7 +136,7 @@ def json_object(body: bytes) -> Mapping[str, Any] | None:
     if _nests_too_deep(text):
         raise NestedTooDeep
     try:
-        data = json.loads(text)
+        data = _decode_json(text)
     except RecursionError:  # not reached: the count above is the guard
         raise NestedTooDeep from None
     except json.JSONDecodeError:

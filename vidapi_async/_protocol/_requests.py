@@ -37,7 +37,9 @@ SECRET_FORM_FIELDS = frozenset(
 """Form fields whose values never reach a message, even when a server echoes them."""
 
 
-@attrs.frozen
+# Not slotted: one is made per call, and a frozen slotted class sets each of its 11
+# fields through object.__setattr__, a frozen dict class writes its __dict__ (issue 43).
+@attrs.frozen(slots=False)
 class Request:
     """One HTTP request to the API, described as data."""
 

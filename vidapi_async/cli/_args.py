@@ -8,10 +8,10 @@ import ipaddress
 import math
 import os
 import re
+from typing import TYPE_CHECKING
 
-from .._errors import InvalidArgumentError
-from .._protocol import Proxy
-from ..batch import Quota
+if TYPE_CHECKING:
+    from ..batch import Quota
 
 __all__ = [
     "add_metrics_port",
@@ -115,6 +115,9 @@ def positive_number(text: str) -> float:
 
 def quota(text: str) -> Quota:
     """``N/PERIOD`` (``15/24h``, ``3/4s``), as ``Quota.parse`` reads it."""
+    from .._errors import InvalidArgumentError
+    from ..batch import Quota
+
     try:
         return Quota.parse(text)
     except InvalidArgumentError as exc:
@@ -144,6 +147,8 @@ def non_negative_number(text: str) -> float:
 
 def proxy_url(text: str) -> str:
     """``http://[user:password@]host[:port]`` (never echoed: it may hold a password)."""
+    from .._protocol import Proxy  # when one is given: --help needs none
+
     try:
         Proxy.parse(text)
     except ValueError:

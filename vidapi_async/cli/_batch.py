@@ -15,32 +15,20 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError, UsageError
-from .._s3 import is_s3_url
-from ..batch import (
-    BatchProgress,
-    BatchUploader,
-    JobRecord,
-    JobResult,
-    JobStatus,
-    LeftOut,
-    PostgresJournal,
-    SQLiteJournal,
-    UploadJob,
-)
-from ..batch._bucket import write_bucket_manifest
-from ..batch._feed import MAX_FEED_BYTES, download_feed
-from ..batch._manifest import check_source, folder_entries, source_entries
 from ._args import add_metrics_port, add_quota, add_source_policy
+from ._defaults import MAX_FEED_BYTES
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
 from ._progress import output_console, progress_bar, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .._client import Client
+    from ..batch import BatchProgress, BatchUploader, JobRecord, JobResult, LeftOut, UploadJob
+
+# The batch wing is imported by the functions that run a batch, not with this module:
+# the parser (``add_parser``) is built for every command, --help included.
 
 __all__ = ["add_parser", "run_batch"]
 
@@ -67,6 +55,9 @@ async def _read_in_thread(
 ) -> AsyncIterator[UploadJob]:
     """The source's jobs, read a row or item at a time off the event loop; each
     ``LeftOut`` awaited through ``left_out`` on the loop (without it: dropped)."""
+    from ..batch import LeftOut
+    from ..batch._manifest import source_entries
+
     entries = source_entries(
         args.source, channel=args.channel, categories=categories, **source_options(args)
     )
@@ -122,6 +113,8 @@ class _Snapshot:
         return self._records.get(key)
 
     async def save(self, record: JobRecord) -> None:
+        from .._errors import UsageError
+
         raise UsageError("a dry run writes nothing to the journal")
 
     async def close(self) -> None:
@@ -129,6 +122,8 @@ class _Snapshot:
 
 
 async def _read_only_journal(args: argparse.Namespace, dsn: str | None) -> _Snapshot:
+    from ..batch import PostgresJournal, SQLiteJournal
+
     if dsn is not None or args.journal.kind == "postgresql":
         return _Snapshot(await PostgresJournal(dsn or args.journal.where).read_records())
     path = args.journal.where
@@ -154,6 +149,8 @@ async def run_plan(args: argparse.Namespace, client: Client, journal: str | None
 
 async def _run_plan(args: argparse.Namespace, client: Client, journal: str | None) -> int:
     from rich.markup import escape
+
+    from ..batch import BatchUploader
 
     categories = await _feed_categories(args.source, client)
     planned: dict[str, list[str]] = {"create": [], "update": [], "skip": []}
@@ -340,8 +337,11 @@ def _same_file(one: str, other: str) -> bool:
 
 async def report_skipped(source: str, console: Console) -> None:
     """Name what a folder batch leaves out, and why."""
+    from ..batch._manifest import folder_entries
+
     if not await asyncio.to_thread(os.path.isdir, source):
         return
+
     for name, why in (await asyncio.to_thread(folder_entries, source))[1]:
         console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
 
@@ -359,6 +359,10 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     public address cannot name an internal one. A bucket's prefix
     (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
     (``args.bucket_skipped``: the objects left out, and why)."""
+    from .._s3 import is_s3_url
+    from ..batch._bucket import write_bucket_manifest
+    from ..batch._feed import download_feed
+
     if is_s3_url(args.source):
         args.bucket_skipped = skipped = []
         folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-bucket-")
@@ -376,12 +380,15 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     if not args.source.lower().startswith(("http://", "https://")):
         yield
         return
+
     folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-feed-")
     kept = client.source_policy
     try:
         cap = getattr(args, "max_feed_size", MAX_FEED_BYTES)
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         if origin is not None:
+            import attrs
+
             client.source_policy = attrs.evolve(kept, origin=origin)
         yield
     finally:
@@ -397,6 +404,9 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         TaskID,
         TextColumn,
     )
+
+    from .._errors import InvalidArgumentError
+    from ..batch._manifest import check_source
 
     if args.report is not None and _same_file(args.report, args.source):
         raise InvalidArgumentError(
@@ -467,6 +477,9 @@ def _uploader(
 ) -> BatchUploader:
     """The command's ``BatchUploader``; a concurrency the command's connections cannot
     hold is said in the command's own options."""
+    from .._errors import InvalidArgumentError
+    from ..batch import BatchUploader
+
     try:
         return BatchUploader(
             client,
@@ -499,6 +512,9 @@ def _summary(
     and items that gave no job (``shown``) counted too."""
     from rich.markup import escape
     from rich.table import Table
+
+    from .._errors import QuotaExceededError
+    from ..batch import JobStatus
 
     counts = {s: sum(r.status is s for r in results) for s in JobStatus}
     if args.json:

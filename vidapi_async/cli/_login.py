@@ -15,17 +15,19 @@ import webbrowser
 from typing import TYPE_CHECKING
 
 from .. import _errors as e
-from .._auth.api_key import ApiKey
-from .._auth.kept_login import StoredLogin, TokenStore
-from .._auth.providers import OAuth, authorize_url, pkce_pair
-from .._client import DEFAULT_BASE_URL, Client
-from .._models import AccessToken
-from .._protocol import _v2 as v2
 from ._args import port, positive_number
+from ._defaults import DEFAULT_BASE_URL, V2_DEFAULT_SCOPES
 from ._exit import EXIT_OK
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .._client import Client
+    from .._models import AccessToken
+
+# The client, its providers and the token store are imported by the functions that run
+# a command, not with this module: the parsers are built for every command, --help
+# included.
 
 __all__ = [
     "add_login_parsers",
@@ -57,7 +59,7 @@ def add_login_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--scope",
         default=None,
         help="space-separated scopes (default: manage_videos; --api v2: "
-        f"{' '.join(v2.DEFAULT_SCOPES)}, and a scope a later command needs is asked "
+        f"{' '.join(V2_DEFAULT_SCOPES)}, and a scope a later command needs is asked "
         "for then; given, they are a limit)",
     )
     p.add_argument(
@@ -172,6 +174,10 @@ def _dialect(args: argparse.Namespace) -> str:
 
 
 async def run_login(args: argparse.Namespace, console: Console) -> int:
+    from .._auth.kept_login import StoredLogin, TokenStore
+    from .._auth.providers import OAuth, authorize_url, pkce_pair
+    from .._client import Client
+
     if not args.client_id:
         raise e.UsageError("no client id: pass --client-id or set VIDAPI_CLIENT_ID")
     secret = await asyncio.to_thread(_secret)
@@ -237,6 +243,11 @@ async def run_login(args: argparse.Namespace, console: Console) -> int:
 async def _login_v2(args: argparse.Namespace, secret: str) -> int:
     """API v2's login: the API key's client-credentials grant (v2 has no login page
     yet), the account named from ``GET /me``, the key and its token kept."""
+    from .._auth.api_key import ApiKey
+    from .._auth.kept_login import StoredLogin, TokenStore
+    from .._client import Client
+    from .._protocol import _v2 as v2
+
     base_url = args.base_url or v2.DEFAULT_BASE_URL
     scopes = v2.v2_scopes(args.scope.split() if args.scope else v2.DEFAULT_SCOPES)
     provider = ApiKey(args.client_id, secret, scopes=scopes)
@@ -282,6 +293,8 @@ async def _confirm(account: str, expected: str | None) -> None:
 
 
 async def run_logout(console: Console) -> int:
+    from .._auth.kept_login import TokenStore
+
     store = TokenStore()
     gone = await asyncio.to_thread(store.delete)
     print(f"forgot the login in {store.path}" if gone else "no login was kept")
@@ -295,6 +308,8 @@ async def note_token_over_kept_login(args: argparse.Namespace) -> None:
     (the token is likely a legacy one, e.g. ``vidapi serve``'s: not switched to v2)."""
     if args.api is not None or os.environ.get("VIDAPI_API"):
         return
+    from .._auth.kept_login import TokenStore
+
     try:
         login = await asyncio.to_thread(TokenStore().load)
     except e.UsageError:
@@ -312,6 +327,9 @@ async def note_token_over_kept_login(args: argparse.Namespace) -> None:
 
 async def stored_client(args: argparse.Namespace) -> Client | None:
     """A client for the kept login, or ``None``; refreshed tokens are kept again."""
+    from .._auth.kept_login import TokenStore
+    from .._client import Client
+
     store = TokenStore()
     login = await asyncio.to_thread(store.load)
     if login is None:

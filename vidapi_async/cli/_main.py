@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import importlib.util
 import logging
 import os
 import shlex
@@ -19,18 +20,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _errors as e
-from .. import _validate as check
-from .._client import DEFAULT_BASE_URL, Client
-from .._dialects.dialect import DIALECTS
-from .._internals import internals
-from .._observe import configure_logging
-from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
-from .._retry import RetryPolicy
-from .._transfer.files import check_srt_file, inspect_file
-from .._transfer.sources import SourcePolicy
 from ._api import add_api_parser, run_api
 from ._args import existing_file, host_name, non_negative_number, port, proxy_url, quota
 from ._batch import add_parser as add_batch_parser
+from ._defaults import DEFAULT_BASE_URL, DIALECTS, V2_BASE_URL
 from ._exit import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_OTHER, EXIT_USAGE, INSTALL_HINT, exit_code
 from ._json_out import json_text
 from ._login import (
@@ -45,6 +38,8 @@ from ._shared import add_shared_parsers, is_shared, run_shared_batch, run_status
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .._client import Client
 
 __all__ = ["main"]
 
@@ -134,9 +129,7 @@ def _shared_options(p: argparse.ArgumentParser, names: Sequence[str], *, default
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="vidapi", description="Video platform client and emulator.")
-    p.add_argument(
-        "--version", action="version", version=f"vidapi-async {_version()}", help="print it"
-    )
+    p.add_argument("--version", action=_VersionAction, help="print it")
     _shared_options(p, ("token", "base_url", "api", "json", "retries", "proxy"), defaults=True)
     sub = p.add_subparsers(dest="command", required=True)
     add_login_parsers(sub)
@@ -242,6 +235,18 @@ def _add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=0,
         help="the emulator's upload port (default 0: a free one)",
     )
+
+
+class _VersionAction(argparse.Action):
+    """argparse's ``version`` action with the version looked up when asked for: reading
+    the installed metadata costs a start that does not print it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"vidapi-async {_version()}")
+        parser.exit()
 
 
 def _version() -> str:
@@ -404,12 +409,14 @@ def _main(argv: Sequence[str] | None) -> int:
     if argv == ["--version"]:  # needs no extra
         print(f"vidapi-async {_version()}")
         return EXIT_OK
-    try:
-        import rich  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("rich") is None:  # found, not imported: --help needs none
         print(f"vidapi: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
     args = _parser().parse_args(argv)  # a usage error: argparse's text, exit 2
+    # What a command runs is imported once it is known: --help and a usage error need
+    # none of it (the client, aiohttp, the batch wing).
+    from .._observe import configure_logging
+
     as_json = getattr(args, "log_format", "text") == "json"
     configure_logging(args.verbose, "json" if as_json else "text", os.environ.get("VIDAPI_LOG"))
     from rich.console import Console
@@ -456,6 +463,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _client(args: argparse.Namespace) -> Client:
+    from .._client import Client
+    from .._retry import RetryPolicy
+
     if not args.token:
         raise e.UsageError("no token: pass --token, set VIDAPI_TOKEN or run 'vidapi login'")
     if args.retries < 1:
@@ -512,6 +522,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     client = None if args.token else await stored_client(args)
     async with client or _client(args) as client:
         if hasattr(args, "deny"):  # a command that fetches urls: --deny and --allow
+            from .._transfer.sources import SourcePolicy
+
             client.source_policy = SourcePolicy(deny=args.deny, allow=args.allow)
         if cmd == "api":
             return await run_api(args, client)
@@ -554,6 +566,10 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     # Every input is checked before the first byte is sent: a bad channel, an empty
     # title or a broken subtitle never costs a whole upload, and never leaves a video
     # half made.
+    from .. import _validate as check
+    from .._internals import internals
+    from .._transfer.files import check_srt_file, inspect_file
+
     check.title(args.title)
     check.channel(args.channel)
     await asyncio.to_thread(inspect_file, args.file)

@@ -8,11 +8,11 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any
 
-from .._client import Client
-
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, ProgressColumn
+
+    from .._client import Client
 
 __all__ = [
     "output_console",

@@ -15,13 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._client import Client
 from .._errors import InvalidArgumentError, JournalError, UsageError
-from .._metrics import claim
-from .._observe import worker_log
-from ..batch import BatchProgress, QueueStatus, SharedBatch, SQLiteJournal, Stage
-from ..batch._manifest import check_source
-from ..batch._shared import batch_exists
 from ._args import add_metrics_port, add_quota, add_source_policy, positive_number
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, dsn_arg, journal_arg
@@ -29,6 +23,13 @@ from ._progress import output_console, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .._client import Client
+    from ..batch import BatchProgress, QueueStatus, SharedBatch
+
+# The batch wing, the metrics and the logging set-up are imported by the functions that
+# run a command, not with this module: the parsers are built for every command, --help
+# included.
 
 __all__ = ["add_shared_parsers", "is_shared", "run_shared_batch", "run_status", "run_worker"]
 
@@ -168,6 +169,8 @@ class WorkerView:
 
     def say(self, line: str) -> None:
         if self.as_log:
+            from .._observe import worker_log
+
             worker_log.info("%s", line)
         else:
             # one line however narrow the terminal: a log line, never wrapped mid-phrase
@@ -212,6 +215,8 @@ async def _work_then_status(
             raise
         why = f"stopped; {exc}: the jobs it held are left to be taken over by a worker"
         if as_log:
+            from .._observe import worker_log
+
             worker_log.warning("%s", why)
         else:
             print(f"vidapi: {why}", file=sys.stderr)
@@ -219,6 +224,8 @@ async def _work_then_status(
 
 
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ..batch import SharedBatch
+
     # started while the database is away: it waits for it (a signal stops the wait)
     shared = SharedBatch(_postgres(args.journal, "worker"), wait_for_database=True)
     opening = asyncio.create_task(shared.__aenter__())
@@ -268,6 +275,8 @@ def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -
     meanwhile) until the worker serves it on that very socket, or the block ends."""
     with contextlib.ExitStack() as held:
         if args.metrics_port is not None and not getattr(args, "enqueue_only", False):
+            from .._metrics import claim
+
             try:
                 args.metrics_port = held.enter_context(claim(args.metrics_port))
             except OSError as exc:
@@ -288,6 +297,8 @@ async def run_shared_batch(args: argparse.Namespace, client: Client, console: Co
 
 
 async def _run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ..batch import SharedBatch
+    from ..batch._manifest import check_source
     from ._batch import LeftOutShown, _read_in_thread, report_skipped, run_plan, source_options
 
     if args.dry_run:
@@ -399,6 +410,8 @@ def sqlite_status(path: str) -> dict[str, object]:
     ``vidapi batch`` says."""
     if not os.path.exists(path):
         raise InvalidArgumentError("--journal", f"no journal at {path!r}")
+    from ..batch import SQLiteJournal, Stage
+
     records = SQLiteJournal(path).records_sync()
     done = sum(r.stage is Stage.DONE for r in records)
     failed = sum(r.stage is not Stage.DONE and r.error is not None for r in records)
@@ -416,6 +429,8 @@ async def _watch_sqlite(
 ) -> dict[str, object]:
     """``status --watch`` of a batch's SQLite file: the counts, refreshed each second while
     a batch holds the journal; the last ones once it lets go (at once when none does)."""
+    from ..batch import SQLiteJournal
+
     journal = SQLiteJournal(path)
     if not await asyncio.to_thread(journal.in_use):
         console.print(f"no batch is using this journal ({path}); its counts now:", soft_wrap=True)
@@ -441,6 +456,9 @@ def _counts_line(counts: dict[str, object]) -> str:
 async def run_status(
     args: argparse.Namespace, console: Console, client: Client | None = None
 ) -> int:
+    from ..batch import QueueStatus, SharedBatch
+    from ..batch._shared import batch_exists
+
     if getattr(args, "report", None):
         if not is_shared(args.journal):
             raise UsageError(
