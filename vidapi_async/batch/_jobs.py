@@ -331,6 +331,10 @@ class JobStatus(enum.StrEnum):
     UPDATED = "updated"
     """Done in an earlier run; its metadata changed since, and was updated on the video
     (the file was not sent again)."""
+    ADOPTED = "adopted"
+    """Not in the journal, but its video was on the platform already (found by the
+    job's tag, of this account, with the job's title): adopted in this run, with no
+    upload and no create (the fields that differed sent as one update)."""
     FAILED = "failed"
     """Stopped by an error (``JobResult.error``); a re-run resumes it."""
     LOST = "lost"
@@ -385,6 +389,8 @@ class BatchProgress:
     """Uploads in flight: key -> (path, bytes sent, size)."""
     updated: int = 0
     """Jobs done in an earlier run whose metadata this run updated."""
+    adopted: int = 0
+    """Jobs whose video the platform held already (``JobStatus.ADOPTED``)."""
 
     @property
     def rate(self) -> float:

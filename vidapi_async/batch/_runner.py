@@ -262,6 +262,8 @@ class BatchUploader:
         self._waiting = 0
         self._quota.reached = None
         self._playlists.new_run()
+        if self._pipeline is not None:
+            self._pipeline.adoption.new_run()
         queues = _Queues(asyncio.Queue(self.concurrency), asyncio.Queue(self.concurrency))
         # The upload pump (its TLS trust loaded, its first thread started) gets ready
         # while the first jobs check their files and fetch their addresses.
@@ -474,10 +476,9 @@ class BatchUploader:
             )
         except JobLost:
             return self._lost(run)
-        self._tally.count("done")
-        return JobResult(
-            job, record.key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs
-        )
+        status = JobStatus.DONE if run.adopted is None else JobStatus.ADOPTED
+        self._tally.count(status.value)
+        return JobResult(job, record.key, status, record.video_id, record.stage, runs=record.runs)
 
     def _lost(self, run: JobRun) -> JobResult:
         record = run.record

@@ -220,7 +220,7 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     per_file: dict[str, TaskID] = {}
 
     def on_progress(p: BatchProgress) -> None:
-        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated)
+        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated + p.adopted)
         for key, (path, sent, size) in p.files.items():
             if key not in per_file:
                 per_file[key] = bytes_bar.add_task(path.rsplit("/", 1)[-1][:40], total=size)
