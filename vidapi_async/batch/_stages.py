@@ -152,7 +152,7 @@ class Pipeline:
 
     async def check_offered(self, run: JobRun) -> None:
         """Before any address is asked for: an unknown channel, or what the client's API
-        dialect does not offer (v2: subtitle files, live, thumbnails), is refused with no
+        dialect does not offer (v2: subtitle files, live, thumbnails, playlists by name), is refused with no
         side effect on the platform."""
         job = run.job
         offered = internals(self.client).check_offered
@@ -162,6 +162,9 @@ class Pipeline:
             offered("make_live")
         if job.thumbnail is not None:
             offered("set_thumbnail")
+        if job.playlists:  # found by name (listed), created, filled
+            for operation in ("playlists.mine", "playlists.create", "playlists.add_video"):
+                offered(operation)
         await self._check_channel(job.channel)
 
     async def _check_channel(self, channel: str) -> None:
