@@ -4,6 +4,8 @@ upload and no create, and says how many it adopted."""
 
 from __future__ import annotations
 
+import csv
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from vidapi_async.batch._adopt import tag
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
+from .conftest import make_file
 from .test_batch import assert_one_video_per_job, jobs_for, make_files
 
 
@@ -190,3 +193,63 @@ async def test_a_lagging_listing_does_not_make_a_journals_jobs_twice(
             va.JobStatus.SKIPPED: 2,
         }
         assert_one_video_per_job(emu, files)
+
+
+async def test_adopt_only_rebuilds_a_lost_journal_and_its_report_uploading_nothing(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    from .test_cli import vidapi
+
+    (tmp_path / "media").mkdir()
+    for name in ("a", "b", "c"):
+        make_file(tmp_path / "media" / f"{name}.mp4", 4000 + len(name))
+    manifest = tmp_path / "library.csv"
+    manifest.write_text(
+        "key,path,title,channel,tags\n"
+        "old-1,media/a.mp4,A,news,x\n"
+        "old-2,media/b.mp4,B,news,\n"
+        "old-3,media/c.mp4,C,news,\n",
+        encoding="utf-8",
+    )
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    lost = str(tmp_path / "lost.sqlite")
+    code, _, err = await vidapi("batch", str(manifest), "--journal", lost, env=env)
+    assert code == 0, err
+    made = {v["title"]: v["id"] for v in emulator.videos()}
+    emulator.state.delete("video", made["C"])  # one job's video is gone from the platform
+    before = posts(emulator)
+    journal = str(tmp_path / "rebuilt.sqlite")
+    report = tmp_path / "mapping.csv"
+    code, out, err = await vidapi(
+        "--json",
+        "batch",
+        str(manifest),
+        "--journal",
+        journal,
+        "--adopt-only",
+        "--report",
+        str(report),
+        env=env,
+    )
+    assert posts(emulator) == before  # nothing uploaded, nothing created
+    assert not video_posts(emulator)  # nor updated
+    assert code == 6, err  # a job without its video
+    results = {r["key"]: r for r in json.loads(out)}
+    assert {k: r["status"] for k, r in results.items()} == {
+        "old-1": "adopted",
+        "old-2": "adopted",
+        "old-3": "failed",
+    }
+    assert results["old-1"]["video_id"] == made["A"]
+    records = {r.key: r for r in va.SQLiteJournal(journal).records_sync()}
+    assert (records["old-1"].stage, records["old-1"].video_id) == (va.Stage.DONE, made["A"])
+    assert (records["old-2"].stage, records["old-2"].video_id) == (va.Stage.DONE, made["B"])
+    assert records["old-3"].stage is va.Stage.PENDING
+    with report.open(encoding="utf-8") as f:
+        rows = {row["key"]: row for row in csv.DictReader(f)}
+    assert rows["old-2"]["video_id"] == made["B"]
+    assert rows["old-1"]["status"] == "adopted"
+    # the next run with the rebuilt journal uploads the missing one only
+    code, out, err = await vidapi("--json", "batch", str(manifest), "--journal", journal, env=env)
+    assert code == 0, err
+    assert posts(emulator)["/me/videos"] == before["/me/videos"] + 1

@@ -68,7 +68,7 @@ from ._progress import Tally
 from ._quota import QuotaStop
 from ._report import JobReport
 from ._spares import Spares
-from ._stages import JobRun, Pipeline, run_steps
+from ._stages import CHECKS, JobRun, Pipeline, run_steps
 from ._updates import changed, done_before, metadata_now
 
 __all__ = ["BatchUploader", "each", "for_queue", "know_quota", "running"]
@@ -103,7 +103,9 @@ class BatchUploader:
     ``workers`` are capped so that every pipeline fits the client's connection limit.
     ``progress(BatchProgress)`` is called as bytes and jobs move. ``report``: a
     ``.csv`` or ``.jsonl`` file given one row per job as it ends (key, source, status,
-    video id, page and embed addresses, error), flushed at once.
+    video id, page and embed addresses, error), flushed at once. ``adopt_only``: send
+    nothing but the listing of the account's videos; each job not done is adopted (its
+    video recorded done) or fails (see ``adopt_only``).
     """
 
     def __init__(
@@ -122,6 +124,7 @@ class BatchUploader:
         ready_timeout: float = 3600.0,
         metrics_port: int | None = None,
         report: str | os.PathLike[str] | None = None,
+        adopt_only: bool = False,
     ) -> None:
         self.client = client
         """The client the jobs use."""
@@ -179,6 +182,12 @@ class BatchUploader:
         """How long a worker that lost its job after a create waits for the job to
         record its video before deciding whether to delete its own (``for_queue``)."""
         self._pipeline: Pipeline | None = None
+        if not isinstance(adopt_only, bool):
+            raise InvalidArgumentError("adopt_only", "expected True or False")
+        self.adopt_only = adopt_only
+        """Rebuild the journal from the platform alone: each job not done is adopted
+        (its video found by its tag, recorded done) or fails; nothing is uploaded,
+        created or updated (a lost journal's mapping back, ``vidapi batch --adopt-only``)."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -224,6 +233,7 @@ class BatchUploader:
             waiting=lambda: self._waiting,
             ready_timeout=None,
         )
+        self._pipeline.adopt_only = self.adopt_only
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -431,6 +441,11 @@ class BatchUploader:
                 record = await claim(key)
             else:
                 record = await self._journal.load(key) or JobRecord(key)
+            if record.stage is Stage.DONE and self.adopt_only:  # nothing sent
+                self._tally.count("skipped")
+                return JobResult(
+                    job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+                )
             if record.stage is Stage.DONE:
                 return await done_before(
                     self.client, self._journal, self._playlists, self._tally, job, record, seq
@@ -457,7 +472,11 @@ class BatchUploader:
         self._pipeline.ready_timeout = self.ready_timeout if self.wait_ready else None
         self._tally.count("started")
         try:
-            await run_steps(self._pipeline, run)
+            if self.adopt_only:  # the checks, then adopted (or refused) whatever its stage
+                await run_steps(self._pipeline, run, CHECKS)
+                await self._pipeline.adopt(run)
+            else:
+                await run_steps(self._pipeline, run)
         except VidapiError as exc:
             if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
                 internals(self.client).observer.quota_refused()  # each refusal

@@ -42,7 +42,7 @@ from ._quota import QuotaStop
 from ._spares import Spares
 from ._updates import keep_tag, with_added
 
-__all__ = ["STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
+__all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
 
 
 log = logging.getLogger("vidapi_async.batch")
@@ -121,6 +121,9 @@ class Pipeline:
         self.duplicates = duplicates
         self.adoption = Adoption(client) if adoption is None else adoption
         """The platform's videos by bookkeeping tag, listed once per run."""
+        self.adopt_only = False
+        """Jobs are adopted or fail: nothing is uploaded, created or updated, and an
+        adopted job is recorded done at once (``BatchUploader(adopt_only=True)``)."""
         self.waiting = waiting
         """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
         self.ready_timeout = ready_timeout
@@ -152,8 +155,8 @@ class Pipeline:
 
     async def check_offered(self, run: JobRun) -> None:
         """Before any address is asked for: an unknown channel, or what the client's API
-        dialect does not offer (v2: subtitle files, live, thumbnails, playlists by name), is refused with no
-        side effect on the platform."""
+        dialect does not offer (v2: subtitle files, live, thumbnails, playlists by
+        name), is refused with no side effect on the platform."""
         job = run.job
         offered = internals(self.client).check_offered
         if job.subtitles:
@@ -281,13 +284,21 @@ class Pipeline:
         record = run.record
         held = await self.adoption.find(key_tags(record.key), run.job, record.key)
         if held is None:
+            if self.adopt_only:
+                raise UsageError(
+                    "no video on the platform carries its tag (with its title): not adopted, "
+                    "and an adopt-only batch uploads nothing; run without it to upload it"
+                )
+            return
+        run.adopted = held
+        if self.adopt_only:  # its metadata as unknown: a later run sends one update of it
+            await self.advance(record, Stage.DONE, video_id=held.video_id, metadata=None)
             return
         job = run.job
         given = job.metadata_arguments()
         fields = {name: given[name] for name in differences(held, job) if name in given}
         if fields:
             await self.client.update_video(held.video_id, **keep_tag(fields, tag(record.key)))
-        run.adopted = held
         log.info(
             "job %s: adopted video %s, which the platform holds for it", record.key, held.video_id
         )
@@ -469,6 +480,8 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.DONE, Pipeline.done, "done, with the job's metadata"),
 )
 """A job's pipeline, in order."""
+CHECKS = tuple(step for step in STEPS if step.records.startswith("nothing"))
+"""The steps that check a job's inputs, recording nothing."""
 
 
 def _bad_param(exc: BadRequestError) -> str | None:

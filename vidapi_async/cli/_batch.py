@@ -140,6 +140,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read the source and the journal and print how many jobs would be created, "
         "updated and skipped, and which; send nothing",
     )
+    p.add_argument(
+        "--adopt-only",
+        action="store_true",
+        help="upload nothing: record in the journal (and the report) each job's video "
+        "the platform holds, found by the job's tag; a job without one fails (a lost "
+        "journal's mapping back)",
+    )
     add_metrics_port(p)
 
 
@@ -259,6 +266,7 @@ def _uploader(
             wait_ready=args.wait_ready,
             metrics_port=args.metrics_port,
             report=args.report,
+            adopt_only=args.adopt_only,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":
