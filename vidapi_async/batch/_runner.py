@@ -609,13 +609,20 @@ async def _open_journal(arg: str | os.PathLike[str] | Journal | None) -> tuple[J
 
 
 def for_queue(
-    runner: BatchUploader, *, settle_for: float, requeue: Callable[[BaseException], bool]
+    runner: BatchUploader,
+    *,
+    settle_for: float,
+    requeue: Callable[[BaseException], bool],
+    playlists: Playlists | None = None,
 ) -> BatchUploader:
     """``runner`` made a shared queue's (before it is entered): a worker that lost a
     job after a create waits ``settle_for`` seconds for the job to record its video,
-    and a failure ``requeue`` accepts goes back to the queue (not counted failed)."""
+    a failure ``requeue`` accepts goes back to the queue (not counted failed), and
+    ``playlists`` (the queue's, decided in its database) replace the batch's own."""
     runner._settle_for = settle_for
     runner._requeue = requeue
+    if playlists is not None:
+        runner._playlists = playlists
     return runner
 
 

@@ -30,6 +30,7 @@ from .._errors import (
 from .._observe import worker_log
 from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
+from ._playlists_shared import SharedPlaylists
 from ._runner import BatchUploader, for_queue, know_quota, quota_known, running
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Worker:
             # job to record one (the taker-over, after its own takeover delay).
             settle_for=4 * stalled_after,
             requeue=requeued,  # such a failure goes back to the queue: not "failed"
+            playlists=SharedPlaylists(client, self.shared.journal),  # once per queue
         )
         self.shared.journal.outage.give_up.clear()
         self.stopping.clear()
