@@ -42,6 +42,7 @@ async def test_a_new_journal_over_a_done_migration_sends_no_upload_and_no_create
         async with va.BatchUploader(client, journal=tmp_path / "second.sqlite") as batch:
             again = [r async for r in batch.run(jobs_for(files))]
         assert posts(emu) == before  # no upload, no create
+        assert not video_posts(emu)  # nor an update: the metadata is the same
         assert {r.status for r in again} == {va.JobStatus.ADOPTED}
         assert {r.key: r.video_id for r in again} == first
         records = {r.key: r for r in va.SQLiteJournal(tmp_path / "second.sqlite").records_sync()}

@@ -51,7 +51,9 @@ async def test_two_workers_make_each_playlist_once(tmp_path: Path, dsn: str) -> 
         names = Counter(p["name"] for p in emu.state.all("playlist"))
         assert names == Counter(NAMES)  # each name once
         titles = {v["id"]: v["title"] for v in emu.videos()}
-        held = {p["name"]: sorted(titles[v] for v in p["videos"]) for p in emu.state.all("playlist")}
+        held = {
+            p["name"]: sorted(titles[v] for v in p["videos"]) for p in emu.state.all("playlist")
+        }
         wanted: dict[str, list[str]] = {name: [] for name in NAMES}
         for job in jobs:
             for name in job.playlists:
