@@ -81,3 +81,16 @@ async def test_a_new_queue_over_a_done_migration_adopts_its_videos(
         assert {k: (r.stage, r.video_id) for k, r in records.items()} == {
             f.stem: (va.Stage.DONE, made[f.name]) for f in files
         }
+        # a vidapi worker says how many it adopted, and counts none of them running
+        async with SharedBatch(dsn) as shared:  # the command's schema
+            await shared.enqueue(jobs)
+        proc = await asyncio.create_subprocess_exec(
+            *worker_cmd(emu, dsn, "--until-empty"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        said = out.decode() + err.decode()
+        assert "this worker: 0 done, 4 adopted, 0 failed" in said, said
+        assert [r for r in emu.requests if r.method == "POST"] == before
