@@ -40,6 +40,8 @@ async def test_a_new_journal_over_a_done_migration_sends_no_upload_and_no_create
         assert before["/me/videos"] == 3
         # the journal is lost: a new one over the same jobs
         async with va.BatchUploader(client, journal=tmp_path / "second.sqlite") as batch:
+            plan = await batch.plan(jobs_for(files))
+            assert plan == va.BatchPlan(create=(), update=(), skip=(), adopt=tuple(first))
             again = [r async for r in batch.run(jobs_for(files))]
         assert posts(emu) == before  # no upload, no create
         assert not video_posts(emu)  # nor an update: the metadata is the same

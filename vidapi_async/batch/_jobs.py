@@ -409,6 +409,9 @@ class BatchPlan:
     """Jobs done whose metadata changed: one update each, no upload."""
     skip: tuple[str, ...]
     """Jobs done with the same metadata: nothing sent."""
+    adopt: tuple[str, ...] = ()
+    """Jobs the journal does not know whose video the platform holds (found by the
+    job's tag, one listing of the account's videos): adopted, no upload, no create."""
 
 
 def _identity(job: UploadJob) -> tuple[str, str]:

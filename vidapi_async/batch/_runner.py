@@ -50,6 +50,7 @@ from .._internals import internals
 from .._metrics import MetricsServer
 from .._observe import Observer
 from .._uploads import load_mime_types
+from ._adopt import key_tags
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (
@@ -366,12 +367,15 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def plan(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> BatchPlan:
-        """What ``run(jobs)`` would do, from the jobs and the journal only (no write to
-        the platform, none to the journal): the keys of the jobs it would create,
-        update (done, with other metadata) and skip (done, unchanged)."""
+        """What ``run(jobs)`` would do, from the jobs, the journal and one listing of
+        the account's videos (no write to the platform, none to the journal): the keys
+        of the jobs it would create, adopt (not in the journal, their video on the
+        platform), update (done, with other metadata) and skip (done, unchanged)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        assert self._pipeline is not None
         create: list[str] = []
+        adopt: list[str] = []
         update: list[str] = []
         skip: list[str] = []
         async for job in each(jobs):
@@ -381,13 +385,19 @@ class BatchUploader:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
-            if record is None or record.stage is not Stage.DONE:
+            if (
+                record is None or record.stage is Stage.PENDING
+            ) and await self._pipeline.adoption.find(key_tags(key), job, key) is not None:
+                adopt.append(key)
+            elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
             else:
                 skip.append(key)
-        return BatchPlan(create=tuple(create), update=tuple(update), skip=tuple(skip))
+        return BatchPlan(
+            create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
+        )
 
     # --- one job -----------------------------------------------------------------------
 

@@ -61,13 +61,14 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
             _read_in_thread(args.source, args.channel, args.encoding, categories)
         )
     if args.json:
-        print(json.dumps({k: list(getattr(plan, k)) for k in ("create", "update", "skip")}))
+        kinds = ("create", "update", "skip", "adopt")
+        print(json.dumps({k: list(getattr(plan, k)) for k in kinds}))
         return EXIT_OK
     print(
-        f"would create {len(plan.create)}, update {len(plan.update)}, skip {len(plan.skip)} "
-        "(nothing sent)"
+        f"would create {len(plan.create)}, update {len(plan.update)}, skip {len(plan.skip)}, "
+        f"adopt {len(plan.adopt)} (nothing sent)"
     )
-    for what in ("create", "update", "skip"):
+    for what in ("create", "update", "skip", "adopt"):
         for key in getattr(plan, what):
             print(f"{what} {key}")
     return EXIT_OK
@@ -137,8 +138,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="read the source and the journal and print how many jobs would be created, "
-        "updated and skipped, and which; send nothing",
+        help="read the source, the journal and the account's videos and print how many "
+        "jobs would be created, updated, skipped and adopted, and which; send nothing",
     )
     p.add_argument(
         "--adopt-only",
