@@ -53,9 +53,11 @@ async def test_a_new_journal_over_a_done_migration_sends_no_upload_and_no_create
         }
         assert_one_video_per_job(emu, files)
         # and a third run with that journal skips them: nothing sent, nothing listed
+        listed = len(emu.requests)
         async with va.BatchUploader(client, journal=tmp_path / "second.sqlite") as batch:
             third = [r async for r in batch.run(jobs_for(files))]
         assert {r.status for r in third} == {va.JobStatus.SKIPPED}
+        assert not [r for r in emu.requests[listed:] if r.path == "/me/videos"]
 
 
 def video_posts(emu: Emulator) -> list[str]:
