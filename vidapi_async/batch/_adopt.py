@@ -122,7 +122,7 @@ def belongs(held: Held, tags: Iterable[str], job: UploadJob, me: str | None) -> 
     when it is: the account's, with the job's title."""
     if me is not None and held.owner is not None and held.owner != me:
         return f"it belongs to account {held.owner}, not this one"
-    if held.title is not None and held.title != job.title:
+    if held.title is not None and held.title.strip() != job.title.strip():
         return f"its title is {held.title!r:.80}, not the job's {job.title!r:.80}"
     return None
 
