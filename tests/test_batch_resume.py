@@ -215,7 +215,7 @@ async def test_an_uploaded_file_that_expired_is_uploaded_again(tmp_path: Path) -
     journal = tmp_path / "j.sqlite"
     job = va.UploadJob(path=files[0], title="late", channel="news", key="late")
     async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
-        emu.faults.update({"error_rate": 1.0, "paths": ["/me/videos"]})
+        emu.faults.update({"error_rate": 1.0, "methods": ["POST"], "paths": ["/me/videos"]})
         async with va.BatchUploader(client, journal=journal) as batch:
             [first] = [r async for r in batch.run([job])]
         assert first.stage is va.Stage.CREATING

@@ -91,6 +91,8 @@ def _upload_api(url: list[str], upload: Reply) -> Any:
             return Reply.json({"list": [{"id": "news"}], "has_more": False})
         if seen.path == "/me/videos" and seen.method == "POST":
             return Reply.json({"id": "x1", "title": "t"})
+        if seen.path in ("/me/videos", "/me"):  # a batch's adoption listing, the account
+            return Reply.json({"list": [], "has_more": False, "id": "u1"})
         return Reply.json({"error": {"code": 404, "message": "no"}}, status=404)
 
     return handler

@@ -175,7 +175,7 @@ async def test_the_prometheus_endpoint_serves_the_same_job_metrics(tmp_path: Pat
         "done": run.count("done"),
         "failed": run.count("failed"),
         **{
-            outcome: 0 for outcome in ("skipped", "updated", "lost", "requeued")
+            outcome: 0 for outcome in ("skipped", "updated", "adopted", "lost", "requeued")
         },  # 0 from the start
     }
     assert [s.value for s in served["vidapi_jobs_in_flight"].samples] == [0.0]

@@ -57,7 +57,8 @@ async def test_a_version_1_sqlite_journal_is_migrated_and_its_done_job_converges
             [result] = [r async for r in batch.run([job])]
         assert result.status is va.JobStatus.UPDATED and result.video_id == video_id
         [video] = emu.videos()  # no second video
-        assert video["title"] == "New title" and video["tags"] == ["t"]
+        # the update keeps the job's bookkeeping tag (issue 40)
+        assert video["title"] == "New title" and video["tags"] == ["t", "vidapi-k1"]
         db = sqlite3.connect(path)
         assert db.execute("pragma user_version").fetchone()[0] == 2
         assert "metadata" in {r[1] for r in db.execute("pragma table_info(jobs)")}

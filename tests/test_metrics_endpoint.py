@@ -221,7 +221,7 @@ async def test_every_counter_has_a_zero_sample_from_the_start() -> None:
         ("vidapi_quota_refusals_total", ()): 0.0,
         **{
             ("vidapi_jobs_total", (("outcome", outcome),)): 0.0
-            for outcome in ("done", "failed", "skipped", "updated", "lost", "requeued")
+            for outcome in ("done", "failed", "skipped", "updated", "adopted", "lost", "requeued")
         },
     }
     assert samples == expected

@@ -50,3 +50,22 @@ async def test_a_batch_in_v2_through_faults_makes_one_video_per_job(tmp_path: Pa
             )
         counters = dict(emu.platform.counters) if emu.platform else {}
     assert sum(v for k, v in counters.items() if k.startswith("faults_")) > 5, counters
+
+
+async def test_a_v2_row_with_playlists_is_refused_before_its_file_is_sent(
+    tmp_path: Path,
+) -> None:
+    """Issue 40: in v2 a row with playlists uploaded its file and created its video,
+    then failed at the playlist step (``playlists.mine`` is not offered), on every
+    re-run."""
+    path = make_file(tmp_path / "clip.mp4", 5000)
+    job = va.UploadJob(path=path, title="t", channel="news", key="k", playlists=["Best of"])
+    async with Emulator(probe=False) as emu, client_for(emu, api="v2") as client:
+        async with va.BatchUploader(client, journal=tmp_path / "j.sqlite") as batch:
+            [result] = [r async for r in batch.run([job])]
+        assert result.status is va.JobStatus.FAILED
+        assert result.stage is va.Stage.PENDING
+        assert isinstance(result.error, va.UnsupportedOperationError)
+        assert "playlists" in str(result.error)
+        assert emu.videos() == []
+        assert not [r for r in emu.requests if r.method == "POST"]

@@ -71,7 +71,9 @@ BYTES_BUCKETS: Final = tuple(float(4**n) for n in range(4, 18))
 
 Labels = tuple[tuple[str, str], ...]
 
-JOB_OUTCOMES: Final = ("done", "failed", "skipped", "updated", "lost", "requeued")
+JOB_OUTCOMES: Final = (
+    "done", "failed", "skipped", "updated", "adopted", "lost", "requeued",
+)  # fmt: skip
 """``vidapi.jobs``' outcomes: a ``JobStatus``, or a shared queue's job given back."""
 AT_START: Final[Mapping[str, tuple[Labels, ...]]] = {
     "vidapi.jobs": tuple((("outcome", outcome),) for outcome in JOB_OUTCOMES),

@@ -11,8 +11,10 @@ left ``NOT_GIVEN`` is not sent at all (an update changes only what it names).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -33,6 +35,7 @@ __all__ = [
     "VideoMetadata",
     "check_tag_room",
     "extra_form",
+    "own_tag",
     "video_form",
 ]
 
@@ -173,7 +176,25 @@ def _description(value: object, _: str) -> str:
 _LINE_BREAKS: Final = str.maketrans("\n\r\t", "   ")
 
 
+_OWN_TAG: ContextVar[str | None] = ContextVar("vidapi_own_tag", default=None)
+"""The bookkeeping tag the batch itself is sending in this task (``own_tag``)."""
+
+
+@contextlib.contextmanager
+def own_tag(tag: str | None) -> Iterator[None]:
+    """While the block runs, ``tag`` (the job's own bookkeeping tag, kept in the tags
+    of an update the batch sends) passes the reserved-prefix check: the batch sends it,
+    not a user's metadata; any other tag in the prefixes is still refused."""
+    token = _OWN_TAG.set(tag)
+    try:
+        yield
+    finally:
+        _OWN_TAG.reset(token)
+
+
 def _not_reserved(tag: str) -> None:
+    if tag == _OWN_TAG.get():
+        return
     for prefix in RESERVED_TAG_PREFIXES:
         if tag.lower().startswith(prefix):
             raise InvalidArgumentError(

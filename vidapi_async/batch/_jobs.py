@@ -375,6 +375,10 @@ class JobStatus(enum.StrEnum):
     UPDATED = "updated"
     """Done in an earlier run; its metadata changed since, and was updated on the video
     (the file was not sent again)."""
+    ADOPTED = "adopted"
+    """Not in the journal, but its video was on the platform already (found by the
+    job's tag, of this account, with the job's title): adopted in this run, with no
+    upload and no create (the fields that differed sent as one update)."""
     FAILED = "failed"
     """Stopped by an error (``JobResult.error``); a re-run resumes it."""
     LOST = "lost"
@@ -429,6 +433,8 @@ class BatchProgress:
     """Uploads in flight: key -> (path, bytes sent, size)."""
     updated: int = 0
     """Jobs done in an earlier run whose metadata this run updated."""
+    adopted: int = 0
+    """Jobs whose video the platform held already (``JobStatus.ADOPTED``)."""
 
     @property
     def rate(self) -> float:
@@ -447,6 +453,9 @@ class BatchPlan:
     """Jobs done whose metadata changed: one update each, no upload."""
     skip: tuple[str, ...]
     """Jobs done with the same metadata: nothing sent."""
+    adopt: tuple[str, ...] = ()
+    """Jobs the journal does not know whose video the platform holds (found by the
+    job's tag, one listing of the account's videos): adopted, no upload, no create."""
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""A batch's progress: jobs started, done, skipped, failed and updated, bytes sent, the
+"""A batch's progress: jobs started, done, skipped, failed, updated and adopted, bytes sent, the
 uploads in flight, handed to the caller's ``progress`` callback as ``BatchProgress``."""
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ class Tally:
     def __init__(self, callback: Callable[[BatchProgress], Any] | None) -> None:
         self.callback = callback
         """The caller's ``progress``, or ``None`` (then nothing is counted per byte)."""
-        self.counts = {"started": 0, "done": 0, "skipped": 0, "failed": 0, "updated": 0}
+        self.counts = {
+            "started": 0,
+            "done": 0,
+            "skipped": 0,
+            "failed": 0,
+            "updated": 0,
+            "adopted": 0,
+        }
         """Jobs per outcome so far."""
         self.bytes_sent = 0
         """Bytes of files sent so far (a retried file's bytes counted again)."""
@@ -50,6 +57,7 @@ class Tally:
             skipped=self.counts["skipped"],
             failed=self.counts["failed"],
             updated=self.counts["updated"],
+            adopted=self.counts["adopted"],
             bytes_sent=self.bytes_sent,
             bytes_total=self.bytes_total,
             elapsed=time.monotonic() - self.started_at,

@@ -51,6 +51,7 @@ from .._observe import Observer
 from .._transfer.files import LocalFile
 from .._transfer.sending import load_mime_types
 from ._accounts import acting_for, in_turn, token_in
+from ._adopt import key_tags
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (
@@ -70,7 +71,7 @@ from ._progress import Tally
 from ._quota import Pacing, Quota, QuotaStop, quota_of
 from ._report import JobReport
 from ._spares import Spares
-from ._stages import JobRun, Pipeline, run_steps
+from ._stages import CHECKS, JobRun, Pipeline, run_steps
 from ._updates import changed, done_before, metadata_now
 
 __all__ = ["BatchUploader", "each", "for_queue", "know_quota", "pacing_of", "running"]
@@ -105,7 +106,9 @@ class BatchUploader:
     ``workers`` are capped so that every pipeline fits the client's connection limit.
     ``progress(BatchProgress)`` is called as bytes and jobs move. ``report``: a
     ``.csv`` or ``.jsonl`` file given one row per job as it ends (key, source, status,
-    video id, page and embed addresses, error), flushed at once.
+    video id, page and embed addresses, error), flushed at once. ``adopt_only``: send
+    nothing but the listing of the account's videos; each job not done is adopted (its
+    video recorded done) or fails (see ``adopt_only``).
     """
 
     def __init__(
@@ -125,6 +128,7 @@ class BatchUploader:
         metrics_port: int | None = None,
         report: str | os.PathLike[str] | None = None,
         quota: Quota | str | None = None,
+        adopt_only: bool = False,
     ) -> None:
         self.client = client
         """The client the jobs use."""
@@ -189,6 +193,12 @@ class BatchUploader:
         self._pipeline: Pipeline | None = None
         self._shared_pacing: Pacing | None = None
         """A shared queue's windows (``for_queue``), in place of the batch's own."""
+        if not isinstance(adopt_only, bool):
+            raise InvalidArgumentError("adopt_only", "expected True or False")
+        self.adopt_only = adopt_only
+        """Rebuild the journal from the platform alone: each job not done is adopted
+        (its video found by its tag, recorded done) or fails; nothing is uploaded,
+        created or updated (a lost journal's mapping back, ``vidapi batch --adopt-only``)."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -235,6 +245,7 @@ class BatchUploader:
             ready_timeout=None,
             pacing=self._shared_pacing or (None if self.quota is None else Pacing(self.quota)),
         )
+        self._pipeline.adopt_only = self.adopt_only
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -273,6 +284,8 @@ class BatchUploader:
         self._waiting = 0
         self._quota.reached = None
         self._playlists.new_run()
+        if self._pipeline is not None:
+            self._pipeline.adoption.new_run()
         queues = _Queues(asyncio.Queue(self.concurrency), asyncio.Queue(self.concurrency))
         # The upload pump (its TLS trust loaded, its first thread started) gets ready
         # while the first jobs check their files and fetch their addresses.
@@ -368,12 +381,15 @@ class BatchUploader:
         return await self._run_job(job)
 
     async def plan(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> BatchPlan:
-        """What ``run(jobs)`` would do, from the jobs and the journal only (no write to
-        the platform, none to the journal): the keys of the jobs it would create,
-        update (done, with other metadata) and skip (done, unchanged)."""
+        """What ``run(jobs)`` would do, from the jobs, the journal and one listing of
+        the account's videos (no write to the platform, none to the journal): the keys
+        of the jobs it would create, adopt (not in the journal, their video on the
+        platform), update (done, with other metadata) and skip (done, unchanged)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        assert self._pipeline is not None
         create: list[str] = []
+        adopt: list[str] = []
         update: list[str] = []
         skip: list[str] = []
         async for job in each(jobs):
@@ -383,13 +399,19 @@ class BatchUploader:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
-            if record is None or record.stage is not Stage.DONE:
+            if (
+                record is None or record.stage is Stage.PENDING
+            ) and await self._pipeline.adoption.find(key_tags(key), job, key) is not None:
+                adopt.append(key)
+            elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
             else:
                 skip.append(key)
-        return BatchPlan(create=tuple(create), update=tuple(update), skip=tuple(skip))
+        return BatchPlan(
+            create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
+        )
 
     # --- one job -----------------------------------------------------------------------
 
@@ -457,6 +479,11 @@ class BatchUploader:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
+                if record.stage is Stage.DONE and self.adopt_only:  # nothing sent
+                    self._tally.count("skipped")
+                    return JobResult(
+                        job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+                    )
                 if record.stage is Stage.DONE:
                     return await done_before(
                         self.client, self._journal, self._playlists, self._tally, job, record, seq
@@ -483,7 +510,11 @@ class BatchUploader:
         self._pipeline.ready_timeout = self.ready_timeout if self.wait_ready else None
         self._tally.count("started")
         try:
-            await run_steps(self._pipeline, run)
+            if self.adopt_only:  # the checks, then adopted (or refused) whatever its stage
+                await run_steps(self._pipeline, run, CHECKS)
+                await self._pipeline.adopt(run)
+            else:
+                await run_steps(self._pipeline, run)
         except VidapiError as exc:
             if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
                 internals(self.client).observer.quota_refused()  # each refusal
@@ -504,10 +535,9 @@ class BatchUploader:
             return self._lost(run)
         finally:
             await self._pipeline.give_back(run)
-        self._tally.count("done")
-        return JobResult(
-            job, record.key, JobStatus.DONE, record.video_id, record.stage, runs=record.runs
-        )
+        status = JobStatus.DONE if run.adopted is None else JobStatus.ADOPTED
+        self._tally.count(status.value)
+        return JobResult(job, record.key, status, record.video_id, record.stage, runs=record.runs)
 
     def _lost(self, run: JobRun) -> JobResult:
         record = run.record
@@ -624,14 +654,18 @@ def for_queue(
     settle_for: float,
     requeue: Callable[[BaseException], bool],
     pacing: Pacing | None = None,
+    playlists: Playlists | None = None,
 ) -> BatchUploader:
     """``runner`` made a shared queue's (before it is entered): a worker that lost a
     job after a create waits ``settle_for`` seconds for the job to record its video,
-    and a failure ``requeue`` accepts goes back to the queue (not counted failed);
-    ``pacing``: the accounts' windows every worker shares (its ``quota=``)."""
+    a failure ``requeue`` accepts goes back to the queue (not counted failed),
+    ``pacing``: the accounts' windows every worker shares (its ``quota=``), and
+    ``playlists`` (the queue's, decided in its database) replace the batch's own."""
     runner._settle_for = settle_for
     runner._requeue = requeue
     runner._shared_pacing = pacing
+    if playlists is not None:
+        runner._playlists = playlists
     return runner
 
 

@@ -57,6 +57,7 @@ from ._jobs import (
     BatchProgress,
     UploadJob,
 )
+from ._playlists_shared import TABLE as PLAYLISTS_TABLE
 from ._postgres import PostgresJournal, connect_cause
 from ._quota import Quota, quota_of
 from ._report import Links, ReportWriter
@@ -174,6 +175,7 @@ class SharedBatch:
                         "(name text primary key, until timestamptz not null)"
                     )
                 )
+                await conn.execute(q(PLAYLISTS_TABLE))  # one row per playlist name
                 # a queue job's tries that were no fault of its own (its worker's
                 # credentials refused): not counted against its attempts
                 await conn.execute(

@@ -10,9 +10,7 @@ run again on every resume until the job passes its stage.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,8 +28,20 @@ from .._errors import (
 )
 from .._internals import internals
 from .._models import Subtitle, UploadSession, Video
+from .._resources.video_metadata import own_tag
 from .._s3 import is_s3_url
 from .._transfer.files import LocalFile, inspect_file
+from ._adopt import (
+    Adoption,
+    Held,
+    belongs,
+    bookkeeping,
+    differences,
+    earlier_tag,
+    held_of,
+    key_tags,
+    tag,
+)
 from ._bucket import object_send, object_size
 from ._duplicates import Duplicates
 from ._jobs import UploadJob
@@ -40,9 +50,10 @@ from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import Pacing, QuotaStop, Slot
 from ._spares import Spares
-from ._updates import with_added
+from ._updates import keep_tag, with_added
 
-__all__ = ["STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
+__all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
+
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -62,6 +73,8 @@ class JobRun:
     """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
     slot: Slot | None = None
     """Its place in its account's quota window (a paced batch), once taken."""
+    adopted: Held | None = None
+    """The video the platform held for it, adopted in this run (no upload, no create)."""
 
     @property
     def video_id(self) -> str:
@@ -108,6 +121,7 @@ class Pipeline:
         waiting: Callable[[], int],
         ready_timeout: float | None,
         pacing: Pacing | None = None,
+        adoption: Adoption | None = None,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -118,6 +132,11 @@ class Pipeline:
         self.tally = tally
         self.quota = quota
         self.duplicates = duplicates
+        self.adoption = Adoption(client) if adoption is None else adoption
+        """The platform's videos by bookkeeping tag, listed once per run."""
+        self.adopt_only = False
+        """Jobs are adopted or fail: nothing is uploaded, created or updated, and an
+        adopted job is recorded done at once (``BatchUploader(adopt_only=True)``)."""
         self.waiting = waiting
         """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
         self.ready_timeout = ready_timeout
@@ -152,8 +171,8 @@ class Pipeline:
 
     async def check_offered(self, run: JobRun) -> None:
         """Before any address is asked for: an unknown channel, or what the client's API
-        dialect does not offer (v2: subtitle files, live, thumbnails), is refused with no
-        side effect on the platform."""
+        dialect does not offer (v2: subtitle files, live, thumbnails, playlists by
+        name), is refused with no side effect on the platform."""
         job = run.job
         offered = internals(self.client).check_offered
         if job.subtitles:
@@ -162,6 +181,9 @@ class Pipeline:
             offered("make_live")
         if job.thumbnail is not None:
             offered("set_thumbnail")
+        if job.playlists:  # found by name (listed), created, filled
+            for operation in ("playlists.mine", "playlists.create", "playlists.add_video"):
+                offered(operation)
         await self._check_channel(job.channel)
 
     async def _check_channel(self, channel: str) -> None:
@@ -295,15 +317,46 @@ class Pipeline:
         await self.advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
         return True
 
+    # --- adopt -------------------------------------------------------------------------
+
+    async def adopt(self, run: JobRun) -> None:
+        """A job the journal knows nothing sent for: the video the platform holds under
+        its tag (one listing per batch, ``_adopt``), if one passes every check, is
+        adopted: no upload, no create; the fields the job gives that differ on it are
+        sent as one update (the bookkeeping tag kept)."""
+        record = run.record
+        held = await self.adoption.find(key_tags(record.key), run.job, record.key)
+        if held is None:
+            if self.adopt_only:
+                raise UsageError(
+                    "no video on the platform carries its tag (with its title): not adopted, "
+                    "and an adopt-only batch uploads nothing; run without it to upload it"
+                )
+            return
+        run.adopted = held
+        if self.adopt_only:  # its metadata as unknown: a later run sends one update of it
+            await self.advance(record, Stage.DONE, video_id=held.video_id, metadata=None)
+            return
+        job = run.job
+        given = job.metadata_arguments()
+        fields = {name: given[name] for name in differences(held, job) if name in given}
+        if fields:
+            with own_tag(tag(record.key)):  # the batch's own tag, not a user's
+                await self.client.update_video(held.video_id, **keep_tag(fields, tag(record.key)))
+        log.info(
+            "job %s: adopted video %s, which the platform holds for it", record.key, held.video_id
+        )
+        stage, done_now = self._made(run)
+        await self.advance(record, stage, video_id=held.video_id, **done_now)
+
     # --- create ------------------------------------------------------------------------
 
-    async def create(self, run: JobRun) -> None:
-        """The job's one video: found by its tag if a create may have been sent before
-        (a crash at ``creating``, or a job taken over), else created. With nothing to do
-        after it (no subtitles, not live, no thumbnail, no playlist, no wait for the
-        encoding), the job is done once its video is recorded: one record, not one per
-        empty stage."""
-        job, record = run.job, run.record
+    def _made(self, run: JobRun) -> tuple[Stage, dict[str, Any]]:
+        """The stage a job reaches once its video exists, and what it records then:
+        with nothing to do after (no subtitles, not live, no thumbnail, no playlist, no
+        wait for the encoding), done with its metadata at once (one record, not one per
+        empty stage)."""
+        job = run.job
         nothing_after = (
             not job.subtitles
             and not job.live
@@ -311,9 +364,16 @@ class Pipeline:
             and job.thumbnail is None
             and not job.playlists
         )
-        created = Stage.DONE if nothing_after else Stage.CREATED
-        done_now = {"metadata": with_added(job)} if nothing_after else {}
-        video = await self._made_before(record)
+        if nothing_after:
+            return Stage.DONE, {"metadata": with_added(job)}
+        return Stage.CREATED, {}
+
+    async def create(self, run: JobRun) -> None:
+        """The job's one video: found by its tag if a create may have been sent before
+        (a crash at ``creating``, or a job taken over), else created."""
+        record = run.record
+        created, done_now = self._made(run)
+        video = await self._made_before(run)
         if video is not None:
             await self.advance(record, created, video_id=video.id, **done_now)
             return
@@ -325,17 +385,35 @@ class Pipeline:
             await self.duplicates.drop_video(record.key, video.id)
             raise
 
-    async def _made_before(self, record: JobRecord) -> Video | None:
+    async def _made_before(self, run: JobRun) -> Video | None:
         """The video a create sent before the last run stopped (or by a worker that
-        held the job before) made, found by the job's tag."""
+        held the job before) made, found by the job's tag: one whose bookkeeping tag is
+        the job's, of this account, with the job's title (``_adopt.belongs``)."""
+        record = run.record
         if not (record.stage is Stage.CREATING or (record.runs > 1 and self.fenced)):
             return None
         await self.advance(record, Stage.CREATING)  # fenced: still ours?
-        found = await self.client.videos.find_by_tag(tag(record.key))
-        earlier = earlier_tag(record.key)
-        if not found and earlier is not None:
-            found = await self.client.videos.find_by_tag(earlier)
-        return found[0] if found else None
+        tags = key_tags(record.key)
+        me = await self.adoption.me()
+        for name in tags:
+            for found in await self.client.videos.find_by_tag(name):
+                video = found
+                if video.tags is None:  # not in the dialect's listing: read
+                    video = await self.client.videos.get(
+                        found.id, fields=("id", "title", "owner", "tags")
+                    )
+                if bookkeeping(video.tags) not in tags:
+                    continue  # carries the tag, but another job's is its last
+                why = belongs(held_of(video), tags, run.job, me)
+                if why is None:
+                    return video
+                log.warning(
+                    "job %s: video %s carries its tag but is not adopted: %s",
+                    record.key,
+                    video.id,
+                    why,
+                )
+        return None
 
     async def _create(self, run: JobRun) -> Video:
         """Create the video from the uploaded file; if the platform no longer knows the
@@ -391,7 +469,7 @@ class Pipeline:
         """Each subtitle not recorded yet, sent then recorded (by language); on a
         re-run, those an earlier run sent and died before recording are listed first."""
         job, record = run.job, run.record
-        if job.subtitles and record.runs > 1:
+        if job.subtitles and (record.runs > 1 or run.adopted is not None):
             present = {
                 sub.language
                 for sub in await self.client.subtitles.list(run.video_id)
@@ -435,7 +513,7 @@ class Pipeline:
 
     async def live(self, run: JobRun) -> None:
         """A live job's video made a live stream."""
-        if run.job.live:
+        if run.job.live and not (run.adopted is not None and run.adopted.live):
             await self.client.live.convert(run.video_id)
         await self.advance(run.record, Stage.LIVE)
 
@@ -461,6 +539,7 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.SUBTITLES, Pipeline.check_subtitle_files, "nothing (a check)"),
     Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
+    Step(Stage.UPLOADING, Pipeline.adopt, "created (or done) with the video the platform holds"),
     Step(Stage.CREATED, Pipeline.wait_for_quota, "nothing (a wait for the account's quota)"),
     Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),
     Step(Stage.CREATED, Pipeline.create, "creating, then created (or done) with the video id"),
@@ -471,6 +550,8 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.DONE, Pipeline.done, "done, with the job's metadata"),
 )
 """A job's pipeline, in order."""
+CHECKS = tuple(step for step in STEPS if step.records == "nothing (a check)")
+"""The steps that check a job's inputs, recording nothing."""
 
 
 def _acts(run: JobRun) -> bool:
@@ -484,23 +565,3 @@ def _bad_param(exc: BadRequestError) -> str | None:
     data = error.get("error_data") if isinstance(error, Mapping) else None
     param = data.get("param") if isinstance(data, Mapping) else None
     return param if isinstance(param, str) else None
-
-
-_TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
-
-
-def tag(key: str) -> str:
-    """The tag that marks the video a job created: ``vidapi-`` and the key itself when
-    it is ASCII letters, digits, '-' and '_' (80 at most), else ``vidapih-`` and a hash
-    of the key (a prefix no key's own tag has)."""
-    if _TAG_SAFE.fullmatch(key):
-        return f"vidapi-{key}"
-    return f"vidapih-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
-
-
-def earlier_tag(key: str) -> str | None:
-    """The tag earlier releases gave a key that is hashed (``vidapi-`` and the hash):
-    a job they left at ``creating`` looks its video up by it too."""
-    if _TAG_SAFE.fullmatch(key):
-        return None
-    return f"vidapi-{hashlib.sha256(key.encode()).hexdigest()[:32]}"

@@ -10,12 +10,21 @@ from typing import Any
 from .._client import Client
 from .._errors import VidapiError
 from .._internals import internals
+from .._resources.video_metadata import own_tag
+from ._adopt import tag
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
 
-__all__ = ["changed", "done_before", "metadata_now", "update_video", "with_added"]
+__all__ = [
+    "changed",
+    "done_before",
+    "keep_tag",
+    "metadata_now",
+    "update_video",
+    "with_added",
+]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -48,6 +57,16 @@ def with_added(job: UploadJob) -> dict[str, Any]:
     return metadata
 
 
+def keep_tag(fields: dict[str, Any], bookkeeping: str | None) -> dict[str, Any]:
+    """``update_video``'s ``fields`` with the job's ``bookkeeping`` tag kept last in
+    the tags they set (an update replaces every tag: without it, the video could no
+    longer be found as the job's)."""
+    if bookkeeping is not None and "tags" in fields:
+        mine = [t for t in fields["tags"] if not t.startswith(("vidapi-", "vidapih-"))]
+        fields["tags"] = [*mine, bookkeeping]
+    return fields
+
+
 def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether a done job's recorded metadata (``None``: recorded before journals kept
     it, so unknown) differs from its metadata now (``added`` is the batch's own)."""
@@ -66,11 +85,13 @@ async def update_video(
     old: Mapping[str, Any],
     new: Mapping[str, Any],
     seq: int | None,
+    bookkeeping: str | None = None,
 ) -> dict[str, Any]:
     """Send what differs between ``old`` and ``new`` (``UploadJob.metadata()``): one
     ``update_video`` with the changed fields only, the thumbnail if it changed, the
     video added to the playlists new to it and taken out of those the batch put it in
-    that the job no longer names. The metadata to record."""
+    that the job no longer names; the job's ``bookkeeping`` tag kept in the tags sent
+    (``keep_tag``). The metadata to record."""
     given = job.metadata_arguments()
     fields: dict[str, Any] = {}
     for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
@@ -81,7 +102,8 @@ async def update_video(
         elif name in CLEARED:
             fields[name] = CLEARED[name]
     if fields:
-        await client.update_video(video_id, **fields)
+        with own_tag(bookkeeping):  # the batch's own tag, not a user's
+            await client.update_video(video_id, **keep_tag(fields, bookkeeping))
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
         thumbnail = await internals(client).carry(job.thumbnail, job.headers)
         await client.set_thumbnail(video_id, thumbnail)
@@ -122,7 +144,9 @@ async def done_before(
     assert record.video_id is not None
     old = record.metadata or {}
     try:
-        record.metadata = await update_video(client, playlists, job, record.video_id, old, new, seq)
+        record.metadata = await update_video(
+            client, playlists, job, record.video_id, old, new, seq, tag(record.key)
+        )
         await journal.save(record)
     except VidapiError as exc:
         tally.count("failed")

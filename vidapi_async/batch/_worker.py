@@ -30,6 +30,7 @@ from .._errors import (
 from .._observe import worker_log
 from ._enqueue import TASK, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
+from ._playlists_shared import SharedPlaylists
 from ._quota import Quota
 from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
 from ._shared_quota import HAND_BACK_AFTER, SharedWindow, publish_quota, shared_pacing
@@ -103,6 +104,7 @@ class Worker:
             settle_for=4 * stalled_after,
             requeue=requeued,  # such a failure goes back to the queue: not "failed"
             pacing=None if quota is None else shared_pacing(quota, self.shared.journal),
+            playlists=SharedPlaylists(client, self.shared.journal),  # once per queue
         )
         self.shared.journal.outage.give_up.clear()
         self.stopping.clear()

@@ -153,7 +153,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     from ..batch import BatchUploader
 
     categories = await _feed_categories(args.source, client)
-    planned: dict[str, list[str]] = {"create": [], "update": [], "skip": []}
+    planned: dict[str, list[str]] = {"create": [], "update": [], "skip": [], "adopt": []}
     out = output_console()
     shown = LeftOutShown(out)
     left: list[dict[str, str]] = []
@@ -185,8 +185,8 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     skipped = sum(shown.skips.values())
     out.print(
         f"would create {len(planned['create'])}, update {len(planned['update'])}, skip "
-        f"{len(planned['skip'])}; left out: {skipped} skipped{failed} (nothing sent, nothing "
-        "written)",
+        f"{len(planned['skip'])}, adopt {len(planned['adopt'])}; left out: {skipped} "
+        f"skipped{failed} (nothing sent, nothing written)",
         highlight=False,
         soft_wrap=True,
     )
@@ -283,8 +283,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="read the source and the journal and print how many jobs would be created, "
-        "updated and skipped, and which; send nothing",
+        help="read the source, the journal and the account's videos and print how many "
+        "jobs would be created, updated, skipped and adopted, and which; send nothing",
+    )
+    p.add_argument(
+        "--adopt-only",
+        action="store_true",
+        help="upload nothing: record in the journal (and the report) each job's video "
+        "the platform holds, found by the job's tag; a job without one fails (a lost "
+        "journal's mapping back)",
     )
     add_source_policy(p)
     add_quota(p)
@@ -447,7 +454,7 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     per_file: dict[str, TaskID] = {}
 
     def on_progress(p: BatchProgress) -> None:
-        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated)
+        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated + p.adopted)
         for key, (path, sent, size) in p.files.items():
             if key not in per_file:
                 per_file[key] = bytes_bar.add_task(path.rsplit("/", 1)[-1][:40], total=size)
@@ -492,6 +499,7 @@ def _uploader(
             metrics_port=args.metrics_port,
             report=args.report,
             quota=args.quota,
+            adopt_only=args.adopt_only,
         )
     except InvalidArgumentError as exc:
         if exc.argument != "concurrency":

@@ -497,6 +497,11 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             "shared queue; with a file journal nothing would run them, so give "
             "--journal postgresql://USER@HOST:PORT/DB, or leave out --enqueue-only to upload now"
         )
+    if cmd == "batch" and args.adopt_only and is_shared(args.journal):
+        raise e.UsageError(
+            "--adopt-only takes a file journal: a shared queue's workers adopt each job's "
+            "video on their own before uploading it (enqueue the batch again)"
+        )
     if cmd == "serve":
         from ._serve import serve
 

@@ -150,10 +150,12 @@ class WorkerView:
         p = self.last
         if p is None:
             return "worker: waiting for jobs"
-        running = max(0, p.started - p.done - p.failed)
-        per_minute = (p.done + p.failed) / p.elapsed * 60 if p.elapsed > 0 else 0.0
+        running = max(0, p.started - p.done - p.adopted - p.failed)
+        ended = p.done + p.adopted + p.failed
+        per_minute = ended / p.elapsed * 60 if p.elapsed > 0 else 0.0
+        adopted = f"{p.adopted} adopted, " if p.adopted else ""
         return (
-            f"worker: {p.done} done, {p.failed} failed, {running} running, "
+            f"worker: {p.done} done, {adopted}{p.failed} failed, {running} running, "
             f"{per_minute:.1f} jobs/min"
         )
 
@@ -163,8 +165,8 @@ class WorkerView:
             from rich.text import Text
 
             self._live.update(Text(self.line()))
-        elif (progress.done, progress.failed) != self._shown:
-            self._shown = (progress.done, progress.failed)
+        elif (progress.done + progress.adopted, progress.failed) != self._shown:
+            self._shown = (progress.done + progress.adopted, progress.failed)
             self.say(self.line())
 
     def say(self, line: str) -> None:
@@ -193,9 +195,10 @@ class WorkerView:
     def totals(self, queue: QueueStatus) -> str:
         p = self.last
         done, failed = (p.done, p.failed) if p is not None else (0, 0)
+        adopted = f"{p.adopted} adopted, " if p is not None and p.adopted else ""
         elapsed = f" in {p.elapsed:.0f} s" if p is not None else ""
         return (
-            f"this worker: {done} done, {failed} failed{elapsed}; the queue: "
+            f"this worker: {done} done, {adopted}{failed} failed{elapsed}; the queue: "
             f"{queue.done} done, {queue.failed} failed, {queue.queued} queued in all"
         )
 

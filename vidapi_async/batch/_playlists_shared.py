@@ -1,0 +1,94 @@
+"""A shared queue's playlists: each name made once per queue however many workers race,
+the queue's database deciding. The schema's ``playlists`` table holds one row per name
+(its id); a worker that does not know a name reads that row, and only if there is none
+takes the name's advisory lock (a transaction of its own), looks again, lists the
+account's playlists (one made by hand, or by a worker that stopped before its row) and
+creates the playlist if none has the name, then records its row. A worker so learns the
+playlists others made as it needs them, not from a listing once per life."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._client import Client
+from ._playlists import Playlists
+
+if TYPE_CHECKING:
+    from ._postgres import PostgresJournal
+
+__all__ = ["TABLE", "SharedPlaylists"]
+
+TABLE = "create table if not exists {s}.playlists (name text primary key, id text not null)"
+"""The schema's table of the queue's playlists (``SharedBatch`` creates it)."""
+
+
+class SharedPlaylists(Playlists):
+    """``Playlists`` whose names are decided in the queue's database."""
+
+    def __init__(self, client: Client, journal: PostgresJournal) -> None:
+        super().__init__(client)
+        self.journal = journal
+        """The queue's journal: its schema holds the ``playlists`` table."""
+
+    async def id_of(self, name: str) -> str:
+        """The id of the queue's playlist ``name``, made once per queue."""
+        if name in self._ids:
+            return self._ids[name]
+        q = self.journal.statement
+        row = await self.journal.fetchone(
+            q("select id from {s}.playlists where name = %s"), (name,)
+        )
+        playlist_id = str(row[0]) if row is not None else await self._decided(name)
+        self._ids[name] = playlist_id
+        return playlist_id
+
+    async def _decided(self, name: str) -> str:
+        """Under the name's advisory lock, on a connection of its own (the journal's
+        stays free for the jobs' writes while the platform answers): the row another
+        worker wrote meanwhile, else the account's playlist of that name, else a new
+        one; recorded."""
+        journal = self.journal
+        q = journal.statement
+
+        async def once() -> str:
+            conn = await journal.connect()
+            try:
+                async with conn.transaction():
+                    await conn.execute(
+                        "select pg_advisory_xact_lock(7317005, hashtext(%s))",
+                        (f"{journal.schema}/{name}",),
+                    )
+                    found = await (
+                        await conn.execute(
+                            q("select id from {s}.playlists where name = %s"), (name,)
+                        )
+                    ).fetchone()
+                    if found is not None:
+                        return str(found[0])
+                    playlist_id = await self._of_account(name)
+                    await conn.execute(
+                        q("insert into {s}.playlists (name, id) values (%s, %s)"),
+                        (name, playlist_id),
+                    )
+                    return playlist_id
+            finally:
+                await conn.close()
+
+        import psycopg
+
+        try:
+            return await journal.outage.patiently(once)
+        except psycopg.Error as exc:  # not an outage: the server refused the statement
+            raise journal.refused(exc) from None
+
+    async def _of_account(self, name: str) -> str:
+        """The account's playlist ``name`` (listed now, not from a listing kept), or one
+        created."""
+        playlist_id: Any = None
+        async for playlist in self.client.playlists.mine(fields=("id", "name")):
+            if playlist.name == name:
+                playlist_id = playlist.id
+                break
+        if playlist_id is None:
+            playlist_id = (await self.client.playlists.create(name=name)).id
+        return str(playlist_id)
