@@ -145,8 +145,16 @@ class JobRecord:
     error: str | None = None
     """The last failure's message, or ``None``."""
     metadata: dict[str, Any] | None = attrs.field(default=None, repr=False)
-    """A done job's metadata as last sent (``UploadJob.metadata()``), so that a re-run
-    sends only what changed; ``None`` for a job done before journals kept it."""
+    """The metadata its video holds, as last sent and acknowledged
+    (``UploadJob.metadata()``: recorded with ``creating``, then after each update), so
+    that a resume or a re-run sends only what changed; ``None`` for a job recorded
+    before journals kept it."""
+    source: str | None = attrs.field(default=None, repr=False)
+    """The file the job's video was made from: a path, or a url without credentials or
+    signature (``None``: recorded before journals kept it)."""
+    origin: str | None = None
+    """The manifest or feed whose job made the record (``BatchUploader.run(origin=)``),
+    or ``None``."""
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
@@ -194,7 +202,7 @@ class MemoryJournal:
         if not isinstance(keep_done, int) or isinstance(keep_done, bool) or keep_done < 0:
             raise InvalidArgumentError("keep_done", "must be an int >= 0")
         self._records: dict[str, JobRecord] = {}
-        self._done: OrderedDict[str, tuple[str | None, int, dict[str, Any] | None]] = OrderedDict()
+        self._done: OrderedDict[str, _Done] = OrderedDict()
         self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
@@ -203,9 +211,7 @@ class MemoryJournal:
         if record is not None:
             return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
         done = self._done.get(key)
-        if done is None:
-            return None
-        return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1], metadata=done[2])
+        return None if done is None else _done_record(key, done)
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
@@ -217,7 +223,9 @@ class MemoryJournal:
             )
             return
         self._records.pop(record.key, None)
-        self._done[record.key] = (record.video_id, record.runs, record.metadata)
+        self._done[record.key] = (
+            record.video_id, record.runs, record.metadata, record.source, record.origin
+        )  # fmt: skip
         self._done.move_to_end(record.key)
         while len(self._done) > self._keep_done:
             self._done.popitem(last=False)
@@ -234,16 +242,26 @@ class MemoryJournal:
 
     def records(self) -> list[JobRecord]:
         """Jobs under way, then the finished ones still remembered (oldest first)."""
-        done = [
-            JobRecord(key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata)
-            for key, (video_id, runs, metadata) in self._done.items()
-        ]
+        done = [_done_record(key, kept) for key, kept in self._done.items()]
         return [*self._records.values(), *done]
 
 
-SCHEMA_VERSION = 2
+_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None]
+"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin."""
+
+
+def _done_record(key: str, done: _Done) -> JobRecord:
+    video_id, runs, metadata, source, origin = done
+    return JobRecord(
+        key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata, source=source,
+        origin=origin,
+    )  # fmt: skip
+
+
+SCHEMA_VERSION = 3
 """Stored in SQLite's ``user_version``; a journal of a newer version is refused. Version 2
-added ``metadata``: a journal of version 1 gains the column (empty) when a batch opens it."""
+added ``metadata``, version 3 ``source`` and ``origin``: an older journal gains the
+columns (empty) when a batch opens it."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -257,20 +275,27 @@ create table if not exists jobs (
     runs integer not null,
     error text,
     updated real not null,
-    metadata text
+    metadata text,
+    source text,
+    origin text
 )
 """
 COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
-    "subtitles_done", "runs", "error", "metadata",
+    "subtitles_done", "runs", "error", "metadata", "source", "origin",
 )  # fmt: skip
-_ADDED = frozenset({"metadata"})
-"""Columns added since version 1 (a version 1 journal lacks them until migrated)."""
-_SELECT = f"select {', '.join(COLUMNS)} from jobs"  # noqa: S608 - our own names
-_SELECT_V1 = _SELECT.replace("metadata", "null")
+_ADDED = ("metadata", "source", "origin")
+"""Columns added since version 1 (an older journal lacks them until migrated)."""
 _MARKS = ", ".join("?" * (len(COLUMNS) + 1))
 _UPSERT = f"insert or replace into jobs ({', '.join(COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
-_MIGRATE = "alter table jobs add column metadata text"
+
+
+def _select(columns: set[str]) -> str:
+    """The select of every column, ``null`` for those an unmigrated journal lacks."""
+    return "select " + ", ".join(c if c in columns else "null" for c in COLUMNS) + " from jobs"  # noqa: S608 - our own names
+
+
+_SELECT_ALL = _select(set(COLUMNS))
 
 
 class SQLiteJournal:
@@ -432,8 +457,10 @@ class SQLiteJournal:
             self._verify(db)
             db.execute("begin immediate")  # fails here, not after an upload, if read-only
             db.execute(_SCHEMA)
-            if "metadata" not in {r[1] for r in db.execute("pragma table_info(jobs)")}:
-                db.execute(_MIGRATE)  # a version 1 journal, migrated in place
+            columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
+            for column in _ADDED:  # an older journal, migrated in place
+                if column not in columns:
+                    db.execute(f"alter table jobs add column {column} text")
             db.execute(f"pragma user_version = {SCHEMA_VERSION}")
             db.execute("commit")
         except JournalError:
@@ -455,7 +482,7 @@ class SQLiteJournal:
             raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
         if "jobs" in tables:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            missing = {*COLUMNS, "updated"} - columns - _ADDED
+            missing = {*COLUMNS, "updated"} - columns - set(_ADDED)
             if missing:
                 raise self._fail(
                     f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
@@ -467,7 +494,7 @@ class SQLiteJournal:
         return "jobs" in tables
 
     def _load(self, key: str) -> JobRecord | None:
-        row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
+        row = self._connect().execute(_SELECT_ALL + " where key = ?", (key,)).fetchone()
         return None if row is None else record_of_row(row, self.path)
 
     def _save(self, record: JobRecord) -> None:
@@ -525,8 +552,7 @@ class SQLiteJournal:
             if not self._verify(db):
                 return []
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            select = _SELECT if "metadata" in columns else _SELECT_V1  # not migrated yet
-            rows = db.execute(select + " order by updated").fetchall()
+            rows = db.execute(_select(columns) + " order by updated").fetchall()
             return [record_of_row(row, self.path) for row in rows]
         except sqlite3.DatabaseError as exc:
             raise self._fail(f"not a usable SQLite database: {exc}") from None

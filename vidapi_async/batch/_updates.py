@@ -9,7 +9,7 @@ from typing import Any
 
 from .._client import Client
 from .._errors import VidapiError
-from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
+from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
@@ -108,14 +108,38 @@ async def done_before(
     job: UploadJob,
     record: JobRecord,
     seq: int | None,
+    *,
+    moved: str | None = None,
 ) -> JobResult:
     """A job the journal says is done: skipped if its metadata is as recorded, else
-    one update of what changed (the file is never sent again); counted in ``tally``."""
+    one update of what changed (the file is never sent again); counted in ``tally``.
+    ``moved``: the source the journal recorded, when the job's (in ``record`` now)
+    moved: said, and recorded."""
+    if moved is not None:
+        log.warning(
+            "job %s: its source moved from %s to %s; kept done (the file is not sent again)",
+            record.key,
+            moved,
+            shown_source(record.source or ""),
+        )
     new = metadata_now(job, record)
     if not changed(record.metadata, new):
+        try:
+            if moved is not None:
+                await journal.save(record)
+        except JobLost:
+            return JobResult(
+                job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
+            )
         tally.count("skipped")
         return JobResult(
-            job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+            job,
+            record.key,
+            JobStatus.SKIPPED,
+            record.video_id,
+            record.stage,
+            runs=record.runs,
+            moved=moved,
         )
     assert record.video_id is not None
     old = record.metadata or {}
@@ -134,5 +158,11 @@ async def done_before(
         )
     tally.count("updated")
     return JobResult(
-        job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
+        job,
+        record.key,
+        JobStatus.UPDATED,
+        record.video_id,
+        record.stage,
+        runs=record.runs,
+        moved=moved,
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .._client import Client
 from .._errors import InvalidArgumentError, QuotaExceededError
+from .._protocol import url_for_humans
 from ..batch import BatchProgress, BatchUploader, JobResult, JobStatus, UploadJob, jobs_from_source
 from ..batch._feed import download_feed
 from ..batch._manifest import check_source, folder_entries
@@ -50,6 +51,8 @@ async def _feed_categories(source: str, client: Client) -> list[str] | None:
 
 async def run_plan(args: argparse.Namespace, client: Client, journal: str | None = None) -> int:
     """``vidapi batch --dry-run``: what a run would create, update and skip."""
+    if getattr(args, "origin", None) is None:  # (a fetched feed's: its address, kept)
+        args.origin = origin_of(args.source)
     async with feed_source(args, client):
         return await _run_plan(args, client, journal)
 
@@ -58,7 +61,8 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     categories = await _feed_categories(args.source, client)
     async with BatchUploader(client, journal=journal or args.journal.where) as batch:
         plan = await batch.plan(
-            _read_in_thread(args.source, args.channel, args.encoding, categories)
+            _read_in_thread(args.source, args.channel, args.encoding, categories),
+            origin=args.origin,
         )
     if args.json:
         print(json.dumps({k: list(getattr(plan, k)) for k in ("create", "update", "skip")}))
@@ -159,7 +163,16 @@ async def report_skipped(source: str, console: Console) -> None:
         console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
 
 
+def origin_of(source: str) -> str:
+    """What the journal records as the jobs' manifest or feed: its absolute path, or
+    its address without a query (which may hold a credential)."""
+    if source.lower().startswith(("http://", "https://")):
+        return url_for_humans(source)
+    return os.path.abspath(source)
+
+
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    args.origin = origin_of(args.source)
     async with feed_source(args, client):
         return await _run_batch(args, client, console)
 
@@ -228,19 +241,19 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         for key in [k for k in per_file if k not in p.files]:
             bytes_bar.remove_task(per_file.pop(key))
 
-    results: list[JobResult] = []
+    summary = _Summary(args.json, console)
     # its metrics endpoint, if asked, before the bars
     async with _uploader(args, client, on_progress) as batch:
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
             jobs = _read_in_thread(args.source, args.channel, args.encoding, categories)
-            async for result in batch.run(jobs):
-                results.append(result)
-                files_bar.update(overall, completed=len(results))
+            async for result in batch.run(jobs, origin=args.origin):
+                summary.add(result)
+                files_bar.update(overall, completed=summary.jobs)
     if not console.is_terminal:  # the bars' last line ends with no newline
         console.line()
-    return _summary(args, results, console)
+    return summary.end()
 
 
 def _uploader(
@@ -272,47 +285,70 @@ def _uploader(
         ) from None
 
 
-def _summary(args: argparse.Namespace, results: list[JobResult], console: Console) -> int:
-    """The batch's results (JSON, or a table and each failure), and the exit code."""
-    from rich.markup import escape
-    from rich.table import Table
+class _Summary:
+    """The batch's results as they come (nothing kept of a job once said, so memory
+    does not grow with the batch): with ``--json`` each one's object in a JSON array
+    on stdout; else each failure and each moved source on the console, then a table
+    of the counts. ``end`` gives the exit code."""
 
-    counts = {s: sum(r.status is s for r in results) for s in JobStatus}
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "key": r.key,
-                        "path": r.job.where,
-                        "status": r.status.value,
-                        "video_id": r.video_id,
-                        "stage": r.stage.value,
-                        "error": None if r.error is None else str(r.error),
-                    }
-                    for r in results
-                ],
-                indent=2,
+    def __init__(self, as_json: bool, console: Console) -> None:
+        self.as_json = as_json
+        self.console = console
+        self.counts = dict.fromkeys(JobStatus, 0)
+        self.jobs = 0
+        """Results so far."""
+        self.quota: tuple[int, BaseException | None] = (0, None)
+        """Jobs stopped by the account's quota, and the first one's error."""
+
+    def add(self, r: JobResult) -> None:
+        from rich.markup import escape
+
+        self.jobs += 1
+        self.counts[r.status] += 1
+        if isinstance(r.error, QuotaExceededError):
+            count, first = self.quota
+            self.quota = (count + 1, first or r.error)
+        if r.moved is not None:
+            self.console.print(
+                f"[yellow]moved[/yellow] {escape(r.key)}: its source moved from "
+                f"{escape(r.moved)} to {escape(r.job.where)}; kept done, not sent again",
+                highlight=False,
             )
-        )
-    else:
-        table = Table(title="batch summary")
-        for column in ("status", "jobs"):
-            table.add_column(column)
-        for status, n in counts.items():
-            table.add_row(status.value, str(n))
-        output_console().print(table)
-        for r in results:
-            if r.status is JobStatus.FAILED:
-                console.print(
-                    f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
-                    f"{escape(str(r.error))}",
-                    highlight=False,
-                )
-        quota = [r for r in results if isinstance(r.error, QuotaExceededError)]
-        if quota:
-            console.print(quota_advice(len(quota), quota[0].error), highlight=False)
-    return EXIT_OK if counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED
+        if self.as_json:
+            item = {
+                "key": r.key,
+                "path": r.job.where,
+                "status": r.status.value,
+                "video_id": r.video_id,
+                "stage": r.stage.value,
+                "error": None if r.error is None else str(r.error),
+            }
+            text = json.dumps(item, indent=2).replace("\n", "\n  ")
+            print(("[\n  " if self.jobs == 1 else ",\n  ") + text, end="")
+        elif r.status is JobStatus.FAILED:
+            self.console.print(
+                f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                f"{escape(str(r.error))}",
+                highlight=False,
+            )
+
+    def end(self) -> int:
+        """The end of the output (the JSON array closed, or the table and the quota's
+        advice), and the exit code."""
+        from rich.table import Table
+
+        if self.as_json:
+            print("\n]" if self.jobs else "[]")
+        else:
+            table = Table(title="batch summary")
+            for column in ("status", "jobs"):
+                table.add_column(column)
+            for status, n in self.counts.items():
+                table.add_row(status.value, str(n))
+            output_console().print(table)
+            if self.quota[0]:
+                self.console.print(quota_advice(*self.quota), highlight=False)
+        return EXIT_OK if self.counts[JobStatus.FAILED] == 0 else EXIT_JOBS_FAILED
 
 
 def quota_advice(jobs: int, error: BaseException | None) -> str:
