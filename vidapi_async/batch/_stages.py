@@ -31,7 +31,7 @@ from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import QuotaStop
 from ._spares import Spares
-from ._updates import with_added
+from ._updates import changed_fields, with_added
 
 __all__ = ["STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
 
@@ -272,7 +272,10 @@ class Pipeline:
         created = Stage.DONE if nothing_after else Stage.CREATED
         done_now = {"metadata": with_added(job)} if nothing_after else {}
         video = await self._made_before(record)
-        if video is not None:
+        if video is not None:  # made by an earlier create: with the metadata it sent
+            record.video_id = video.id
+            if nothing_after:
+                await self._send_changes(run)
             await self.advance(record, created, video_id=video.id, **done_now)
             return
         self.quota.check()
@@ -300,7 +303,9 @@ class Pipeline:
         file (an upload from an earlier run that has expired), upload it again, once."""
         job, record = run.job, run.record
         for again in (False, True):
-            await self.advance(record, Stage.CREATING)
+            # what the create sends, recorded before it is sent: the video holds it
+            # once made (adopted after a crash, or resumed after a failure)
+            await self.advance(record, Stage.CREATING, metadata=job.metadata())
             assert record.file_url is not None
             try:
                 return await self.client.create_video(
@@ -386,8 +391,20 @@ class Pipeline:
         await self.advance(run.record, Stage.READY)
 
     async def done(self, run: JobRun) -> None:
-        """The job done, with the metadata it was made with (a re-run compares)."""
+        """The job done, with the metadata its video holds (a re-run compares): what
+        the job's metadata changed since its create (a resume after the manifest was
+        edited) sent first."""
+        await self._send_changes(run)
         await self.advance(run.record, Stage.DONE, metadata=with_added(run.job))
+
+    async def _send_changes(self, run: JobRun) -> None:
+        """One update of what differs between the metadata the job's video holds (as
+        the record says: what its create sent; unknown in a record of an earlier
+        release, so all of it) and the job's now."""
+        sent = run.record.metadata or {}
+        fields = changed_fields(run.job, sent, run.job.metadata())
+        if fields:
+            await self.client.update_video(run.video_id, **fields)
 
 
 STEPS: tuple[Step, ...] = (

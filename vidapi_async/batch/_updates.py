@@ -14,7 +14,14 @@ from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
 
-__all__ = ["changed", "done_before", "metadata_now", "update_video", "with_added"]
+__all__ = [
+    "changed",
+    "changed_fields",
+    "done_before",
+    "metadata_now",
+    "update_video",
+    "with_added",
+]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -57,6 +64,24 @@ def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     }
 
 
+def changed_fields(
+    job: UploadJob, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``update_video``'s keyword arguments that bring a video holding ``old`` to
+    ``new`` (``UploadJob.metadata()``'s fields; thumbnail, playlists and ``kept``
+    aside): each changed field as the job gives it, or cleared if it gives none."""
+    given = job.metadata_arguments()
+    fields: dict[str, Any] = {}
+    for name in {*old, *new} - {"thumbnail", "playlists", "kept", "added"}:
+        if old.get(name) == new.get(name):
+            continue
+        if name in given:
+            fields[name] = given[name]
+        elif name in CLEARED:
+            fields[name] = CLEARED[name]
+    return fields
+
+
 async def update_video(
     client: Client,
     playlists: Playlists,
@@ -70,15 +95,7 @@ async def update_video(
     ``update_video`` with the changed fields only, the thumbnail if it changed, the
     video added to the playlists new to it and taken out of those the batch put it in
     that the job no longer names. The metadata to record."""
-    given = job.metadata_arguments()
-    fields: dict[str, Any] = {}
-    for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
-        if old.get(name) == new.get(name):
-            continue
-        if name in given:
-            fields[name] = given[name]
-        elif name in CLEARED:
-            fields[name] = CLEARED[name]
+    fields = changed_fields(job, old, new)
     if fields:
         await client.update_video(video_id, **fields)
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
