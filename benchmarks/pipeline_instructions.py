@@ -1,12 +1,16 @@
 """Client instructions per pipeline, by callgrind: deterministic whatever the load.
 
     python benchmarks/pipeline_instructions.py [--files 33] [--compare DIR,DIR...]
+        [--journals memory,sqlite]
 
 Runs ``pipeline_throughput.py``'s vidapi child (concurrency 16, 256 KiB files, the
 emulator in its own process with 20 ms per request) under ``valgrind --tool=callgrind``
 with 1 file and with ``--files`` files; the difference over ``files - 1`` pipelines is
 what one pipeline costs in instructions (imports and start-up cancel out). Needs
 valgrind. Each DIR is a checkout whose ``vidapi_async`` the child imports instead.
+``--journals``: the batch's journal, each in turn (``memory``, the default, and/or
+``sqlite``: an SQLite file, the command line's default); the journal's thread is
+counted with the rest.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ import pipeline_throughput as pt  # noqa: E402
 from _checkout import checkout as a_checkout  # noqa: E402
 
 
-def instructions(checkout: str, base: str, folder: str, concurrency: int) -> int:
+def instructions(
+    checkout: str, base: str, folder: str, concurrency: int, journal: str = "memory"
+) -> int:
     env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
+    env["PIPE_JOURNAL"] = journal
     out = subprocess.run(
         [
             "valgrind",
@@ -56,6 +63,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
+    parser.add_argument("--journals", default="memory", help="memory, sqlite or both")
     args = parser.parse_args()
     if args.files < 2:
         parser.error("--files: at least 2 (the cost is the difference over files - 1)")
@@ -68,17 +76,24 @@ def main() -> None:
             pt.make_files(os.path.join(tmp, f"files{count}"), count, 256 * 1024)
         emulator, base = pt.start_emulator(tmp, args.latency)
         try:
-            for checkout in checkouts:
-                one = instructions(checkout, base, os.path.join(tmp, "files1"), args.concurrency)
-                many = instructions(
-                    checkout, base, os.path.join(tmp, f"files{args.files}"), args.concurrency
-                )
-                per = (many - one) / (args.files - 1) / 1e6
-                print(
-                    f"{checkout or 'this checkout':24s} 1 file {one / 1e6:8.1f} M, "
-                    f"{args.files} files {many / 1e6:8.1f} M: {per:6.3f} M instructions "
-                    "per pipeline"
-                )
+            for journal in args.journals.split(","):
+                for checkout in checkouts:
+                    one, many = (
+                        instructions(
+                            checkout,
+                            base,
+                            os.path.join(tmp, f"files{count}"),
+                            args.concurrency,
+                            journal,
+                        )
+                        for count in (1, args.files)
+                    )
+                    per = (many - one) / (args.files - 1) / 1e6
+                    print(
+                        f"{checkout or 'this checkout':24s} {journal:6s} 1 file "
+                        f"{one / 1e6:8.1f} M, {args.files} files {many / 1e6:8.1f} M: "
+                        f"{per:6.3f} M instructions per pipeline"
+                    )
         finally:
             emulator.terminate()
             emulator.wait()

@@ -1,9 +1,12 @@
 """Where a batch remembers how far each job got, so that a re-run resumes it.
 
 ``Journal`` is the small interface; ``SQLiteJournal`` (the default, one file) and
-``MemoryJournal`` (no persistence) implement it. Every ``save`` is one committed
-transaction before it returns: a process killed at any instant (SIGKILL included) leaves
-each job at the last stage it recorded, never half-written. SQLite runs in WAL mode with
+``MemoryJournal`` (no persistence) implement it. Every ``save`` is committed before it
+returns: a process killed at any instant (SIGKILL included) leaves each job at the last
+stage it recorded, never half-written. ``SQLiteJournal`` commits the saves of one loop
+turn together (group commit: one trip to its thread, one transaction), and each of them
+returns once that transaction is committed, so a job's record is durable before the
+step that depends on it runs (``creating`` before the create is sent). SQLite runs in WAL mode with
 ``synchronous=NORMAL``: committed transactions survive a crash of the process (a power
 loss may lose the last ones; use ``synchronous="FULL"`` for that).
 """
@@ -298,6 +301,11 @@ def _select(columns: set[str]) -> str:
 _SELECT_ALL = _select(set(COLUMNS))
 
 
+_Op = tuple[str, object]
+"""An operation of a trip to an SQLite journal's thread: ``load`` (a key), ``save`` (a
+row's values) or ``forget`` (a key)."""
+
+
 class SQLiteJournal:
     """A journal in one SQLite file. All database work runs on one worker thread, so
     the event loop never waits on the disk and the connection is never shared.
@@ -320,6 +328,12 @@ class SQLiteJournal:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
         self._db: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
+        self._ops: list[tuple[_Op, asyncio.Future[Any]]] = []
+        """Operations for the next trip to the thread, each with its caller's future."""
+        self._scheduled = False
+        """A trip is asked for at the end of this loop turn."""
+        self._in_flight: asyncio.Future[list[object]] | None = None
+        """The trip under way."""
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -493,15 +507,75 @@ class SQLiteJournal:
                     raise self._fail(f"a job has the unknown stage {stage!r}")
         return "jobs" in tables
 
-    def _load(self, key: str) -> JobRecord | None:
-        row = self._connect().execute(_SELECT_ALL + " where key = ?", (key,)).fetchone()
+    def _load(self, db: sqlite3.Connection, key: str) -> JobRecord | None:
+        row = db.execute(_SELECT_ALL + " where key = ?", (key,)).fetchone()
         return None if row is None else record_of_row(row, self.path)
 
-    def _save(self, record: JobRecord) -> None:
-        self._connect().execute(_UPSERT, (*row_values(record), time.time()))
+    def _apply(self, ops: list[_Op]) -> list[object]:
+        """One trip's operations, in order, the writes in one transaction committed
+        before the trip returns (on the journal's thread). A failure undoes them all
+        and is every operation's."""
+        db = self._connect()
+        writes = any(op[0] != "load" for op in ops)
+        if writes:
+            db.execute("begin immediate")
+        try:
+            out: list[object] = []
+            for kind, arg in ops:
+                if kind == "load":
+                    assert isinstance(arg, str)
+                    out.append(self._load(db, arg))
+                elif kind == "save":
+                    assert isinstance(arg, tuple)
+                    out.append(db.execute(_UPSERT, (*arg, time.time())).rowcount)
+                else:
+                    out.append(db.execute("delete from jobs where key = ?", (arg,)).rowcount)
+            if writes:
+                db.execute("commit")
+        except BaseException:
+            if writes and db.in_transaction:
+                db.execute("rollback")
+            raise
+        return out
 
-    def _forget(self, key: str) -> None:
-        self._connect().execute("delete from jobs where key = ?", (key,))
+    def _trip(self, kind: str, arg: object) -> asyncio.Future[Any]:
+        """Queue an operation for the next trip to the journal's thread: one trip per
+        loop turn at most (the operations of every task that ran in the turn; while a
+        trip is under way, those queued meanwhile wait for it and go in the next)."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._ops.append(((kind, arg), done))
+        if not self._scheduled and self._in_flight is None:
+            self._scheduled = True
+            loop.call_soon(self._go)
+        return done
+
+    def _go(self) -> None:
+        self._scheduled = False
+        queued, self._ops = self._ops, []
+        if not queued:
+            return
+        loop = asyncio.get_running_loop()
+        trip = loop.run_in_executor(self._thread, self._apply, [op for op, _ in queued])
+        self._in_flight = trip
+
+        def back(trip: asyncio.Future[list[object]]) -> None:
+            self._in_flight = None
+            failed = None if trip.cancelled() else trip.exception()
+            for i, (_, done) in enumerate(queued):
+                if done.done():
+                    continue  # its caller was cancelled meanwhile
+                if trip.cancelled():
+                    done.cancel()
+                elif failed is not None:
+                    done.set_exception(failed)
+                else:
+                    done.set_result(trip.result()[i])
+            if self._ops and not self._scheduled:
+                self._scheduled = True
+                loop.call_soon(self._go)
+
+        trip.add_done_callback(back)
 
     def _close(self) -> None:
         if self._db is not None:
@@ -515,20 +589,28 @@ class SQLiteJournal:
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        return await self._run(self._load, check_key(key))
+        found = await self._trip("load", check_key(key))
+        assert found is None or isinstance(found, JobRecord)
+        return found
 
     async def save(self, record: JobRecord) -> None:
-        """Durably record ``record`` before returning."""
+        """Durably record ``record`` before returning: committed, with the other
+        saves of the same loop turn (group commit), before this returns."""
         check_key(record.key)
-        await self._run(self._save, attrs.evolve(record))
+        await self._trip("save", row_values(record))  # its values as they are now
 
     async def forget(self, key: str) -> None:
         """Drop a job's record (one recorded under a key the job no longer has)."""
-        await self._run(self._forget, key)
+        await self._trip("forget", key)
 
     async def close(self) -> None:
         """Release what the journal holds (idempotent)."""
         try:
+            while self._in_flight is not None or self._ops:  # (a caller that left early)
+                if self._in_flight is not None:
+                    await asyncio.wait([self._in_flight])
+                else:
+                    self._go()
             await self._run(self._close)
         finally:
             self._thread.shutdown(wait=True)
