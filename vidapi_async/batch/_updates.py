@@ -139,47 +139,29 @@ async def done_before(
             moved,
             shown_source(record.source or ""),
         )
+
+    def result(status: JobStatus, error: VidapiError | None = None) -> JobResult:
+        if status is not JobStatus.LOST:
+            tally.count(status.value)
+        said = moved if status in (JobStatus.SKIPPED, JobStatus.UPDATED) else None
+        return JobResult(
+            job, record.key, status, record.video_id, record.stage, error, record.runs, said
+        )
+
     new = metadata_now(job, record)
-    if not changed(record.metadata, new):
-        try:
-            if moved is not None:
-                await journal.save(record)
-        except JobLost:
-            return JobResult(
-                job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
-            )
-        tally.count("skipped")
-        return JobResult(
-            job,
-            record.key,
-            JobStatus.SKIPPED,
-            record.video_id,
-            record.stage,
-            runs=record.runs,
-            moved=moved,
-        )
-    assert record.video_id is not None
-    old = record.metadata or {}
+    unchanged = not changed(record.metadata, new)
     try:
-        record.metadata = await update_video(client, playlists, job, record.video_id, old, new, seq)
-        await journal.save(record)
+        if not unchanged:
+            assert record.video_id is not None
+            old = record.metadata or {}
+            record.metadata = await update_video(
+                client, playlists, job, record.video_id, old, new, seq
+            )
+        if moved is not None or not unchanged:
+            await journal.save(record)
     except VidapiError as exc:
-        tally.count("failed")
         log.warning("job %s: its update failed: %s", record.key, exc)
-        return JobResult(
-            job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
-        )
+        return result(JobStatus.FAILED, exc)
     except JobLost:
-        return JobResult(
-            job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
-        )
-    tally.count("updated")
-    return JobResult(
-        job,
-        record.key,
-        JobStatus.UPDATED,
-        record.video_id,
-        record.stage,
-        runs=record.runs,
-        moved=moved,
-    )
+        return result(JobStatus.LOST)
+    return result(JobStatus.SKIPPED if unchanged else JobStatus.UPDATED)
