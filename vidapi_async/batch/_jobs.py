@@ -291,12 +291,14 @@ def source_identity(url: str) -> str:
 
 
 def job_source(job: UploadJob) -> str:
-    """The source a journal records for ``job``: its absolute path, or its url without
+    """The source a journal records for ``job``: its absolute path (a name's bytes
+    that are not UTF-8 as ``\\xNN``: a journal holds text), or its url without
     credentials or signature (``source_identity``)."""
     if job.url is not None:
         return source_identity(job.url)
     assert job.path is not None
-    return os.path.abspath(job.path)
+    path = os.path.abspath(job.path)
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def shown_source(source: str) -> str:
