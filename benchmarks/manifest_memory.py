@@ -1,8 +1,16 @@
 """Manifests stream: peak memory of reading a 100-row and a 10,000-row manifest of each
 kind (CSV, JSON Lines, Media RSS), and what the report and the metadata journal cost a
-pipeline.
+pipeline; with ``--batch-rows``, the peak memory of ``vidapi batch`` itself.
 
     python benchmarks/manifest_memory.py [--rows 100,10000] [--pipelines 200] [--rounds 3]
+    python benchmarks/manifest_memory.py --batch-rows 1000,80000 [--compare DIR] --batch-only
+
+``--batch-rows``: ``vidapi batch`` (SQLite journal, in a fresh process, with and
+without ``--json``) over CSV manifests of that many jobs whose files are missing: each
+job fails at once with its error and traceback (the most a result holds; issue 38 #8
+measured 1.4 GiB at 80,000 rows), nothing sent. Its peak RSS (``wait4``); ``--compare
+DIR`` runs a checkout of the code before (its package on PYTHONPATH) beside it.
+Target: within +150 MiB from the smallest to the largest.
 
 Memory: the parent writes each manifest (every field filled: a description of 300
 characters, tags, dates, geoblocking, a thumbnail, a subtitle, two playlists), then runs
@@ -181,6 +189,60 @@ async def pipelines(count: int, rounds: int) -> None:
         )
 
 
+def write_failing(path: str, rows: int) -> None:
+    """A CSV manifest of ``rows`` jobs whose files are missing: each fails at once,
+    with its error and traceback (the most a result holds), and nothing is sent."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("path,title,channel,description\n")
+        for i in range(rows):
+            f.write(f'gone/v{i}.mp4,Video {i},news,"{DESCRIPTION}"\n')
+
+
+def batch_peak(folder: str, rows: int, code: str | None, as_json: bool) -> float:
+    """``vidapi batch`` over a failing manifest of ``rows`` jobs, in a fresh process
+    (``code``: another checkout's package, on PYTHONPATH): its peak RSS in MiB."""
+    manifest = os.path.join(folder, f"fail{rows}.csv")
+    if not os.path.exists(manifest):
+        write_failing(manifest, rows)
+    journal = os.path.join(folder, f"j{rows}-{code is not None}-{as_json}.sqlite")
+    env = {
+        **os.environ,
+        "VIDAPI_TOKEN": "benchmark-token",
+        "VIDAPI_BASE_URL": "http://127.0.0.1:9",  # never asked: every job fails first
+        "COLUMNS": "100",
+    }
+    if code is not None:
+        env["PYTHONPATH"] = code
+    cmd = [sys.executable, "-m", "vidapi_async.cli", "batch", manifest, "--journal", journal]
+    proc = subprocess.Popen(
+        [*cmd, *(["--json"] if as_json else [])],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 6, f"exit {proc.returncode}: every job fails"
+    return usage.ru_maxrss / 1024
+
+
+def batch_memory(sizes: list[int], code: str | None) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for as_json in (False, True):
+            for which in [None, code] if code else [None]:
+                peaks = [batch_peak(folder, rows, which, as_json) for rows in sizes]
+                label = "before" if which else "this"
+                print(
+                    f"vidapi batch{' --json' if as_json else '':7} ({label:6}) "
+                    + ", ".join(
+                        f"{rows} failing rows: peak RSS {peak:7.1f} MiB"
+                        for rows, peak in zip(sizes, peaks, strict=True)
+                    )
+                    + f"; growth {peaks[-1] - peaks[0]:+.1f} MiB (target <= +150)"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--child")
@@ -188,10 +250,21 @@ def main() -> None:
     parser.add_argument("--pipelines", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-cpu", action="store_true")
+    parser.add_argument(
+        "--batch-rows",
+        help="also run 'vidapi batch' over failing manifests of these sizes "
+        "(e.g. 1000,80000): its peak RSS",
+    )
+    parser.add_argument("--compare", help="a checkout of the code before, for --batch-rows")
+    parser.add_argument("--batch-only", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args.child)
         return
+    if args.batch_rows:
+        batch_memory([int(n) for n in args.batch_rows.split(",")], args.compare)
+        if args.batch_only:
+            return
     sizes = [int(n) for n in args.rows.split(",")]
     with tempfile.TemporaryDirectory() as folder:
         for kind in KINDS:

@@ -1,7 +1,7 @@
 """Client instructions per pipeline, by callgrind: deterministic whatever the load.
 
     python benchmarks/pipeline_instructions.py [--files 33] [--compare DIR,DIR...]
-        [--server stub|emulator]
+        [--server stub|emulator] [--journals memory,sqlite]
 
 Runs ``pipeline_throughput.py``'s lean child (bare aiohttp, the batch's shape) and its
 vidapi child (``BatchUploader``), concurrency 16, 256 KiB files, against the server in
@@ -12,7 +12,9 @@ one pipeline costs in instructions (imports and start-up cancel out), and ``vida
 lean`` is issue 43's per-pipeline measure (target <= 1.15). Needs valgrind. Each DIR
 is a checkout whose ``vidapi_async`` the vidapi child imports instead. The count is of
 every thread of the client (the upload pump's and the file reads' too), not of the
-server.
+server. ``--journals``: the vidapi child's journal, each in turn (``memory``, the
+default, and/or ``sqlite``: an SQLite file, the command line's default; its thread is
+counted with the rest).
 """
 
 from __future__ import annotations
@@ -32,9 +34,15 @@ from _checkout import checkout as a_checkout  # noqa: E402
 
 
 def instructions(
-    checkout: str, base: str, folder: str, concurrency: int, kind: str = "vidapi"
+    checkout: str,
+    base: str,
+    folder: str,
+    concurrency: int,
+    kind: str = "vidapi",
+    journal: str = "memory",
 ) -> int:
     env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
+    env["PIPE_JOURNAL"] = journal
     return collected(
         [sys.executable, pt.__file__, f"--child-{kind}", base, folder, str(concurrency)], env
     )
@@ -62,6 +70,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
     parser.add_argument("--server", choices=("stub", "emulator"), default="stub")
+    parser.add_argument("--journals", default="memory", help="memory, sqlite or both")
     args = parser.parse_args()
     if args.files < 2:
         parser.error("--files: at least 2 (the cost is the difference over files - 1)")
@@ -75,18 +84,27 @@ def main() -> None:
         emulator, base = pt.start_emulator(tmp, args.latency, args.server)
         try:
             per: dict[str, float] = {}
-            runs = [("lean", "", "lean (bare aiohttp)")]
-            runs += [("vidapi", c, c or "vidapi (this checkout)") for c in checkouts]
-            for kind, checkout, label in runs:
-                one = instructions(
-                    checkout, base, os.path.join(tmp, "files1"), args.concurrency, kind
-                )
-                many = instructions(
-                    checkout, base, os.path.join(tmp, f"files{args.files}"), args.concurrency, kind
+            runs = [("lean", "", "memory", "lean (bare aiohttp)")]
+            runs += [
+                ("vidapi", c, j, f"{c or 'vidapi (this checkout)'} [{j}]")
+                for j in args.journals.split(",")
+                for c in checkouts
+            ]
+            for kind, checkout, journal, label in runs:
+                one, many = (
+                    instructions(
+                        checkout,
+                        base,
+                        os.path.join(tmp, f"files{count}"),
+                        args.concurrency,
+                        kind,
+                        journal,
+                    )
+                    for count in (1, args.files)
                 )
                 per[label] = (many - one) / (args.files - 1) / 1e6
                 print(
-                    f"{label:24s} 1 file {one / 1e6:8.1f} M, {args.files} files "
+                    f"{label:36s} 1 file {one / 1e6:8.1f} M, {args.files} files "
                     f"{many / 1e6:8.1f} M: {per[label]:6.3f} M instructions per pipeline",
                     flush=True,
                 )

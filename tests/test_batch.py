@@ -349,7 +349,12 @@ async def test_a_job_with_nothing_after_its_create_is_recorded_done_with_its_vid
                 "kept": {"protected": False, "live": False, "subtitles": []},
             }
             assert (await journal.load(r.key)) == va.JobRecord(
-                r.key, va.Stage.DONE, video_id=r.video_id, runs=1, metadata=metadata
+                r.key,
+                va.Stage.DONE,
+                video_id=r.video_id,
+                runs=1,
+                metadata=metadata,
+                source=os.path.abspath(r.job.path or ""),
             )
         # a job with work after its create still records each stage it passes
         live = [make_file(tmp_path / "live.mp4", 5000)]

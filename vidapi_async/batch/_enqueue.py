@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -223,7 +225,7 @@ class Enqueuer:
                 await self._check_lock_holder(key)
             if stored is None:
                 keep_old.append(key)
-            elif json.loads(stored) != json.loads(specs[key]):
+            elif (old := json.loads(stored)) != as_stored(old, json.loads(specs[key])):
                 differ.append(key)  # waiting: its spec is kept
         await self._keep_specs(conn, specs, deferred, keep_old)
         differ.sort()
@@ -356,7 +358,7 @@ def _candidates(
             candidates.append(key)
         elif stored is None:
             keep_old.append(key)
-        elif (old := json.loads(stored)) != (new := json.loads(specs[key])):
+        elif (old := json.loads(stored)) != (new := as_stored(old, json.loads(specs[key]))):
             if key not in running and _metadata_only(old, new):
                 candidates.append(key)  # an update, unless one waits
             else:
@@ -412,7 +414,48 @@ def lock_of(queue: str, key: str) -> str:
     return f"{queue}/{key}"
 
 
+_DIGEST_ROUNDS: Final = 20_000
+
+
+def _digest(password: str, salt: bytes) -> str:
+    done = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, _DIGEST_ROUNDS)
+    return f"pbkdf2-sha256${_DIGEST_ROUNDS}${salt.hex()}${done.hex()}"
+
+
+def cleared(spec: str) -> str | None:
+    """A done job's spec without its password (a salted digest of it kept in
+    ``password_digest``, to see a re-enqueue unchanged), or ``None`` when it holds
+    none: the queue keeps a video password in clear only while a job needs it."""
+    values = json.loads(spec)
+    password = values.get("password")
+    if not isinstance(password, str):
+        return None
+    values["password"] = None
+    values["password_digest"] = _digest(password, os.urandom(16))
+    return json.dumps(values)
+
+
+def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new``, a spec enqueued, as ``old`` (the one kept) would hold it if it is the
+    same job: a password that matches ``old``'s digest (its password cleared once
+    done) compared as that digest."""
+    kept, password = old.get("password_digest"), new.get("password")
+    if not isinstance(kept, str) or not isinstance(password, str):
+        return new
+    try:
+        _, rounds, salt, _ = kept.split("$")
+        same = int(rounds) == _DIGEST_ROUNDS and hmac.compare_digest(
+            _digest(password, bytes.fromhex(salt)), kept
+        )
+    except ValueError:  # not a digest of ours: compared as it is
+        return new
+    if not same:
+        return new
+    return {**new, "password": None, "password_digest": kept}
+
+
 def job_of(spec: dict[str, Any]) -> UploadJob:
+    spec = {k: v for k, v in spec.items() if k != "password_digest"}  # done: cleared
     subs = [SubtitleSpec(s["language"], path=s["path"], url=s["url"]) for s in spec["subtitles"]]
     dates = {
         name: datetime.datetime.fromisoformat(spec[name])

@@ -334,6 +334,22 @@ def source_identity(url: str) -> str:
     )
 
 
+def job_source(job: UploadJob) -> str:
+    """The source a journal records for ``job``: its absolute path (a name's bytes
+    that are not UTF-8 as ``\\xNN``: a journal holds text), or its url without
+    credentials or signature (``source_identity``)."""
+    if job.url is not None:
+        return source_identity(job.url)
+    assert job.path is not None
+    path = os.path.abspath(job.path)
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def shown_source(source: str) -> str:
+    """A recorded source as a message names it: a url without its query."""
+    return url_for_humans(source) if source.startswith(("http:", "https:")) else source
+
+
 def url_key(url: str) -> str:
     """The default key of a url job: a digest of ``source_identity(url)``, so that no
     key or tag holds (a digest of) a credential or signature; a re-run skips the job
@@ -404,6 +420,11 @@ class JobResult:
     """Why it failed; ``error.attempts`` is the attempts of the failing request."""
     runs: int = 1
     """How many times the job was started, over every run of the journal."""
+    moved: str | None = None
+    """A done job whose source is not the one the journal recorded, given again by the
+    same manifest or feed (the old platform moved its files): the recorded source (a
+    url without its query). The job stays done (skipped, or updated if only its
+    metadata changed): its file is not sent again."""
 
     @property
     def ok(self) -> bool:

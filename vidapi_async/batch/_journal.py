@@ -1,9 +1,12 @@
 """Where a batch remembers how far each job got, so that a re-run resumes it.
 
 ``Journal`` is the small interface; ``SQLiteJournal`` (the default, one file) and
-``MemoryJournal`` (no persistence) implement it. Every ``save`` is one committed
-transaction before it returns: a process killed at any instant (SIGKILL included) leaves
-each job at the last stage it recorded, never half-written. SQLite runs in WAL mode with
+``MemoryJournal`` (no persistence) implement it. Every ``save`` is committed before it
+returns: a process killed at any instant (SIGKILL included) leaves each job at the last
+stage it recorded, never half-written. ``SQLiteJournal`` commits the saves of one loop
+turn together (group commit: one trip to its thread, one transaction), and each of them
+returns once that transaction is committed, so a job's record is durable before the
+step that depends on it runs (``creating`` before the create is sent). SQLite runs in WAL mode with
 ``synchronous=NORMAL``: committed transactions survive a crash of the process (a power
 loss may lose the last ones; use ``synchronous="FULL"`` for that).
 """
@@ -145,8 +148,16 @@ class JobRecord:
     error: str | None = None
     """The last failure's message, or ``None``."""
     metadata: dict[str, Any] | None = attrs.field(default=None, repr=False)
-    """A done job's metadata as last sent (``UploadJob.metadata()``), so that a re-run
-    sends only what changed; ``None`` for a job done before journals kept it."""
+    """The metadata its video holds, as last sent and acknowledged
+    (``UploadJob.metadata()``: recorded with ``creating``, then after each update), so
+    that a resume or a re-run sends only what changed; ``None`` for a job recorded
+    before journals kept it."""
+    source: str | None = attrs.field(default=None, repr=False)
+    """The file the job's video was made from: a path, or a url without credentials or
+    signature (``None``: recorded before journals kept it)."""
+    origin: str | None = None
+    """The manifest or feed whose job made the record (``BatchUploader.run(origin=)``),
+    or ``None``."""
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
@@ -194,7 +205,7 @@ class MemoryJournal:
         if not isinstance(keep_done, int) or isinstance(keep_done, bool) or keep_done < 0:
             raise InvalidArgumentError("keep_done", "must be an int >= 0")
         self._records: dict[str, JobRecord] = {}
-        self._done: OrderedDict[str, tuple[str | None, int, dict[str, Any] | None]] = OrderedDict()
+        self._done: OrderedDict[str, _Done] = OrderedDict()
         self._keep_done = keep_done
 
     async def load(self, key: str) -> JobRecord | None:
@@ -203,9 +214,7 @@ class MemoryJournal:
         if record is not None:
             return attrs.evolve(record, subtitles_done=list(record.subtitles_done))
         done = self._done.get(key)
-        if done is None:
-            return None
-        return JobRecord(key, Stage.DONE, video_id=done[0], runs=done[1], metadata=done[2])
+        return None if done is None else _done_record(key, done)
 
     async def save(self, record: JobRecord) -> None:
         """Durably record ``record`` before returning."""
@@ -217,7 +226,9 @@ class MemoryJournal:
             )
             return
         self._records.pop(record.key, None)
-        self._done[record.key] = (record.video_id, record.runs, record.metadata)
+        self._done[record.key] = (
+            record.video_id, record.runs, record.metadata, record.source, record.origin
+        )  # fmt: skip
         self._done.move_to_end(record.key)
         while len(self._done) > self._keep_done:
             self._done.popitem(last=False)
@@ -234,16 +245,26 @@ class MemoryJournal:
 
     def records(self) -> list[JobRecord]:
         """Jobs under way, then the finished ones still remembered (oldest first)."""
-        done = [
-            JobRecord(key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata)
-            for key, (video_id, runs, metadata) in self._done.items()
-        ]
+        done = [_done_record(key, kept) for key, kept in self._done.items()]
         return [*self._records.values(), *done]
 
 
-SCHEMA_VERSION = 2
+_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None]
+"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin."""
+
+
+def _done_record(key: str, done: _Done) -> JobRecord:
+    video_id, runs, metadata, source, origin = done
+    return JobRecord(
+        key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata, source=source,
+        origin=origin,
+    )  # fmt: skip
+
+
+SCHEMA_VERSION = 3
 """Stored in SQLite's ``user_version``; a journal of a newer version is refused. Version 2
-added ``metadata``: a journal of version 1 gains the column (empty) when a batch opens it."""
+added ``metadata``, version 3 ``source`` and ``origin``: an older journal gains the
+columns (empty) when a batch opens it."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -257,20 +278,32 @@ create table if not exists jobs (
     runs integer not null,
     error text,
     updated real not null,
-    metadata text
+    metadata text,
+    source text,
+    origin text
 )
 """
 COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
-    "subtitles_done", "runs", "error", "metadata",
+    "subtitles_done", "runs", "error", "metadata", "source", "origin",
 )  # fmt: skip
-_ADDED = frozenset({"metadata"})
-"""Columns added since version 1 (a version 1 journal lacks them until migrated)."""
-_SELECT = f"select {', '.join(COLUMNS)} from jobs"  # noqa: S608 - our own names
-_SELECT_V1 = _SELECT.replace("metadata", "null")
+_ADDED = ("metadata", "source", "origin")
+"""Columns added since version 1 (an older journal lacks them until migrated)."""
 _MARKS = ", ".join("?" * (len(COLUMNS) + 1))
 _UPSERT = f"insert or replace into jobs ({', '.join(COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
-_MIGRATE = "alter table jobs add column metadata text"
+
+
+def _select(columns: set[str]) -> str:
+    """The select of every column, ``null`` for those an unmigrated journal lacks."""
+    return "select " + ", ".join(c if c in columns else "null" for c in COLUMNS) + " from jobs"  # noqa: S608 - our own names
+
+
+_SELECT_ALL = _select(set(COLUMNS))
+
+
+_Op = tuple[str, object]
+"""An operation of a trip to an SQLite journal's thread: ``load`` (a key), ``save`` (a
+row's values) or ``forget`` (a key)."""
 
 
 class SQLiteJournal:
@@ -295,6 +328,12 @@ class SQLiteJournal:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
         self._db: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
+        self._ops: list[tuple[_Op, asyncio.Future[Any]]] = []
+        """Operations for the next trip to the thread, each with its caller's future."""
+        self._scheduled = False
+        """A trip is asked for at the end of this loop turn."""
+        self._in_flight: asyncio.Future[list[object]] | None = None
+        """The trip under way."""
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -432,8 +471,10 @@ class SQLiteJournal:
             self._verify(db)
             db.execute("begin immediate")  # fails here, not after an upload, if read-only
             db.execute(_SCHEMA)
-            if "metadata" not in {r[1] for r in db.execute("pragma table_info(jobs)")}:
-                db.execute(_MIGRATE)  # a version 1 journal, migrated in place
+            columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
+            for column in _ADDED:  # an older journal, migrated in place
+                if column not in columns:
+                    db.execute(f"alter table jobs add column {column} text")
             db.execute(f"pragma user_version = {SCHEMA_VERSION}")
             db.execute("commit")
         except JournalError:
@@ -455,7 +496,7 @@ class SQLiteJournal:
             raise self._fail(f"not a vidapi journal (tables: {', '.join(sorted(tables))})")
         if "jobs" in tables:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            missing = {*COLUMNS, "updated"} - columns - _ADDED
+            missing = {*COLUMNS, "updated"} - columns - set(_ADDED)
             if missing:
                 raise self._fail(
                     f"not a vidapi journal (its jobs table lacks {', '.join(sorted(missing))})"
@@ -466,15 +507,75 @@ class SQLiteJournal:
                     raise self._fail(f"a job has the unknown stage {stage!r}")
         return "jobs" in tables
 
-    def _load(self, key: str) -> JobRecord | None:
-        row = self._connect().execute(_SELECT + " where key = ?", (key,)).fetchone()
+    def _load(self, db: sqlite3.Connection, key: str) -> JobRecord | None:
+        row = db.execute(_SELECT_ALL + " where key = ?", (key,)).fetchone()
         return None if row is None else record_of_row(row, self.path)
 
-    def _save(self, record: JobRecord) -> None:
-        self._connect().execute(_UPSERT, (*row_values(record), time.time()))
+    def _apply(self, ops: list[_Op]) -> list[object]:
+        """One trip's operations, in order, the writes in one transaction committed
+        before the trip returns (on the journal's thread). A failure undoes them all
+        and is every operation's."""
+        db = self._connect()
+        writes = any(op[0] != "load" for op in ops)
+        if writes:
+            db.execute("begin immediate")
+        try:
+            out: list[object] = []
+            for kind, arg in ops:
+                if kind == "load":
+                    assert isinstance(arg, str)
+                    out.append(self._load(db, arg))
+                elif kind == "save":
+                    assert isinstance(arg, tuple)
+                    out.append(db.execute(_UPSERT, (*arg, time.time())).rowcount)
+                else:
+                    out.append(db.execute("delete from jobs where key = ?", (arg,)).rowcount)
+            if writes:
+                db.execute("commit")
+        except BaseException:
+            if writes and db.in_transaction:
+                db.execute("rollback")
+            raise
+        return out
 
-    def _forget(self, key: str) -> None:
-        self._connect().execute("delete from jobs where key = ?", (key,))
+    def _trip(self, kind: str, arg: object) -> asyncio.Future[Any]:
+        """Queue an operation for the next trip to the journal's thread: one trip per
+        loop turn at most (the operations of every task that ran in the turn; while a
+        trip is under way, those queued meanwhile wait for it and go in the next)."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._ops.append(((kind, arg), done))
+        if not self._scheduled and self._in_flight is None:
+            self._scheduled = True
+            loop.call_soon(self._go)
+        return done
+
+    def _go(self) -> None:
+        self._scheduled = False
+        queued, self._ops = self._ops, []
+        if not queued:
+            return
+        loop = asyncio.get_running_loop()
+        trip = loop.run_in_executor(self._thread, self._apply, [op for op, _ in queued])
+        self._in_flight = trip
+
+        def back(trip: asyncio.Future[list[object]]) -> None:
+            self._in_flight = None
+            failed = None if trip.cancelled() else trip.exception()
+            for i, (_, done) in enumerate(queued):
+                if done.done():
+                    continue  # its caller was cancelled meanwhile
+                if trip.cancelled():
+                    done.cancel()
+                elif failed is not None:
+                    done.set_exception(failed)
+                else:
+                    done.set_result(trip.result()[i])
+            if self._ops and not self._scheduled:
+                self._scheduled = True
+                loop.call_soon(self._go)
+
+        trip.add_done_callback(back)
 
     def _close(self) -> None:
         if self._db is not None:
@@ -488,20 +589,28 @@ class SQLiteJournal:
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        return await self._run(self._load, check_key(key))
+        found = await self._trip("load", check_key(key))
+        assert found is None or isinstance(found, JobRecord)
+        return found
 
     async def save(self, record: JobRecord) -> None:
-        """Durably record ``record`` before returning."""
+        """Durably record ``record`` before returning: committed, with the other
+        saves of the same loop turn (group commit), before this returns."""
         check_key(record.key)
-        await self._run(self._save, attrs.evolve(record))
+        await self._trip("save", row_values(record))  # its values as they are now
 
     async def forget(self, key: str) -> None:
         """Drop a job's record (one recorded under a key the job no longer has)."""
-        await self._run(self._forget, key)
+        await self._trip("forget", key)
 
     async def close(self) -> None:
         """Release what the journal holds (idempotent)."""
         try:
+            while self._in_flight is not None or self._ops:  # (a caller that left early)
+                if self._in_flight is not None:
+                    await asyncio.wait([self._in_flight])
+                else:
+                    self._go()
             await self._run(self._close)
         finally:
             self._thread.shutdown(wait=True)
@@ -525,8 +634,7 @@ class SQLiteJournal:
             if not self._verify(db):
                 return []
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
-            select = _SELECT if "metadata" in columns else _SELECT_V1  # not migrated yet
-            rows = db.execute(select + " order by updated").fetchall()
+            rows = db.execute(_select(columns) + " order by updated").fetchall()
             return [record_of_row(row, self.path) for row in rows]
         except sqlite3.DatabaseError as exc:
             raise self._fail(f"not a usable SQLite database: {exc}") from None

@@ -338,8 +338,15 @@ class PostgresJournal:
                         "updated timestamptz not null default now(), metadata text)"
                     )
                 )
-                # A version 1 journal gains the metadata column in place (empty).
-                await conn.execute(q("alter table {s}.jobs add column if not exists metadata text"))
+                # An older journal gains the columns added since in place (empty):
+                # metadata (version 2), source and origin (version 3).
+                await conn.execute(
+                    q(
+                        "alter table {s}.jobs add column if not exists metadata text, "
+                        "add column if not exists source text, "
+                        "add column if not exists origin text"
+                    )
+                )
                 await conn.execute(
                     q(
                         "insert into {s}.meta values ('version', %s) "

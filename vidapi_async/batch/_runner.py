@@ -61,7 +61,9 @@ from ._jobs import (
     JobStatus,
     LeftOut,
     UploadJob,
+    job_source,
     legacy_url_key,
+    shown_source,
     url_key,
 )
 from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
@@ -199,6 +201,8 @@ class BatchUploader:
         """Rebuild the journal from the platform alone: each job not done is adopted
         (its video found by its tag, recorded done) or fails; nothing is uploaded,
         created or updated (a lost journal's mapping back, ``vidapi batch --adopt-only``)."""
+        self._origin: str | None = None
+        """The manifest or feed of the jobs ``run`` runs (``run(origin=)``)."""
 
     @property
     def metrics_port(self) -> int | None:
@@ -271,15 +275,26 @@ class BatchUploader:
     # --- scheduling --------------------------------------------------------------------
 
     async def run(
-        self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        *,
+        origin: str | None = None,
     ) -> AsyncIterator[JobResult]:
         """Yield one ``JobResult`` per job, as each finishes. Stopping the iteration (or
         cancelling the task that runs it) cancels the pipelines in flight; the journal
-        keeps every stage reached."""
+        keeps every stage reached.
+
+        ``origin`` names the manifest or feed the jobs come from (``vidapi batch``
+        gives its source): the journal records it, with each job's source, for the jobs
+        it makes. A key the journal holds from another source is refused (failed with
+        ``InvalidArgumentError`` naming the key, both sources and both origins) unless
+        it comes from the same ``origin``: then the source moved, and the job stays
+        done (``JobResult.moved``)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
         if self._tasks:
             raise UsageError("this BatchUploader is already running a batch")
+        self._origin = origin
         self._tally.reset()
         self._waiting = 0
         self._quota.reached = None
@@ -380,11 +395,17 @@ class BatchUploader:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
         return await self._run_job(job)
 
-    async def plan(self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> BatchPlan:
-        """What ``run(jobs)`` would do, from the jobs, the journal and one listing of
-        the account's videos (no write to the platform, none to the journal): the keys
-        of the jobs it would create, adopt (not in the journal, their video on the
-        platform), update (done, with other metadata) and skip (done, unchanged)."""
+    async def plan(
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        *,
+        origin: str | None = None,
+    ) -> BatchPlan:
+        """What ``run(jobs, origin=origin)`` would do, from the jobs, the journal and one
+        listing of the account's videos (no write to the platform, none to the journal):
+        the keys of the jobs it would create, adopt (not in the journal, their video on
+        the platform), update (done, with other metadata) and skip (done, unchanged; or
+        refused: done from another source)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
         assert self._pipeline is not None
@@ -405,6 +426,8 @@ class BatchUploader:
                 adopt.append(key)
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
+            elif _other_source(record, job, origin) is not None:
+                skip.append(key)  # refused: never an update of another source's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
             else:
@@ -479,14 +502,40 @@ class BatchUploader:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
+                refused = _other_source(record, job, self._origin)
+                if refused is not None:
+                    self._tally.count("failed")
+                    log.warning("job %s refused: %s", key, refused.message)
+                    return JobResult(
+                        job,
+                        key,
+                        JobStatus.FAILED,
+                        record.video_id,
+                        record.stage,
+                        refused,
+                        record.runs,
+                    )
                 if record.stage is Stage.DONE and self.adopt_only:  # nothing sent
                     self._tally.count("skipped")
                     return JobResult(
                         job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
                     )
+                source, moved = job_source(job), None
+                if record.source is not None and record.source != source:
+                    moved = shown_source(record.source)  # the same origin's file, moved
+                    record.source = source
+                elif record.source is None and record.stage is not Stage.DONE:
+                    record.source, record.origin = source, self._origin  # saved as it goes
                 if record.stage is Stage.DONE:
                     return await done_before(
-                        self.client, self._journal, self._playlists, self._tally, job, record, seq
+                        self.client,
+                        self._journal,
+                        self._playlists,
+                        self._tally,
+                        job,
+                        record,
+                        seq,
+                        moved=moved,
                     )
                 if claim is None:
                     record.runs += 1
@@ -578,6 +627,28 @@ async def _observed(
         raise
     finally:
         observer.job_finished(outcome, time.perf_counter() - started, counted)
+
+
+def _other_source(
+    record: JobRecord, job: UploadJob, origin: str | None
+) -> InvalidArgumentError | None:
+    """Why ``job`` may not run under ``record`` (its key): the record was made from
+    another source by another manifest or feed (or by jobs of no known origin). A key
+    is one video: never re-uploaded, never an update of its video from another file."""
+    if record.source is None or record.source == job_source(job):
+        return None
+    if origin is not None and record.origin == origin:
+        return None  # the same manifest or feed: its file moved
+
+    def named(what: str | None) -> str:
+        return "no manifest named" if what is None else what
+
+    return InvalidArgumentError(
+        "key",
+        f"key {record.key!r} is {record.stage} from {shown_source(record.source)} "
+        f"({named(record.origin)}); this job gives it {shown_source(job_source(job))} "
+        f"({named(origin)}): one key is one video; give this job its own key",
+    )
 
 
 async def _recorded_url_key(journal: Journal, key: str, url: str) -> str:

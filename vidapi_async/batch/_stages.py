@@ -50,7 +50,7 @@ from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import Pacing, QuotaStop, Slot
 from ._spares import Spares
-from ._updates import keep_tag, with_added
+from ._updates import changed_fields, keep_tag, with_added
 
 __all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
 
@@ -374,7 +374,10 @@ class Pipeline:
         record = run.record
         created, done_now = self._made(run)
         video = await self._made_before(run)
-        if video is not None:
+        if video is not None:  # made by an earlier create: with the metadata it sent
+            record.video_id = video.id
+            if created is Stage.DONE:
+                await self._send_changes(run)
             await self.advance(record, created, video_id=video.id, **done_now)
             return
         self.quota.check()
@@ -420,7 +423,9 @@ class Pipeline:
         file (an upload from an earlier run that has expired), upload it again, once."""
         job, record = run.job, run.record
         for again in (False, True):
-            await self.advance(record, Stage.CREATING)
+            # what the create sends, recorded before it is sent: the video holds it
+            # once made (adopted after a crash, or resumed after a failure)
+            await self.advance(record, Stage.CREATING, metadata=job.metadata())
             assert record.file_url is not None
             try:
                 return await self._paced_create(run)
@@ -531,8 +536,22 @@ class Pipeline:
         await self.advance(run.record, Stage.READY)
 
     async def done(self, run: JobRun) -> None:
-        """The job done, with the metadata it was made with (a re-run compares)."""
+        """The job done, with the metadata its video holds (a re-run compares): what
+        the job's metadata changed since its create (a resume after the manifest was
+        edited) sent first."""
+        await self._send_changes(run)
         await self.advance(run.record, Stage.DONE, metadata=with_added(run.job))
+
+    async def _send_changes(self, run: JobRun) -> None:
+        """One update of what differs between the metadata the job's video holds (as
+        the record says: what its create sent; unknown in a record of an earlier
+        release, so all of it) and the job's now."""
+        sent = run.record.metadata or {}
+        fields = changed_fields(run.job, sent, run.job.metadata())
+        if fields:
+            mine = tag(run.record.key)
+            with own_tag(mine):  # the batch's own tag, kept in the tags an update sets
+                await self.client.update_video(run.video_id, **keep_tag(fields, mine))
 
 
 STEPS: tuple[Step, ...] = (

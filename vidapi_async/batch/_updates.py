@@ -12,13 +12,14 @@ from .._errors import VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
 from ._adopt import tag
-from ._jobs import CLEARED, JobResult, JobStatus, UploadJob
+from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
 
 __all__ = [
     "changed",
+    "changed_fields",
     "done_before",
     "keep_tag",
     "metadata_now",
@@ -77,6 +78,24 @@ def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     }
 
 
+def changed_fields(
+    job: UploadJob, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``update_video``'s keyword arguments that bring a video holding ``old`` to
+    ``new`` (``UploadJob.metadata()``'s fields; thumbnail, playlists and ``kept``
+    aside): each changed field as the job gives it, or cleared if it gives none."""
+    given = job.metadata_arguments()
+    fields: dict[str, Any] = {}
+    for name in {*old, *new} - {"thumbnail", "playlists", "kept", "added"}:
+        if old.get(name) == new.get(name):
+            continue
+        if name in given:
+            fields[name] = given[name]
+        elif name in CLEARED:
+            fields[name] = CLEARED[name]
+    return fields
+
+
 async def update_video(
     client: Client,
     playlists: Playlists,
@@ -92,15 +111,7 @@ async def update_video(
     video added to the playlists new to it and taken out of those the batch put it in
     that the job no longer names; the job's ``bookkeeping`` tag kept in the tags sent
     (``keep_tag``). The metadata to record."""
-    given = job.metadata_arguments()
-    fields: dict[str, Any] = {}
-    for name in {*old, *new} - {"thumbnail", "playlists", "kept"}:
-        if old.get(name) == new.get(name):
-            continue
-        if name in given:
-            fields[name] = given[name]
-        elif name in CLEARED:
-            fields[name] = CLEARED[name]
+    fields = changed_fields(job, old, new)
     if fields:
         with own_tag(bookkeeping):  # the batch's own tag, not a user's
             await client.update_video(video_id, **keep_tag(fields, bookkeeping))
@@ -132,33 +143,43 @@ async def done_before(
     job: UploadJob,
     record: JobRecord,
     seq: int | None,
+    *,
+    moved: str | None = None,
 ) -> JobResult:
     """A job the journal says is done: skipped if its metadata is as recorded, else
-    one update of what changed (the file is never sent again); counted in ``tally``."""
+    one update of what changed (the file is never sent again); counted in ``tally``.
+    ``moved``: the source the journal recorded, when the job's (in ``record`` now)
+    moved: said, and recorded."""
+    if moved is not None:
+        log.warning(
+            "job %s: its source moved from %s to %s; kept done (the file is not sent again)",
+            record.key,
+            moved,
+            shown_source(record.source or ""),
+        )
+
+    def result(status: JobStatus, error: VidapiError | None = None) -> JobResult:
+        if status is not JobStatus.LOST:
+            tally.count(status.value)
+        said = moved if status in (JobStatus.SKIPPED, JobStatus.UPDATED) else None
+        return JobResult(
+            job, record.key, status, record.video_id, record.stage, error, record.runs, said
+        )
+
     new = metadata_now(job, record)
-    if not changed(record.metadata, new):
-        tally.count("skipped")
-        return JobResult(
-            job, record.key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
-        )
-    assert record.video_id is not None
-    old = record.metadata or {}
+    unchanged = not changed(record.metadata, new)
     try:
-        record.metadata = await update_video(
-            client, playlists, job, record.video_id, old, new, seq, tag(record.key)
-        )
-        await journal.save(record)
+        if not unchanged:
+            assert record.video_id is not None
+            old = record.metadata or {}
+            record.metadata = await update_video(
+                client, playlists, job, record.video_id, old, new, seq, tag(record.key)
+            )
+        if moved is not None or not unchanged:
+            await journal.save(record)
     except VidapiError as exc:
-        tally.count("failed")
         log.warning("job %s: its update failed: %s", record.key, exc)
-        return JobResult(
-            job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
-        )
+        return result(JobStatus.FAILED, exc)
     except JobLost:
-        return JobResult(
-            job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
-        )
-    tally.count("updated")
-    return JobResult(
-        job, record.key, JobStatus.UPDATED, record.video_id, record.stage, runs=record.runs
-    )
+        return result(JobStatus.LOST)
+    return result(JobStatus.SKIPPED if unchanged else JobStatus.UPDATED)

@@ -28,7 +28,7 @@ from .._errors import (
     TransportError,
 )
 from .._observe import worker_log
-from ._enqueue import TASK, job_of
+from ._enqueue import TASK, cleared, job_of
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._playlists_shared import SharedPlaylists
 from ._quota import Quota
@@ -292,6 +292,8 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
     if result.status is not JobStatus.FAILED:
         # LOST too: its queue job was ended when it was taken over, and the new one is
         # its new holder's (procrastinate refuses this one's finish: a race)
+        if result.status is not JobStatus.LOST:
+            await _clear_password(shared, key, row[0])
         return
     error = result.error
     if _refused_credentials(error):
@@ -348,6 +350,17 @@ async def _count_handed_back(shared: SharedBatch, job: Any) -> None:
                 "on conflict (job) do update set n = {s}.handed_back.n + 1"
             ),
             (job.id,),
+        )
+
+
+async def _clear_password(shared: SharedBatch, key: str, spec: str) -> None:
+    """A done job's video password out of its spec (``cleared``), unless an enqueue
+    replaced the spec meanwhile (its own job then clears it once done)."""
+    without = cleared(spec)
+    if without is not None:
+        await shared.journal.execute(
+            shared.journal.statement("update {s}.specs set spec = %s where key = %s and spec = %s"),
+            (without, key, spec),
         )
 
 

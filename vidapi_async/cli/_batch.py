@@ -143,6 +143,8 @@ async def run_plan(args: argparse.Namespace, client: Client, journal: str | None
     """``vidapi batch --dry-run``: what a run would create, update and skip, job by job
     (its key, title and source), and what is left out; nothing written anywhere (the
     journal read without being created or migrated), nothing sent."""
+    if getattr(args, "origin", None) is None:  # (a fetched feed's: its address, kept)
+        args.origin = origin_of(args.source)
     async with feed_source(args, client):
         return await _run_plan(args, client, journal)
 
@@ -167,7 +169,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     snapshot = await _read_only_journal(args, journal)
     async with BatchUploader(client, journal=snapshot) as batch:
         async for job in _read_in_thread(args, categories, left_out):
-            plan = await batch.plan([job])
+            plan = await batch.plan([job], origin=args.origin)
             what = next(k for k in planned if getattr(plan, k))
             key = getattr(plan, what)[0]
             planned[what].append(key)
@@ -353,7 +355,18 @@ async def report_skipped(source: str, console: Console) -> None:
         console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
 
 
+def origin_of(source: str) -> str:
+    """What the journal records as the jobs' manifest or feed: its absolute path, or
+    its address without a query (which may hold a credential)."""
+    if source.lower().startswith(("http://", "https://")):
+        from .._protocol import url_for_humans
+
+        return url_for_humans(source)
+    return os.path.abspath(source)
+
+
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    args.origin = origin_of(args.source)
     async with feed_source(args, client):
         return await _run_batch(args, client, console)
 
@@ -462,7 +475,7 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
         for key in [k for k in per_file if k not in p.files]:
             bytes_bar.remove_task(per_file.pop(key))
 
-    results: list[JobResult] = []
+    summary = _Summary(args.json, console)
     uploader = _uploader(args, client, on_progress)
     shown = LeftOutShown(console, uploader)
     async with uploader as batch:  # its metrics endpoint, if asked, before the bars
@@ -470,13 +483,13 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
             jobs = _read_in_thread(args, categories, shown)
-            async for result in batch.run(jobs):
-                results.append(result)
-                files_bar.update(overall, completed=len(results))
+            async for result in batch.run(jobs, origin=args.origin):
+                summary.add(result)
+                files_bar.update(overall, completed=summary.jobs)
     if not console.is_terminal:  # the bars' last line ends with no newline
         console.line()
     shown.summary()
-    return _summary(args, results, console, shown)
+    return summary.end(shown)
 
 
 def _uploader(
@@ -513,56 +526,82 @@ def _uploader(
         ) from None
 
 
-def _summary(
-    args: argparse.Namespace, results: list[JobResult], console: Console, shown: LeftOutShown
-) -> int:
-    """The batch's results (JSON, or a table and each failure), and the exit code; rows
-    and items that gave no job (``shown``) counted too."""
-    from rich.markup import escape
-    from rich.table import Table
+class _Summary:
+    """The batch's results as they come (nothing kept of a job once said, so memory
+    does not grow with the batch): with ``--json`` each one's object in a JSON array
+    on stdout; else each failure and each moved source on the console, then a table
+    of the counts. ``end`` gives the exit code."""
 
-    from .._errors import QuotaExceededError
-    from ..batch import JobStatus
+    def __init__(self, as_json: bool, console: Console) -> None:
+        from ..batch import JobStatus
 
-    counts = {s: sum(r.status is s for r in results) for s in JobStatus}
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "key": r.key,
-                        "path": r.job.where,
-                        "status": r.status.value,
-                        "video_id": r.video_id,
-                        "stage": r.stage.value,
-                        "error": None if r.error is None else str(r.error),
-                    }
-                    for r in results
-                ],
-                indent=2,
+        self.as_json = as_json
+        self.console = console
+        self.counts = dict.fromkeys(JobStatus, 0)
+        self.jobs = 0
+        """Results so far."""
+        self.quota: tuple[int, BaseException | None] = (0, None)
+        """Jobs stopped by the account's quota, and the first one's error."""
+
+    def add(self, r: JobResult) -> None:
+        from rich.markup import escape
+
+        from .._errors import QuotaExceededError
+        from ..batch import JobStatus
+
+        self.jobs += 1
+        self.counts[r.status] += 1
+        if isinstance(r.error, QuotaExceededError):
+            count, first = self.quota
+            self.quota = (count + 1, first or r.error)
+        if r.moved is not None:
+            self.console.print(
+                f"[yellow]moved[/yellow] {escape(r.key)}: its source moved from "
+                f"{escape(r.moved)} to {escape(r.job.where)}; kept done, not sent again",
+                highlight=False,
             )
-        )
-    else:
-        table = Table(title="batch summary")
-        for column in ("status", "jobs"):
-            table.add_column(column)
-        for status, n in counts.items():
-            table.add_row(status.value, str(n))
-        if shown.failed or shown.skips:
-            table.add_row("rows/items failed", str(shown.failed))
-            table.add_row("items skipped (no video)", str(sum(shown.skips.values())))
-        output_console().print(table)
-        for r in results:
-            if r.status is JobStatus.FAILED:
-                console.print(
-                    f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
-                    f"{escape(str(r.error))}",
-                    highlight=False,
-                )
-        quota = [r for r in results if isinstance(r.error, QuotaExceededError)]
-        if quota:
-            console.print(quota_advice(len(quota), quota[0].error), highlight=False)
-    return EXIT_OK if counts[JobStatus.FAILED] == 0 and not shown.failed else EXIT_JOBS_FAILED
+        if self.as_json:
+            item = {
+                "key": r.key,
+                "path": r.job.where,
+                "status": r.status.value,
+                "video_id": r.video_id,
+                "stage": r.stage.value,
+                "error": None if r.error is None else str(r.error),
+            }
+            text = json.dumps(item, indent=2).replace("\n", "\n  ")
+            print(("[\n  " if self.jobs == 1 else ",\n  ") + text, end="")
+        elif r.status is JobStatus.FAILED:
+            self.console.print(
+                f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                f"{escape(str(r.error))}",
+                highlight=False,
+            )
+
+    def end(self, shown: LeftOutShown) -> int:
+        """The end of the output (the JSON array closed, or the table and the quota's
+        advice), and the exit code; rows and items that gave no job (``shown``) counted
+        too."""
+        from rich.table import Table
+
+        if self.as_json:
+            print("\n]" if self.jobs else "[]")
+        else:
+            table = Table(title="batch summary")
+            for column in ("status", "jobs"):
+                table.add_column(column)
+            for status, n in self.counts.items():
+                table.add_row(status.value, str(n))
+            if shown.failed or shown.skips:
+                table.add_row("rows/items failed", str(shown.failed))
+                table.add_row("items skipped (no video)", str(sum(shown.skips.values())))
+            output_console().print(table)
+            if self.quota[0]:
+                self.console.print(quota_advice(*self.quota), highlight=False)
+        from ..batch import JobStatus
+
+        failed = self.counts[JobStatus.FAILED] or shown.failed
+        return EXIT_JOBS_FAILED if failed else EXIT_OK
 
 
 def quota_advice(jobs: int, error: BaseException | None) -> str:
