@@ -74,6 +74,8 @@ async def _read_in_thread(
         if isinstance(entry, LeftOut):
             if left_out is not None:
                 await left_out(entry)
+        elif (origin := getattr(args, "feed_origin", None)) is not None:
+            yield attrs.evolve(entry, origin=origin)
         else:
             yield entry
 
@@ -383,9 +385,11 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         if origin is not None:
             client.source_policy = attrs.evolve(kept, origin=origin)
+            args.feed_origin = origin  # each job keeps it (a shared queue's worker too)
         yield
     finally:
         client.source_policy = kept
+        vars(args).pop("feed_origin", None)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
