@@ -16,7 +16,9 @@ is not our category); every other column is ignored (named once, as an ``ignored
 ``LeftOut``); a map naming a column the file lacks, or a field we do not have, is
 refused before anything is read. Lines starting with ``#`` before
 the header are comments, and a header starting with ``*`` (Kaltura's field
-definition line) has it dropped; after such a header, ``#`` lines are comments too.
+definition line) has it dropped; after such a header, ``#`` lines are comments too, each
+reported as ``skipped`` with its line (a row whose first cell starts with ``#`` is never
+lost without a word; quoted, it is a row).
 ``list_separator`` (``;`` by default; ``--list-separator``) separates ``tags``,
 ``playlists`` and ``geoblocking`` (YouTube's spreadsheets use ``|``, Kaltura's tags
 ``,``).
@@ -443,7 +445,8 @@ def _mapping(
 
 class _Lines:
     """A CSV manifest's lines for ``csv``, comments left out (``#`` lines before the
-    header, and after a Kaltura ``*`` header), with the file line each row starts on."""
+    header, and after a Kaltura ``*`` header: those in ``dropped``, by line, to be
+    reported), with the file line each row starts on."""
 
     def __init__(self, lines: Iterator[str]) -> None:
         self._lines = lines
@@ -451,6 +454,7 @@ class _Lines:
         self._taken: collections.deque[int] = collections.deque()
         self._header = False
         self._comments = True
+        self.dropped: list[int] = []  # '#' lines after a '*' header, not yet reported
 
     def __iter__(self) -> _Lines:
         return self
@@ -460,6 +464,8 @@ class _Lines:
             text = next(self._lines)
             self._number += 1
             if self._comments and text.startswith("#"):
+                if self._header:
+                    self.dropped.append(self._number)
                 continue
             if not self._header:
                 self._header = True
@@ -517,6 +523,7 @@ def _csv_rows(
         if ignored:
             yield 1, LeftOut(path, "ignored", f"columns not mapped: {', '.join(ignored)}")
         for cells in _rows(reader, path):
+            yield from _comments_after_header(lines, path)
             line = lines.row_start()
             where = f"{path} line {line}"
             try:
@@ -531,6 +538,22 @@ def _csv_rows(
                 yield _failed(line, where, exc)
                 continue
             yield line, job
+        yield from _comments_after_header(lines, path)
+
+
+def _comments_after_header(lines: _Lines, path: str) -> Iterator[tuple[int, LeftOut]]:
+    """The ``#`` lines read as comments after a Kaltura ``*`` header, each reported."""
+    for line in lines.dropped:
+        yield (
+            line,
+            LeftOut(
+                f"{path} line {line}",
+                "skipped",
+                "starts with '#' after the '*' header: read as a comment (quote its first "
+                'cell, "#...", to make it a row)',
+            ),
+        )
+    lines.dropped.clear()
 
 
 class _UnknownKey(InvalidArgumentError):
