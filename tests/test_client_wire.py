@@ -87,7 +87,7 @@ async def test_iter_videos_over_the_emulator_with_long_descriptions(
                 url=uploaded.url,
                 title=f"v{n}",
                 channel="news",
-                extra={"description": f"{n}" + "é" * 2000},
+                description=f"{n}" + "é" * 2000,
             )
         got = [v async for v in client.iter_videos(("id", "title", "description"))]
     assert [v.title for v in got] == [f"v{n}" for n in range(100)]

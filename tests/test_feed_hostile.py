@@ -135,7 +135,16 @@ def test_a_thumbnail_with_a_blank_around_it_is_an_error_naming_the_item(
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("a%00b.xml", r"NUL"), ("a" * 300 + ".xml", r"255 bytes"), ("%2F..%2Fx.xml", r"/")],
+    [
+        ("a%00b.xml", r"NUL"),
+        ("a" * 300 + ".xml", r"255 bytes"),
+        ("%2F..%2Fx.xml", r"/"),
+        # the review of issue 38/39: control and format characters reached the output
+        ("a%1b[31mb.xml", r"control or format character"),
+        ("a%07.xml", r"control or format character"),
+        ("a%0Ab.xml", r"control or format character"),
+        ("a%E2%80%AEgpj.xml", r"control or format character"),  # right-to-left override
+    ],
 )
 async def test_a_feed_address_whose_file_name_no_file_can_have_is_a_named_error(
     tmp_path: Path, name: str, message: str
@@ -260,3 +269,38 @@ async def test_a_dry_run_creates_no_postgres_schema(emulator: Emulator, tmp_path
     finally:
         await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
+
+
+# --- the review of issue 38/39 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["channel", "item"])
+def test_deeply_nested_elements_are_refused_at_a_bounded_depth(where: str) -> None:
+    """Memory grew with the depth (3M nested elements: 420 MB): at most 64 levels."""
+    nested = "<x>" * 500_000
+    if where == "channel":
+        text = HEAD + nested
+    else:
+        text = HEAD + '<item><guid>a</guid><media:content url="http://127.0.0.1:9/a.mp4"/>' + nested
+    raw = _Counted(text.encode())
+    with pytest.raises(va.InvalidArgumentError, match=r"feed\.xml line \d+: .*deeper than 64"):
+        list(jobs_from_feed_stream(raw, "feed.xml", channel="news", categories=None))
+    assert raw.read_bytes <= (128 << 10)
+
+
+def test_a_feed_nested_64_deep_is_read() -> None:
+    deep = "<x>" * 60 + "</x>" * 60
+    raw = io.BytesIO((HEAD + _item("a", deep) + TAIL).encode())
+    jobs = list(jobs_from_feed_stream(raw, "feed.xml", channel="news", categories=None))
+    assert [j.key for j in jobs] == ["a"]
+
+
+@pytest.mark.parametrize("encoding", ["Shift_JIS", "UTF-7", "GBK", "EUC-JP"])
+def test_a_feed_in_a_multi_byte_encoding_is_a_named_error(encoding: str) -> None:
+    text = HEAD.replace('version="1.0"', f'version="1.0" encoding="{encoding}"') + _item("a") + TAIL
+    with pytest.raises(va.InvalidArgumentError, match=rf"feed\.xml line 1: .*{encoding}"):
+        list(
+            jobs_from_feed_stream(
+                io.BytesIO(text.encode()), "feed.xml", channel="news", categories=None
+            )
+        )

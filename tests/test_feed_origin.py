@@ -9,6 +9,7 @@ that ``127.0.0.1`` can play a public host and ``127.0.0.2`` an internal one."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -112,6 +113,20 @@ async def test_deny_and_allow_on_the_command_line_apply_to_each_item(
         code, _, err = await vidapi("batch", str(feed), "--deny", "not-a-network", env=env)
         assert code == 2 and "--deny" in err, err
     assert inner.seen == []
-    assert [v["title"] for v in emulator.videos()] == ["out", "out"]
+    # the second run (a new journal) adopts the video the first made (issue 40)
+    assert [v["title"] for v in emulator.videos()] == ["out"]
     code, out, _ = await vidapi("worker", "--help")
     assert code == 0 and "--deny" in out and "--allow" in out
+
+
+def test_a_jobs_feed_origin_goes_with_its_spec_into_the_shared_queue() -> None:
+    """Issue 38/39 review #1: a job enqueued from a feed keeps the feed's address (its
+    ``origin``) in the queue's spec, so the worker that runs it judges its sources by it."""
+    from vidapi_async.batch._enqueue import job_of, spec_of
+
+    job = va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news", origin="127.0.0.1")
+    assert job_of(json.loads(json.dumps(spec_of(job)))).origin == "127.0.0.1"
+    plain = va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news")
+    assert job_of(spec_of(plain)).origin is None
+    with pytest.raises(va.InvalidArgumentError, match="origin"):
+        va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news", origin="a host")

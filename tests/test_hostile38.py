@@ -83,6 +83,55 @@ async def test_extra_naming_a_field_create_video_sets_is_refused(name: str) -> N
     assert srv.seen == []
 
 
+# --- review of #3/#9: a reserved tag through extra=, or in another script or hyphen -------
+
+
+@pytest.mark.parametrize("name", ["tags", "title", "description", "geoblocking", "private"])
+async def test_extra_may_not_name_any_typed_field_even_one_the_call_leaves_unset(
+    name: str,
+) -> None:
+    """The review of issue 38/39: ``extra={"tags": "vidapi-b"}`` went past the reserved
+    tag check (only names the call set this time were refused). A typed field is given
+    as its argument, checked, never as form text."""
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        calls = (
+            client.create_video(
+                url="http://files.example/a", title="t", channel="news", extra={name: "vidapi-b"}
+            ),
+            client.update_video("x1", extra={name: "vidapi-b"}),
+            client.update_video("x1", extra={f" {name.upper()}": "vidapi-b"}),
+        )
+        for call in calls:
+            with pytest.raises(va.InvalidArgumentError) as caught:
+                await call
+            assert caught.value.argument == "extra" and name in str(caught.value)
+    assert srv.seen == []
+
+
+RESERVED_LOOKALIKES = [
+    "\uff36\uff29\uff24\uff21\uff30\uff29-x",  # fullwidth VIDAPI
+    "v\u0131dapi-b",  # dotless i
+    "V\u0130DAPI-b",  # dotted capital I
+    "vidapi\u2010b",  # hyphen
+    "vidapi\u2011b",  # non-breaking hyphen
+    "vidapi\u2212b",  # minus sign
+    "vidapi\uff0db",  # fullwidth hyphen-minus
+    "\u2174idapi-b",  # small roman numeral five
+    "vidapih\u2013x",  # en dash
+]
+
+
+@pytest.mark.parametrize("tag", RESERVED_LOOKALIKES)
+async def test_a_reserved_tag_in_another_script_or_with_another_hyphen_is_refused(
+    tag: str,
+) -> None:
+    async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        with pytest.raises(va.InvalidArgumentError) as caught:
+            await client.update_video("x1", tags=["cats", tag])
+        assert caught.value.argument == "tags"
+    assert srv.seen == []
+
+
 # --- #15: the request id, whatever the case of its header ---------------------------------
 
 
@@ -141,6 +190,14 @@ def open_umask() -> Iterator[None]:
         os.umask(old)
 
 
+def _platform_listing(seen: Seen) -> Reply:
+    """The platform of the wire tests, with an account that holds no video yet (the
+    batch lists the account's videos once, for adoption, before its first upload)."""
+    if seen.method == "GET" and seen.path == "/me/videos":
+        return Reply.json({"list": [], "has_more": False})
+    return platform(seen)
+
+
 @pytest.mark.usefixtures("open_umask")
 async def test_the_report_is_created_0600_and_a_wider_one_is_narrowed(tmp_path: Path) -> None:
     source = make_file(tmp_path / "clip.mp4", 1000)
@@ -149,7 +206,10 @@ async def test_the_report_is_created_0600_and_a_wider_one_is_narrowed(tmp_path: 
     again.write_text("")
     again.chmod(0o644)
     for report in (tmp_path / "report.csv", again):
-        async with WireServer(platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
+        async with (
+            WireServer(_platform_listing) as srv,
+            va.Client(TOKEN, base_url=srv.url) as client,
+        ):
             journal = tmp_path / f"{report.stem}.sqlite"
             async with va.BatchUploader(client, journal=journal, report=report) as batch:
                 [result] = [r async for r in batch.run([job])]

@@ -54,11 +54,33 @@ def test_a_kaltura_csv_is_read_through_a_map(tmp_path: Path) -> None:
     assert [(x.where.rsplit("/", 1)[-1], x.status) for x in left] == [
         ("kaltura.csv", "ignored"),
         ("kaltura.csv line 5", "failed"),
+        ("kaltura.csv line 6", "skipped"),  # a '#' line after the header: named, not lost
     ]
     assert left[0].reason == "columns not mapped: contentType, conversionProfileId, category"
     assert "ftp://" in left[1].reason and "url" in left[1].reason
     with pytest.raises(va.InvalidArgumentError, match=r"kaltura\.csv line 5: url"):
         list(jobs_from_manifest(path, channel="news", columns=KALTURA_MAP, list_separator=","))
+
+
+def test_a_row_after_a_kaltura_header_whose_first_cell_starts_with_hash_is_reported(
+    tmp_path: Path,
+) -> None:
+    """The review of issue 38/39: ``#MeToo stories,a.mp4`` after a ``*`` header was read
+    as a comment, dropped without a word. It is reported with its line (the output, the
+    report, the counts); quoted, its first cell is a row's."""
+    path = tmp_path / "kaltura.csv"
+    path.write_text(
+        "# a comment\n*title,url\n#MeToo stories,http://h.example/a.mp4\n"
+        '"#MeToo again",http://h.example/b.mp4\n',
+        encoding="utf-8",
+    )
+    left: list[va.LeftOut] = []
+    columns = {"title": "title", "url": "url"}
+    jobs = list(jobs_from_manifest(path, channel="news", columns=columns, left_out=left.append))
+    assert [j.title for j in jobs] == ["#MeToo again"]
+    [dropped] = left
+    assert dropped.where.endswith("kaltura.csv line 3") and dropped.status == "skipped"
+    assert "#" in dropped.reason and "comment" in dropped.reason
 
 
 @pytest.mark.parametrize(
@@ -149,4 +171,4 @@ async def test_the_command_line_migrates_a_kaltura_csv_and_fails_its_bad_row_alo
         rows = {r["source"].rsplit("/", 1)[-1]: r for r in csv.DictReader(f)}
     assert rows["kaltura.csv line 5"]["status"] == "failed"
     assert "ftp://" in rows["kaltura.csv line 5"]["error"]
-    assert sorted(r["status"] for r in rows.values()) == ["done", "done", "failed"]
+    assert sorted(r["status"] for r in rows.values()) == ["done", "done", "failed", "skipped"]

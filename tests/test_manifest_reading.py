@@ -105,3 +105,56 @@ def test_manifests_feeds_and_folders_are_named_by_a_path_object_too(tmp_path: Pa
         assert [j.path for j in jobs_from_source(path, channel=None)] == expected
     assert [j.path for j in jobs_from_folder(tmp_path / "v", channel="news")] == expected
     assert [j.path for j in jobs_from_source(tmp_path / "v", channel="news")] == expected
+
+
+# --- the review of issue 38/39: one over-long value fails its row alone -------------------
+
+
+def test_a_csv_cell_over_csvs_limit_fails_its_row_alone(tmp_path: Path) -> None:
+    """A cell over csv's 128 KiB stopped the whole run: on a row of one line whose quotes
+    close, the reader goes on at the next line, so the row fails alone, named."""
+    path = tmp_path / "m.csv"
+    huge = "d" * (200 << 10)
+    path.write_text(
+        "url,title,description\n"
+        "http://h.example/a.mp4,a,fine\n"
+        f'http://h.example/b.mp4,b,"{huge}"\n'
+        f"http://h.example/c.mp4,c,{huge}\n"
+        "http://h.example/d.mp4,d,fine\n",
+        encoding="utf-8",
+    )
+    left: list[va.LeftOut] = []
+    jobs = list(jobs_from_manifest(path, channel="news", left_out=left.append))
+    assert [j.title for j in jobs] == ["a", "d"]
+    assert [(x.where.rsplit("/", 1)[-1], x.status) for x in left] == [
+        ("m.csv line 3", "failed"),
+        ("m.csv line 4", "failed"),
+    ]
+    assert all("larger than" in x.reason for x in left), left
+
+
+def test_a_jsonl_line_over_the_line_limit_fails_alone(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    row = '{{"url": "http://h.example/{n}.mp4", "title": "{n}", "description": "{d}"}}\n'
+    path.write_text(
+        row.format(n="a", d="x") + row.format(n="b", d="y" * (3 << 20)) + row.format(n="c", d="z"),
+        encoding="utf-8",
+    )
+    left: list[va.LeftOut] = []
+    jobs = list(jobs_from_manifest(path, channel="news", left_out=left.append))
+    assert [j.title for j in jobs] == ["a", "c"]
+    [failed] = left
+    assert failed.where.endswith("m.jsonl line 2") and failed.status == "failed"
+    assert "longer than" in failed.reason
+
+
+def test_a_multi_line_quoted_cell_over_the_limit_still_stops_the_file(tmp_path: Path) -> None:
+    """Where the reader cannot tell the next row's start (a quoted cell left open over
+    several lines), the file stops with its line, as before."""
+    path = tmp_path / "m.csv"
+    huge = "d" * (200 << 10)
+    path.write_text(
+        f'url,title,description\nhttp://h.example/b.mp4,b,"two\n{huge}"\n', encoding="utf-8"
+    )
+    with pytest.raises(va.InvalidArgumentError, match=r"m\.csv line 2: not a CSV row"):
+        list(jobs_from_manifest(path, channel="news", left_out=lambda _: None))

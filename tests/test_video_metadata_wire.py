@@ -113,8 +113,15 @@ async def test_update_video_sends_only_what_is_given_and_none_clears() -> None:
 async def test_the_old_positional_form_text_still_works_with_a_warning() -> None:
     async with WireServer(_platform) as srv, va.Client(TOKEN, base_url=srv.url) as client:
         with pytest.warns(DeprecationWarning, match="extra="):
+            await client.update_video("x1", {"allow_embed": "true"})
+        # a typed field is its argument's, checked: never form text (issue 38/39 review)
+        with (
+            pytest.warns(DeprecationWarning, match="extra="),
+            pytest.raises(va.InvalidArgumentError),
+        ):
             await client.update_video("x1", {"published": "true"})
-    assert _form(srv.seen[0]) == [("published", "true")]
+    assert _form(srv.seen[0]) == [("allow_embed", "true")]
+    assert len(srv.seen) == 1
 
 
 BAD: list[tuple[str, Any]] = [

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
-from ._acting import ACTING_PROFILE, ACTING_TOKEN
+from ._acting import ACTING_PROFILE, ACTING_TOKEN, NAMED_BY
 from ._auth.providers import StaticToken
 from ._dialects.operations import Operation
 from ._models import AccessToken
@@ -123,6 +123,17 @@ class ClientInternals:
         finally:
             ACTING_TOKEN.reset(kept[0])
             ACTING_PROFILE.reset(kept[1])
+
+    @contextlib.contextmanager
+    def named_by(self, origin: str | None) -> Iterator[None]:
+        """In the block, every source this task fetches (a video's, a thumbnail's, a
+        subtitle's url) is judged with ``origin`` (the address of the feed that named it)
+        as the client's ``SourcePolicy.origin``; ``None``: the policy's own."""
+        kept = NAMED_BY.set(origin)
+        try:
+            yield
+        finally:
+            NAMED_BY.reset(kept)
 
     @contextlib.contextmanager
     def paced(self, rate: RequestRate | Pacer | None) -> Iterator[None]:

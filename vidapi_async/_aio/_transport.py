@@ -21,9 +21,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import metadata
 
 import aiohttp
+import attrs
 import yarl
 
 from .. import _errors as e
+from .._acting import NAMED_BY
 from .._config import ProgressCallback, Timeouts
 from .._limits import Bandwidth, Pacer, RequestRate
 from .._observe import ATTEMPT, Observer, http_log
@@ -310,7 +312,11 @@ class Transport:
         User-Agent) go to the source: never the API's token, never a cookie. With
         ``headers``, a redirect is refused (it could carry them to another host);
         without, it is followed as ``policy`` allows. The source gets a session of its
-        own, with the trust and proxy of the client's."""
+        own, with the trust and proxy of the client's. A task that runs a job named by a
+        feed (``NAMED_BY``) judges it with the feed's address as the policy's origin."""
+        named_by = NAMED_BY.get()
+        if named_by is not None:
+            policy = attrs.evolve(policy, origin=named_by)
         if self._rate is not None:
             await self._rate.wait()
         given: ssl_module.SSLContext | bool | None = self._ssl

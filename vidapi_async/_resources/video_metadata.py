@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
@@ -139,9 +140,10 @@ def check_tag_room(metadata: VideoMetadata, dedupe_tag: str | None) -> None:
 def extra_form(
     extra: Mapping[str, str] | None, given: Iterable[tuple[str, str]], argument: str = "extra"
 ) -> list[tuple[str, str]]:
-    """Raw form text (``extra=``) as pairs: strings only, and no name the call sets
-    itself (in ``given``: a typed argument, or a field of the call's own such as
-    ``url`` and ``password``)."""
+    """Raw form text (``extra=``) as pairs: strings only, no name the call sets itself
+    (in ``given``: a typed argument, or a field of the call's own such as ``url`` and
+    ``password``), and no typed field's name at all (``METADATA_NAMES``: each is given
+    as its argument and checked, never as unchecked text), in any case or spacing."""
     if extra is None:
         return []
     if not isinstance(extra, Mapping):
@@ -151,11 +153,18 @@ def extra_form(
     for key, value in extra.items():
         if not isinstance(key, str) or not key or not isinstance(value, str):
             raise InvalidArgumentError(argument, "keys and values must be strings")
-        if key in named:
+        name = key.strip().casefold()
+        if name in named:
             raise InvalidArgumentError(
                 argument,
                 f"{key!r} is given twice: the call sets it itself (give it as its "
                 f"argument), not in {argument}",
+            )
+        if name in METADATA_NAMES:
+            raise InvalidArgumentError(
+                argument,
+                f"{key!r} names the typed field {name!r}: give it as its argument "
+                f"({name}=, checked), not as form text in {argument}",
             )
         out.append((key, value))
     return out
@@ -195,13 +204,31 @@ def own_tag(tag: str | None) -> Iterator[None]:
 def _not_reserved(tag: str) -> None:
     if tag == _OWN_TAG.get():
         return
+    folded = _folded(tag)
     for prefix in RESERVED_TAG_PREFIXES:
-        if tag.lower().startswith(prefix):
+        if folded.startswith(prefix):
             raise InvalidArgumentError(
                 "tags",
-                f"the tag {tag!r:.60} starts with {prefix!r}, which the batch keeps for the "
-                "tags that mark the video a job made: choose another tag",
+                f"the tag {tag!r:.60} starts with {prefix!r} (in any case, script or "
+                "hyphen), which the batch keeps for the tags that mark the video a job "
+                "made: choose another tag",
             )
+
+
+def _folded(text: str) -> str:
+    """``text`` as the reserved prefixes are compared with it: compatibility forms
+    folded (fullwidth letters, roman numerals), case folded (``İ``, ``ı`` as ``i``),
+    accents dropped, and every dash (``‐``, ``‑``, ``−``, ``－``...) a ``-``."""
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(
+        "-" if c in _MORE_DASHES or unicodedata.category(c) == "Pd" else c
+        for c in text.replace("\u0131", "i")
+        if unicodedata.category(c) != "Mn"
+    )
+
+
+_MORE_DASHES: Final = frozenset("\u2212\u2043\ufe63\uff0d")
+"""Dashes outside the Unicode dash punctuation class (minus signs, a hyphen bullet)."""
 
 
 def _tags(value: object, _: str) -> tuple[str, ...]:

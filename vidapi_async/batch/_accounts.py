@@ -41,11 +41,13 @@ def token_in(variable: str | None) -> str | None:
 @contextlib.contextmanager
 def acting_for(client: Client, job: UploadJob) -> Iterator[None]:
     """In the block, the job's requests act for its account and profile (if it names
-    them; else the client's own)."""
-    if job.account is None and job.profile is None:
-        yield
-        return
-    with internals(client).acting_as(token_in(job.account), job.profile):
+    them; else the client's own), and its sources are judged by its feed's address
+    (``UploadJob.origin``) wherever the job runs (a shared queue's worker too)."""
+    with contextlib.ExitStack() as stack:
+        if job.origin is not None:
+            stack.enter_context(internals(client).named_by(job.origin))
+        if job.account is not None or job.profile is not None:
+            stack.enter_context(internals(client).acting_as(token_in(job.account), job.profile))
         yield
 
 

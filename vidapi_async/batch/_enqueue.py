@@ -386,6 +386,9 @@ def spec_of(job: UploadJob) -> dict[str, Any]:
         "key": job.key,
         "account": job.account,  # a variable's name: each worker reads its own environment
         "profile": job.profile,
+        # the feed's address: a worker judges the job's sources by it (kept out when
+        # none, so that a spec enqueued before there was one compares equal)
+        **({"origin": job.origin} if job.origin is not None else {}),
         **{
             name: value.isoformat() if isinstance(value, datetime.datetime) else value
             for name in METADATA_FIELDS

@@ -32,8 +32,9 @@ Bounds, each checked while the bytes stream: a feed of at most ``max_bytes``
 tag, a comment) over ``TOKEN_LIMIT`` (1 MiB), no attribute over 8 KiB; an item's text
 elements at most ``TEXT_LIMIT`` (64 KiB) each as written; at most ``MAX_MEDIA`` (64)
 media elements, ``MAX_THUMBNAILS`` (64) thumbnails and ``MAX_SUBTITLES`` (50) subtitles
-per item (an item beyond them fails). The XML is parsed by expat with no DTD: a
-``<!DOCTYPE`` (where entity expansion and external entities live) is refused. Blank
+per item (an item beyond them fails); elements nested at most ``MAX_DEPTH`` (64) deep.
+The XML is parsed by expat with no DTD: a ``<!DOCTYPE`` (where entity expansion and
+external entities live) is refused; an encoding expat cannot read is named. Blank
 lines or a byte order mark before ``<?xml`` are tolerated.
 """
 
@@ -44,6 +45,7 @@ import hashlib
 import html
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterator
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 from xml.parsers import expat
@@ -101,6 +103,9 @@ MAX_THUMBNAILS = 64
 """``media:thumbnail`` elements an item may hold."""
 MAX_SUBTITLES = 50
 """``media:subTitle`` elements an item may hold."""
+MAX_DEPTH = 64
+"""Elements open at once anywhere in a feed (the parser's memory grows with the depth);
+a feed nested deeper is refused."""
 MAX_TITLE = 255
 """The platform's longest title: a feed's longer title is cut."""
 _MAX_IGNORED = 40
@@ -202,6 +207,7 @@ class _Reader:
         self.more_ignored = 0
         self.lines_before = 0  # blank lines dropped before the declaration
         self.last_event = 0
+        self.open = 0  # elements open, anywhere in the feed
 
     def line(self) -> int:
         return self.parser.CurrentLineNumber + self.lines_before
@@ -231,6 +237,11 @@ class _Reader:
 
     def _start(self, name: str, attributes: dict[str, str]) -> None:
         self.last_event = self.parser.CurrentByteIndex
+        self.open += 1
+        if self.open > MAX_DEPTH:
+            raise InvalidArgumentError(
+                "feed", f"{self._at()}: elements nested deeper than {MAX_DEPTH} levels"
+            )
         space, _, local = name.rpartition(_SEP)
         for attribute, value in attributes.items():
             if len(value) > _ATTRIBUTE_LIMIT:
@@ -334,6 +345,7 @@ class _Reader:
 
     def _end(self, name: str) -> None:
         self.last_event = self.parser.CurrentByteIndex
+        self.open -= 1
         item = self.item
         if item is None:
             return
@@ -399,6 +411,16 @@ def feed_entries(
                 f"{where} line {(exc.lineno or 0) + reader.lines_before}: not well-formed XML "
                 f"({expat.ErrorString(exc.code)})",
             ) from None
+        except ValueError as exc:
+            if isinstance(exc, InvalidArgumentError):
+                raise
+            # expat takes no multi-byte encoding but UTF-8 and UTF-16 (Shift_JIS, GBK...)
+            raise InvalidArgumentError(
+                "feed",
+                f"{where} line {reader.line()}: its encoding cannot be read ({exc}): "
+                f"declared {_declared_encoding(chunk)!r} (give the feed in UTF-8, UTF-16 "
+                "or a single-byte encoding)",
+            ) from None
         if parsed - reader.last_event > TOKEN_LIMIT and chunk:
             raise InvalidArgumentError(
                 "feed",
@@ -419,6 +441,14 @@ def feed_entries(
                 more = f" and {reader.more_ignored} more" if reader.more_ignored else ""
                 yield reader.line(), LeftOut(where, "ignored", f"elements not used: {names}{more}")
             return
+
+
+_ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']{1,40})["']""")
+
+
+def _declared_encoding(chunk: bytes) -> str:
+    found = _ENCODING.search(chunk[:200])
+    return found.group(1).decode("ascii", "replace") if found else "?"
 
 
 def _size(n: int) -> str:
@@ -598,6 +628,12 @@ def _feed_file_name(url: str) -> str:
     name = url_file_name(url) or "feed.xml"
     if "\0" in name:
         raise InvalidArgumentError("feed", "its address's file name holds a NUL (%00)")
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
+        raise InvalidArgumentError(
+            "feed",
+            "its address's file name holds a control or format character (%1B, %07, %0A, "
+            "U+202E...): no name shown or saved holds one",
+        )
     if "/" in name or name in (".", ".."):
         raise InvalidArgumentError(
             "feed", "its address's file name holds a '/' (%2F) or is . or .."

@@ -21,6 +21,7 @@ from .._errors import InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
 from .._resources.video_metadata import MAX_TAGS, video_form
 from .._s3 import S3Object, is_s3_url
+from .._transfer.sources import SourcePolicy
 from ._journal import Stage, check_key
 
 log = logging.getLogger("vidapi_async.batch")
@@ -130,6 +131,10 @@ def _subtitles(value: Iterable[SubtitleSpec]) -> tuple[SubtitleSpec, ...]:
     return specs
 
 
+def _opt_origin(value: str | None) -> str | None:
+    return SourcePolicy(origin=value).origin  # an IP address, or InvalidArgumentError
+
+
 @attrs.frozen(kw_only=True)
 class UploadJob:
     """One file to upload and turn into a video. Checked when built."""
@@ -190,6 +195,12 @@ class UploadJob:
     """Identifies the job across runs. Default: derived from the file's absolute path,
     size and modification time (stable while the file is unchanged; no need to read it),
     or from the url."""
+    origin: str | None = attrs.field(default=None, converter=_opt_origin)
+    """The IP address of the feed that named this job's sources (``vidapi batch URL``
+    sets it): its video, thumbnail and subtitle urls are judged with it as the client's
+    ``SourcePolicy.origin`` wherever the job runs, a shared queue's worker too (a feed
+    fetched from a public address cannot name an internal one). ``None``: the
+    client's policy alone."""
 
     @property
     def where(self) -> str:

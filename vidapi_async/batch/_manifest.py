@@ -16,7 +16,9 @@ is not our category); every other column is ignored (named once, as an ``ignored
 ``LeftOut``); a map naming a column the file lacks, or a field we do not have, is
 refused before anything is read. Lines starting with ``#`` before
 the header are comments, and a header starting with ``*`` (Kaltura's field
-definition line) has it dropped; after such a header, ``#`` lines are comments too.
+definition line) has it dropped; after such a header, ``#`` lines are comments too, each
+reported as ``skipped`` with its line (a row whose first cell starts with ``#`` is never
+lost without a word; quoted, it is a row).
 ``list_separator`` (``;`` by default; ``--list-separator``) separates ``tags``,
 ``playlists`` and ``geoblocking`` (YouTube's spreadsheets use ``|``, Kaltura's tags
 ``,``).
@@ -289,11 +291,16 @@ def _decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
     return lambda: info.incrementaldecoder("strict")
 
 
-def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
+def _lines(
+    raw: BinaryIO, path: str, encoding: str, long_lines: list[int] | None = None
+) -> Iterator[str]:
     """The manifest's text, one line at a time (ends kept, for ``csv``); bytes that are
-    not ``encoding`` raise ``InvalidArgumentError`` naming the file and the line."""
+    not ``encoding`` raise ``InvalidArgumentError`` naming the file and the line. A line
+    over ``MAX_LINE`` characters raises too, or, given ``long_lines``, is passed over
+    (its number appended there, an empty line given in its place)."""
     decoder = _decoder(encoding)()
     line, pending, size = 1, [""], 0  # the line under way, in pieces (linear time)
+    skipping = False  # the rest of an over-long line is dropped as it comes
     for chunk in iter(lambda: raw.read(1 << 16), b""):
         try:
             text = decoder.decode(chunk)
@@ -306,22 +313,29 @@ def _lines(raw: BinaryIO, path: str, encoding: str) -> Iterator[str]:
                 "encoding= in Python)",
             ) from None
         first, *done = text.split("\n")
-        pending.append(first)
-        size += len(first)
+        if not skipping:
+            pending.append(first)
+            size += len(first)
         if size > MAX_LINE:
-            raise InvalidArgumentError(
-                "path", f"{path} line {line}: longer than {MAX_LINE} characters"
-            )
+            if long_lines is None:
+                raise InvalidArgumentError(
+                    "path", f"{path} line {line}: longer than {MAX_LINE} characters"
+                )
+            long_lines.append(line)
+            skipping, pending, size = True, [], 0
         if done:
             *whole, last = done
-            yield "".join(pending) + "\n"
+            yield "\n" if skipping else "".join(pending) + "\n"
+            skipping = False
             line += 1
             for piece in whole:
                 yield piece + "\n"
                 line += 1
             pending, size = [last], len(last)
     tail = "".join(pending) + decoder.decode(b"", final=True)
-    if tail:
+    if skipping:
+        yield "\n"
+    elif tail:
         yield tail
 
 
@@ -342,18 +356,26 @@ def _no_control(row: dict[str, str | None], where: str) -> None:
             )
 
 
-def _rows(reader: csv.DictReader[str], path: str) -> Iterator[dict[str, str | None]]:
+def _rows(
+    reader: csv.DictReader[str], path: str, lines: _Lines
+) -> Iterator[dict[str, str | None] | tuple[int, InvalidArgumentError]]:
     """``reader``'s rows; a line csv cannot read (a cell over its limit, a line end
-    inside an unquoted cell) raises ``InvalidArgumentError`` naming the file and line."""
+    inside an unquoted cell) raises ``InvalidArgumentError`` naming the file and line,
+    or, where the next row's start is certain (a row of one line whose quotes close),
+    is given as ``(line, error)``: its row fails alone."""
     while True:
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise InvalidArgumentError(
-                "path", f"{path} line {reader.line_num + 1}: not a CSV row csv can read ({exc})"
-            ) from None
+            whole, line = lines.whole_line(), lines.row_start()
+            if not whole:
+                raise InvalidArgumentError(
+                    "path", f"{path} line {line}: not a CSV row csv can read ({exc})"
+                ) from None
+            yield line, InvalidArgumentError("manifest", f"not a CSV row csv can read ({exc})")
+            continue
         yield row
 
 
@@ -443,7 +465,8 @@ def _mapping(
 
 class _Lines:
     """A CSV manifest's lines for ``csv``, comments left out (``#`` lines before the
-    header, and after a Kaltura ``*`` header), with the file line each row starts on."""
+    header, and after a Kaltura ``*`` header: those in ``dropped``, by line, to be
+    reported), with the file line each row starts on."""
 
     def __init__(self, lines: Iterator[str]) -> None:
         self._lines = lines
@@ -451,6 +474,8 @@ class _Lines:
         self._taken: collections.deque[int] = collections.deque()
         self._header = False
         self._comments = True
+        self.dropped: list[int] = []  # '#' lines after a '*' header, not yet reported
+        self._last = ""  # the line given last (a reference, not a copy)
 
     def __iter__(self) -> _Lines:
         return self
@@ -460,6 +485,8 @@ class _Lines:
             text = next(self._lines)
             self._number += 1
             if self._comments and text.startswith("#"):
+                if self._header:
+                    self.dropped.append(self._number)
                 continue
             if not self._header:
                 self._header = True
@@ -469,7 +496,13 @@ class _Lines:
                     self._comments = False
             if self._taken or text.strip():  # a blank line between rows is no row's
                 self._taken.append(self._number)
+            self._last = text
             return text
+
+    def whole_line(self) -> bool:
+        """Whether the row csv is reading is one line whose quotes all close: csv
+        stopping in it, the next line starts a row."""
+        return len(self._taken) == 1 and self._last.count('"') % 2 == 0
 
     def row_start(self) -> int:
         """The file line the row csv just read starts on (its lines are forgotten)."""
@@ -516,7 +549,12 @@ def _csv_rows(
             )
         if ignored:
             yield 1, LeftOut(path, "ignored", f"columns not mapped: {', '.join(ignored)}")
-        for cells in _rows(reader, path):
+        for cells in _rows(reader, path, lines):
+            yield from _comments_after_header(lines, path)
+            if isinstance(cells, tuple):  # a row csv could not read: it fails alone
+                line, error = cells
+                yield _failed(line, f"{path} line {line}", error)
+                continue
             line = lines.row_start()
             where = f"{path} line {line}"
             try:
@@ -531,6 +569,22 @@ def _csv_rows(
                 yield _failed(line, where, exc)
                 continue
             yield line, job
+        yield from _comments_after_header(lines, path)
+
+
+def _comments_after_header(lines: _Lines, path: str) -> Iterator[tuple[int, LeftOut]]:
+    """The ``#`` lines read as comments after a Kaltura ``*`` header, each reported."""
+    for line in lines.dropped:
+        yield (
+            line,
+            LeftOut(
+                f"{path} line {line}",
+                "skipped",
+                "starts with '#' after the '*' header: read as a comment (quote its first "
+                'cell, "#...", to make it a row)',
+            ),
+        )
+    lines.dropped.clear()
 
 
 class _UnknownKey(InvalidArgumentError):
@@ -560,11 +614,16 @@ def _jsonl_rows(
     base = os.path.dirname(os.path.abspath(path))
     ignored: dict[str, None] = {}
     line = 0
+    long_lines: list[int] = []  # lines over MAX_LINE: each fails alone
     with open(path, "rb") as raw:
-        for line, text in enumerate(_lines(raw, path, encoding), 1):
+        for line, text in enumerate(_lines(raw, path, encoding, long_lines), 1):
+            where = f"{path} line {line}"
+            if long_lines and long_lines[-1] == line:
+                too_long = InvalidArgumentError("manifest", f"longer than {MAX_LINE} characters")
+                yield _failed(line, where, too_long)
+                continue
             if not text.strip():
                 continue
-            where = f"{path} line {line}"
             try:
                 try:
                     row = json.loads(text, object_pairs_hook=_once_each_key)

@@ -65,6 +65,10 @@ async def _read_in_thread(
         if isinstance(entry, LeftOut):
             if left_out is not None:
                 await left_out(entry)
+        elif (origin := getattr(args, "feed_origin", None)) is not None:
+            import attrs
+
+            yield attrs.evolve(entry, origin=origin)
         else:
             yield entry
 
@@ -410,9 +414,11 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
             import attrs
 
             client.source_policy = attrs.evolve(kept, origin=origin)
+            args.feed_origin = origin  # each job keeps it (a shared queue's worker too)
         yield
     finally:
         client.source_policy = kept
+        vars(args).pop("feed_origin", None)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
