@@ -4,7 +4,7 @@
 
 Every input, cut into segments where its first bytes say, must end in an ``Answer`` or
 a ``BrokenAnswer``: any other exception is a finding. Not part of the test suite (the
-hypothesis test in tests/test_http11_answers.py is); results go in the change's notes.
+hypothesis test in tests/integration/test_http11_answers.py is); results go in the change's notes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the batch and the CLI use of a ``Client`` beyond its public API, said in one
 place: ``internals(client)``. Explicitly internal (not exported, no stability promise),
 but typed and documented, so that no module outside the client's own reaches into a
-client's private members (``tests/test_internals.py`` reads ``batch/`` and ``cli/`` for
+client's private members (``tests/unit/test_internals.py`` reads ``batch/`` and ``cli/`` for
 any ``x._name`` on a client, and finds none).
 """
 

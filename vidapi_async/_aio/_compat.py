@@ -1,5 +1,5 @@
 """The one place that touches aiohttp's private attributes, so that an aiohttp release
-that moves them costs one module (``tests/test_import_layers.py`` checks them for the aiohttp
+that moves them costs one module (``tests/unit/test_import_layers.py`` checks them for the aiohttp
 installed; supported: the 3.14 series).
 
 Uploads are sent outside aiohttp (``_pump``); with a caller's session they must honour

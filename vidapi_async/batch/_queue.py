@@ -1,6 +1,6 @@
 """The shared queue's only contact with procrastinate, through its public interface.
 
-What the queue uses of procrastinate, and nothing else (``tests/test_queue_public.py``
+What the queue uses of procrastinate, and nothing else (``tests/unit/test_queue_public.py``
 fails on any other import, and on SQL naming procrastinate's tables anywhere in the
 package):
 

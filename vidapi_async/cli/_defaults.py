@@ -1,7 +1,7 @@
 """The library's defaults that the command's parser shows in its help, written here so
 that ``vidapi --help`` and a usage error need no more than this package's light modules
 (the client, its dialects and aiohttp are imported by the commands that use them).
-``tests/test_cli_startup.py`` checks each equals the library's own."""
+``tests/integration/test_cli_startup.py`` checks each equals the library's own."""
 
 from __future__ import annotations
 

@@ -1,0 +1,192 @@
+"""Many accounts in one manifest (issue 41): a row's ``account`` names the environment
+variable holding its account's token, ``profile`` (API v2) its profile; each account is
+paced in its own quota window, in parallel; the token is never printed nor stored."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from tests.conftest import make_file
+from tests.integration.test_cli import vidapi
+from vidapi_async.batch import jobs_from_manifest
+from vidapi_async.batch._accounts import in_turn
+from vidapi_async.emulator import ALL_SCOPES, OTHER_TOKEN, Emulator
+from vidapi_async.testing import client_for
+
+OWN = "own-Secret-7f3a9c"  # the client's token (the user demo's)
+TOKEN_B = OTHER_TOKEN  # the user other's
+
+
+def manifest(tmp_path: Path, rows: list[tuple[str, str]]) -> Path:
+    """A CSV manifest of (file name, account variable) rows, its files made."""
+    lines = ["path,title,channel,account"]
+    for name, account in rows:
+        make_file(tmp_path / name, 1500 + len(lines))
+        lines.append(f"{name},{name},news,{account}")
+    path = tmp_path / "library.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def owners(emu: Emulator) -> dict[str, str]:
+    """Each video's title -> its owner's user name."""
+    names = {account.id: name for name, account in emu.backend.accounts.items()}
+    return {v["title"]: names[v["owner"]] for v in emu.videos()}
+
+
+async def test_each_row_is_created_by_its_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
+    rows = [("a1.mp4", ""), ("b1.mp4", "ACCOUNT_B"), ("a2.mp4", ""), ("b2.mp4", "ACCOUNT_B")]
+    source = manifest(tmp_path, rows)
+    journal, report = tmp_path / "j.sqlite", tmp_path / "map.csv"
+    caplog.set_level(logging.DEBUG)
+    async with (
+        Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu,
+        client_for(emu) as client,
+    ):
+        async with va.BatchUploader(client, journal=journal, report=report) as batch:
+            results = [r async for r in batch.run(jobs_from_manifest(source))]
+        assert [r.status for r in results] == [va.JobStatus.DONE] * 4
+        assert owners(emu) == {
+            "a1.mp4": "demo",
+            "a2.mp4": "demo",
+            "b1.mp4": "other",
+            "b2.mp4": "other",
+        }
+        # a re-run finds each done (its account's video, by its account)
+        async with va.BatchUploader(client, journal=journal) as batch:
+            again = [r async for r in batch.run(jobs_from_manifest(source))]
+        assert {r.status for r in again} == {va.JobStatus.SKIPPED}
+    for where in (journal.read_bytes(), report.read_bytes(), caplog.text.encode()):
+        assert TOKEN_B.encode() not in where
+        assert OWN.encode() not in where
+    assert TOKEN_B not in repr(results[1].job) and TOKEN_B not in repr(results)
+
+
+async def test_two_accounts_are_paced_in_parallel_each_in_its_own_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
+    files = [make_file(tmp_path / f"v{i}.mp4", 1200 + i) for i in range(12)]
+    jobs = [  # one account's rows, then the other's: the batch takes them in turn
+        va.UploadJob(path=f, title=f"{'A' if i < 6 else 'B'}{i}", channel="news",
+                     account=None if i < 6 else "ACCOUNT_B")
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+    async with Emulator(quota="3/0.5s", probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, concurrency=4, quota="3/0.5s") as batch:
+            results = [r async for r in batch.run(jobs)]
+        assert sorted(r.status.value for r in results) == ["done"] * 12
+        creates = [r for r in emu.requests if r.method == "POST" and r.path == "/me/videos"]
+        assert len(creates) == 12  # no refusal: each account paced to its own window
+        rows = emu.state._db.execute(
+            "select json_extract(data, '$.title') from objects where kind = 'video' "
+            "order by created"
+        ).fetchall()
+        by_owner = owners(emu)
+    order = [str(title)[0] for (title,) in rows]
+    # B's first video came before A's fourth: B did not wait for A's window
+    assert order.index("B") < [i for i, o in enumerate(order) if o == "A"][3]
+    assert {by_owner[t] for t in by_owner if t.startswith("A")} == {"demo"}
+    assert {by_owner[t] for t in by_owner if t.startswith("B")} == {"other"}
+
+
+async def test_the_command_runs_two_accounts_and_never_shows_a_token(tmp_path: Path) -> None:
+    source = manifest(tmp_path, [("a.mp4", ""), ("b.mp4", "ACCOUNT_B"), ("c.mp4", "ACCOUNT_B")])
+    journal, report = tmp_path / "j.sqlite", tmp_path / "map.jsonl"
+    async with Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu:
+        env = {"VIDAPI_TOKEN": OWN, "VIDAPI_BASE_URL": emu.base_url, "ACCOUNT_B": TOKEN_B}
+        code, out, err = await vidapi(
+            "batch", str(source), "--journal", str(journal), "--report", str(report),
+            "--quota", "2/0.5s", env=env,
+        )  # fmt: skip
+        assert code == 0, err
+        assert owners(emu) == {"a.mp4": "demo", "b.mp4": "other", "c.mp4": "other"}
+    for where in (out, err, journal.read_text("latin-1"), report.read_text()):
+        assert TOKEN_B not in where and OWN not in where
+
+
+def test_an_unset_variable_is_named_never_a_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_SUCH_ACCOUNT", raising=False)
+    source = manifest(tmp_path, [("a.mp4", "NO_SUCH_ACCOUNT")])
+    with pytest.raises(va.InvalidArgumentError, match="NO_SUCH_ACCOUNT is not set") as info:
+        list(jobs_from_manifest(source))
+    assert "line 2" in str(info.value)
+
+
+async def test_a_job_whose_variable_is_gone_when_it_runs_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GONE_ACCOUNT", raising=False)
+    jobs = [
+        va.UploadJob(path=make_file(tmp_path / "a.mp4", 900), title="a", channel="news",
+                     account="GONE_ACCOUNT"),
+        va.UploadJob(path=make_file(tmp_path / "b.mp4", 901), title="b", channel="news"),
+    ]  # fmt: skip
+    async with Emulator(probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client) as batch:
+            results = {r.job.title: r async for r in batch.run(jobs)}
+    assert results["a"].status is va.JobStatus.FAILED
+    assert isinstance(results["a"].error, va.InvalidArgumentError)
+    assert "GONE_ACCOUNT is not set" in str(results["a"].error)
+    assert results["b"].status is va.JobStatus.DONE
+
+
+@pytest.mark.parametrize(
+    ("fields", "argument"),
+    [
+        ({"account": "not a name"}, "account"),
+        ({"account": "1ST"}, "account"),
+        ({"profile": " "}, "profile"),
+        ({"profile": "a\nb"}, "profile"),
+        ({"account": "ACCOUNT_B", "playlists": ["Best of"]}, "playlists"),
+    ],
+)
+def test_a_bad_account_or_profile_is_refused_when_the_job_is_built(
+    fields: dict[str, object], argument: str
+) -> None:
+    with pytest.raises(va.InvalidArgumentError) as info:
+        va.UploadJob(url="https://example.com/v.mp4", title="t", channel="news", **fields)  # type: ignore[arg-type]
+    assert info.value.argument == argument
+
+
+async def test_accounts_are_taken_in_turn_each_in_its_order() -> None:
+    def job(n: int, account: str | None) -> va.UploadJob:
+        return va.UploadJob(url=f"https://example.com/{n}.mp4", title=str(n), channel="news",
+                            account=account)  # fmt: skip
+
+    async def source() -> object:
+        for n in range(4):
+            yield job(n, None)
+        for n in range(4, 7):
+            yield job(n, "B")
+
+    taken = [j.title async for j in in_turn(source())]  # type: ignore[arg-type]
+    assert taken == ["0", "4", "1", "5", "2", "6", "3"]
+    taken = [j.title async for j in in_turn(source(), lookahead=2)]  # type: ignore[arg-type]
+    assert sorted(taken, key=int) == [str(n) for n in range(7)]
+
+
+async def test_a_v2_row_is_created_under_its_profile(tmp_path: Path) -> None:
+    async with Emulator(probe=False) as emu:
+        emu.add_profile("second", name="Second channel")
+        jobs = [
+            va.UploadJob(path=make_file(tmp_path / "a.mp4", 800), title="a", channel="news",
+                         profile="second"),
+            va.UploadJob(path=make_file(tmp_path / "b.mp4", 801), title="b", channel="news"),
+        ]  # fmt: skip
+        demo = emu.backend.accounts["demo"].id
+        async with client_for(emu, api="v2", profile_id=demo) as client:
+            async with va.BatchUploader(client) as batch:
+                results = [r async for r in batch.run(jobs)]
+        assert [r.status for r in results] == [va.JobStatus.DONE] * 2
+        profiles = {v["title"]: v.get("profile", v["owner"]) for v in emu.videos()}
+        assert profiles == {"a": "second", "b": demo}

@@ -1,0 +1,131 @@
+"""Issue 38 #1: a feed must not reach internal hosts. ``--deny``/``--allow`` on the
+commands that fetch, applied to every url a batch fetches; a feed fetched from a public
+address may not name an internal one (the rule redirects follow), refused per item.
+
+The servers are ``tests/wire.py``'s (no code shared with the client) on loopback
+addresses; which addresses count as internal is the policy's ``internal`` networks, so
+that ``127.0.0.1`` can play a public host and ``127.0.0.2`` an internal one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import pytest
+
+import vidapi_async as va
+from tests.integration.test_cli import vidapi
+from tests.wire import Reply, Seen, WireServer
+from vidapi_async.batch import jobs_from_source
+from vidapi_async.cli._batch import feed_source
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+DATA = os.urandom(5000)
+
+
+def rss(*items: tuple[str, str]) -> str:
+    """A Media RSS feed of ``(guid, media url)`` items."""
+    body = "".join(
+        f"<item><guid>{guid}</guid><title>{guid}</title>"
+        f"<media:content url={quoteattr(url)} type='video/mp4'/></item>"
+        for guid, url in items
+    )
+    return (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">'
+        f"<channel><title>t</title>{body}</channel></rss>"
+    )
+
+
+def test_the_origin_rule_without_a_socket() -> None:
+    public = "93.184.216.34"
+    named = va.SourcePolicy(origin=public)
+    unspecified = "0" + ".0.0.0"  # an address to judge, not one to bind
+    for inner in ("127.0.0.1", "10.0.0.5", "169.254.169.254", unspecified, "::1", "fe80::1"):
+        why = named.refusal(inner)
+        assert why is not None and "SourcePolicy.origin" in why and public in why, inner
+    assert named.refusal("8.8.8.8") is None
+    assert va.SourcePolicy(origin="10.0.0.1").refusal("10.0.0.5") is None  # private to private
+    assert va.SourcePolicy(origin=public, allow_private=True).refusal("10.0.0.5") is None
+    # what counts as internal is the policy's: a lab's own ranges, a test bed's loopback
+    lab = va.SourcePolicy(internal=["127.0.0.2/32"], origin="127.0.0.1")
+    assert lab.refusal("127.0.0.3") is None
+    assert "SourcePolicy.origin" in (lab.refusal("127.0.0.2") or "")
+    assert lab.refusal("127.0.0.2", previous="127.0.0.1") is not None  # redirects too
+    with pytest.raises(va.InvalidArgumentError):
+        va.SourcePolicy(origin="not an address")
+    with pytest.raises(va.InvalidArgumentError):
+        va.SourcePolicy(internal="10.0.0.0/8")
+
+
+async def test_a_public_feed_naming_an_internal_host_fails_that_item_only(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    async with (
+        WireServer(lambda seen: Reply(200, b'{"secret": "internal"}'), host="127.0.0.2") as inner,
+        WireServer(lambda seen: Reply(200, DATA)) as media,
+    ):
+        feed_text = rss(("one", f"{inner.url}/latest/meta-data"), ("two", f"{media.url}/b.mp4"))
+
+        def serve_feed(seen: Seen) -> Reply:
+            return Reply(200, feed_text.encode(), {"Content-Type": "application/rss+xml"})
+
+        async with WireServer(serve_feed) as feeds:
+            policy = va.SourcePolicy(internal=["127.0.0.2/32"])  # 127.0.0.1 plays public
+            async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+                args = argparse.Namespace(source=f"{feeds.url}/feed.rss")
+                async with feed_source(args, client):
+                    jobs = jobs_from_source(args.source, channel="news")
+                    async with va.BatchUploader(client, journal=tmp_path / "j.sqlite") as batch:
+                        results = {r.key: r async for r in batch.run(jobs)}
+                assert client.source_policy == policy  # the run's rule is the run's only
+    assert results["two"].status is va.JobStatus.DONE, results["two"].error
+    failed = results["one"]
+    assert failed.status is va.JobStatus.FAILED
+    assert isinstance(failed.error, va.SourceError)
+    assert "SourcePolicy.origin" in str(failed.error) and "127.0.0.2" in str(failed.error)
+    assert inner.seen == []  # not a byte reached the internal host
+    assert [v["title"] for v in emulator.videos()] == ["two"]
+
+
+async def test_deny_and_allow_on_the_command_line_apply_to_each_item(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    async with (
+        WireServer(lambda seen: Reply(200, DATA), host="127.0.0.2") as inner,
+        WireServer(lambda seen: Reply(200, DATA)) as media,
+    ):
+        feed = tmp_path / "feed.rss"
+        feed.write_text(rss(("in", f"{inner.url}/a.mp4"), ("out", f"{media.url}/b.mp4")))
+        env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+        for n, flags in enumerate((("--deny", "127.0.0.2/32"), ("--allow", "127.0.0.1/32"))):
+            journal = str(tmp_path / f"j{n}.sqlite")
+            code, out, err = await vidapi(
+                "batch", str(feed), "--channel", "news", "--journal", journal, *flags, env=env
+            )
+            assert code == 6, (out, err)  # some jobs failed, the others went on
+            rule = "SourcePolicy.deny" if flags[0] == "--deny" else "SourcePolicy.allow"
+            assert rule in out + err, (out, err)
+        code, _, err = await vidapi("batch", str(feed), "--deny", "not-a-network", env=env)
+        assert code == 2 and "--deny" in err, err
+    assert inner.seen == []
+    # the second run (a new journal) adopts the video the first made (issue 40)
+    assert [v["title"] for v in emulator.videos()] == ["out"]
+    code, out, _ = await vidapi("worker", "--help")
+    assert code == 0 and "--deny" in out and "--allow" in out
+
+
+def test_a_jobs_feed_origin_goes_with_its_spec_into_the_shared_queue() -> None:
+    """Issue 38/39 review #1: a job enqueued from a feed keeps the feed's address (its
+    ``origin``) in the queue's spec, so the worker that runs it judges its sources by it."""
+    from vidapi_async.batch._enqueue import job_of, spec_of
+
+    job = va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news", origin="127.0.0.1")
+    assert job_of(json.loads(json.dumps(spec_of(job)))).origin == "127.0.0.1"
+    plain = va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news")
+    assert job_of(spec_of(plain)).origin is None
+    with pytest.raises(va.InvalidArgumentError, match="origin"):
+        va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news", origin="a host")
