@@ -274,7 +274,8 @@ async def test_an_interrupted_chunked_upload_resumes_with_the_missing_ranges_onl
         return await real_open(self)
 
     monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
-    source = f"s3://{bucket}/long.mp4"
+    etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
+    source = va.S3Object(bucket, "long.mp4", etag=etag)  # resumed: the same version
     async with client_for(emulator, retry=va.NO_RETRY) as client:
         session = await client.uploads.get_session()
         with pytest.raises(Stop):
@@ -360,3 +361,77 @@ async def test_jobs_from_bucket_skips_what_no_job_can_hold(store: Store) -> None
     with pytest.raises(va.UsageError, match="--channel"):
         async for _ in jobs_from_bucket(f"s3://{bucket}/p/", channel=None):
             pass
+
+
+async def test_a_resumed_batch_upload_of_a_replaced_object_sends_one_version(
+    store: Store, emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped after some ranges, the object replaced (same size, other bytes):
+    the next run does not resume with the new version's ranges, it starts over."""
+    bucket = store.bucket()
+    store.put(bucket, "r/long.mp4", DATA)
+    piece = 256 * 1024
+    real_open = _s3.ObjectStream._open
+
+    async def stop_at_the_third(self: _s3.ObjectStream) -> object:
+        if self._first >= 2 * piece:
+            raise va.SourceError("stopped here", status=None)
+        return await real_open(self)
+
+    source = f"s3://{bucket}/r/long.mp4"
+    journal = str(tmp_path / "j.sqlite")
+    job = va.UploadJob(url=source, title="Long", channel="news")
+
+    async def run() -> list[va.JobResult]:
+        async with (
+            client_for(emulator, retry=va.NO_RETRY) as client,
+            va.BatchUploader(
+                client, journal=journal, chunked=True, workers=1, range_size=piece
+            ) as batch,
+        ):
+            return [r async for r in batch.run([job])]
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", stop_at_the_third)
+    assert [r.status for r in await run()] == [va.JobStatus.FAILED]
+    monkeypatch.setattr(_s3.ObjectStream, "_open", real_open)
+    store.put(bucket, "r/long.mp4", DATA[::-1])  # another version, the same size
+    assert [r.status for r in await run()] == [va.JobStatus.DONE]
+    assert len(emulator.videos()) == 1
+    stored = [Path(f["path"]).read_bytes() for f in emulator.state.all("file")]
+    assert stored == [DATA[::-1]]  # the new version whole, never old ranges and new
+
+
+async def test_resuming_an_object_needs_the_version_its_first_ranges_came_from(
+    store: Store, emulator: Emulator
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "long.mp4", DATA)
+    etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
+    piece = 256 * 1024
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done >= 2 * piece:
+            raise Stop
+
+    pinned = va.S3Object(bucket, "long.mp4", etag=etag)
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        session = await client.uploads.get_session()
+        with pytest.raises(Stop):
+            await client.upload_file(
+                pinned, chunked=True, range_size=piece, workers=1, upload_session=session,
+                progress=stop_after_two,
+            )  # fmt: skip
+        store.put(bucket, "long.mp4", DATA[::-1])  # another version, the same size
+        for unpinned in (f"s3://{bucket}/long.mp4", va.S3Object(bucket, "long.mp4")):
+            with pytest.raises(va.InvalidArgumentError, match="etag"):
+                await client.upload_file(
+                    unpinned, range_size=piece, workers=1, upload_session=session, resume=True
+                )
+        with pytest.raises(va.FileChangedError, match="no longer the version"):
+            await client.upload_file(
+                pinned, range_size=piece, workers=1, upload_session=session, resume=True
+            )
+    assert list(emulator.state.all("file")) == []  # never completed: no mixed file

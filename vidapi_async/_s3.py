@@ -75,12 +75,20 @@ def is_s3_url(value: object) -> bool:
 class S3Object:
     """An object of an S3-compatible store, as an upload source: ``bucket`` and ``key``
     as the store names them (the key is not percent-decoded). ``str()`` is its
-    ``s3://bucket/key`` name, the name a batch keys its job by."""
+    ``s3://bucket/key`` name, the name a batch keys its job by.
+
+    ``etag`` pins one version of the object: an upload of another version (the object
+    replaced meanwhile) raises ``FileChangedError`` before a byte is sent. Resuming a
+    chunked upload (``resume=True``) needs it: the ETag of the version its first ranges
+    came from (``head_object``'s ``ETag``), so that the ranges still missing come from
+    that version, never from another."""
 
     bucket: str
     """The bucket's name."""
     key: str
     """The object's key (any text, ``/`` included)."""
+    etag: str | None = attrs.field(default=None, kw_only=True)
+    """The version to send (its ETag, as a HEAD gives it); ``None``: the current one."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.bucket, str) or not self.bucket or "/" in self.bucket:
@@ -89,6 +97,8 @@ class S3Object:
             raise InvalidArgumentError("key", "expected an object's key (not a folder's)")
         if any(ord(c) < 32 or ord(c) == 127 for c in self.bucket + self.key):
             raise InvalidArgumentError("key", "has a control character (a NUL, a newline...)")
+        if self.etag is not None and (not isinstance(self.etag, str) or not self.etag.strip()):
+            raise InvalidArgumentError("etag", "expected an object's ETag (a HEAD's 'ETag')")
 
     @classmethod
     def from_url(cls, url: str, argument: str = "source") -> S3Object:
@@ -439,9 +449,21 @@ async def upload_object(uploads: Any, obj: S3Object, options: dict[str, Any]) ->
     from one streamed GET or chunked from a GET per range (``workers`` at once)."""
     from ._transfer.files import LocalFile
 
+    if options.get("resume") and obj.etag is None:
+        raise InvalidArgumentError(
+            "resume",
+            "resuming an object's upload needs S3Object(bucket, key, etag=...): the ETag of "
+            "the version its first ranges came from (never a mixed file)",
+        )
     loop = asyncio.get_running_loop()
     async with s3_client() as client:
         info = await object_info(client, obj)
+        if obj.etag is not None and info.etag != obj.etag:
+            raise FileChangedError(
+                obj.url,
+                info.size,
+                f"the object is no longer the version {obj.etag} (its ETag is {info.etag})",
+            )
         if info.size < 1:
             raise InvalidArgumentError("source", f"{obj.url} is empty: nothing to upload")
         piece = options.get("read_size") or uploads._settings.read_size

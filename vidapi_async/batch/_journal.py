@@ -146,7 +146,8 @@ class JobRecord:
     """The last failure's message, or ``None``."""
     metadata: dict[str, Any] | None = attrs.field(default=None, repr=False)
     """A done job's metadata as last sent (``UploadJob.metadata()``), so that a re-run
-    sends only what changed; ``None`` for a job done before journals kept it."""
+    sends only what changed; ``None`` for a job done before journals kept it. While an
+    object's chunked upload can be resumed: ``{"source_etag": ETAG}``, its version."""
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
