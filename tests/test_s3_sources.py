@@ -435,3 +435,25 @@ async def test_resuming_an_object_needs_the_version_its_first_ranges_came_from(
                 pinned, range_size=piece, workers=1, upload_session=session, resume=True
             )
     assert list(emulator.state.all("file")) == []  # never completed: no mixed file
+
+
+async def test_an_object_name_or_type_that_looks_like_markup_is_printed_as_is(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "m/clip.mp4", DATA)
+    store.put(bucket, "m/blob", b"x" * 10, "text/[/x]")
+    store.put(bucket, "m/[/x]\u202e.txt", b"x" * 10)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    report = tmp_path / "report.csv"
+    args = ["batch", f"s3://{bucket}/m/", "--channel", "news", "--report", str(report)]
+    args += ["--journal", str(tmp_path / "j.sqlite")]
+    code, out, err = await vidapi(*args, env=env)
+    assert code == 0, err
+    assert "Content-Type text/[/x])" in out + err
+    assert f"s3://{bucket}/m/[/x]\u202e.txt" in out + err
+    assert "Content-Type text/[/x])" in report.read_text(encoding="utf-8")
+    code, out, err = await vidapi("--json", *args, env=env)
+    assert code == 0, err
+    assert {r["status"] for r in json.loads(out)} == {"skipped"}
+    assert "Content-Type text/[/x])" in err

@@ -106,9 +106,11 @@ class LeftOutShown:
             await self.batch.report_left_out(left)
 
     def summary(self) -> None:
+        from rich.markup import escape
+
         for reason, n in sorted(self.skips.items()):
             items = "1 item has" if n == 1 else f"{n} items have"
-            self.console.print(f"{items} {reason}", highlight=False, soft_wrap=True)
+            self.console.print(f"{items} {escape(reason)}", highlight=False, soft_wrap=True)
 
 
 class _Snapshot:
@@ -340,10 +342,18 @@ def _same_file(one: str, other: str) -> bool:
 
 async def report_skipped(source: str, console: Console) -> None:
     """Name what a folder batch leaves out, and why."""
+    from rich.markup import escape
+
     if not await asyncio.to_thread(os.path.isdir, source):
         return
     for name, why in (await asyncio.to_thread(folder_entries, source))[1]:
-        console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {escape(why)}", highlight=False)
+
+
+def bucket_left_out(args: argparse.Namespace) -> list[LeftOut]:
+    """The objects a bucket's listing left out (``args.bucket_skipped``), as what a
+    manifest leaves out: skipped, with why."""
+    return [LeftOut(name, "skipped", why) for name, why in getattr(args, "bucket_skipped", ())]
 
 
 async def run_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
@@ -418,10 +428,6 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             **source_options(args),
         )
     await report_skipped(args.source, console)
-    for name, why in getattr(args, "bucket_skipped", ()):
-        from rich.markup import escape
-
-        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {why}", highlight=False)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -451,6 +457,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     async with uploader as batch:  # its metrics endpoint, if asked, before the bars
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
+        for left in bucket_left_out(args):  # printed (escaped), counted, reported
+            await shown(left)
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
             jobs = _read_in_thread(args, categories, shown)
             async for result in batch.run(jobs):
