@@ -457,3 +457,45 @@ async def test_an_object_name_or_type_that_looks_like_markup_is_printed_as_is(
     assert code == 0, err
     assert {r["status"] for r in json.loads(out)} == {"skipped"}
     assert "Content-Type text/[/x])" in err
+
+
+def test_an_object_key_keeps_what_a_url_would_drop(tmp_path: Path) -> None:
+    """In an ``s3://`` name, ``#`` and ``?X-Amz-...`` are part of the object's key: two
+    objects differing there are two jobs, never one."""
+    names = [
+        "s3://coll2/ep#1.mp4",
+        "s3://coll2/ep#2.mp4",
+        "s3://coll2/ep?X-Amz-Date=1.mp4",
+        "s3://coll2/ep?X-Amz-Date=2.mp4",
+    ]
+    manifest = tmp_path / "jobs.jsonl"
+    manifest.write_text(
+        "".join(json.dumps({"url": n, "title": "t", "channel": "news"}) + "\n" for n in names),
+        encoding="utf-8",
+    )
+    jobs = list(jobs_from_manifest(manifest, channel=None))
+    assert [j.url for j in jobs] == names
+    assert len({_s3_key(j) for j in jobs}) == len(names)
+
+
+def _s3_key(job: va.UploadJob) -> str:
+    from vidapi_async.batch._jobs import url_key
+
+    assert job.url is not None
+    return url_key(job.url)
+
+
+async def test_long_object_keys_differing_after_a_hash_are_two_jobs(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    long = "x" * 200
+    store.put(bucket, f"l/{long}#1.mp4", DATA)
+    store.put(bucket, f"l/{long}#2.mp4", DATA[::-1])
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["--json", "batch", f"s3://{bucket}/l/", "--channel", "news"]
+    code, out, err = await vidapi(*args, "--journal", str(tmp_path / "j.sqlite"), env=env)
+    assert code == 0, err
+    assert [r["status"] for r in json.loads(out)] == ["done", "done"]
+    stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
+    assert stored == sorted([DATA, DATA[::-1]])

@@ -371,15 +371,24 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     (``args.bucket_skipped``: the objects left out, and why)."""
     if is_s3_url(args.source):
         args.bucket_skipped = skipped = []
+        prefix = args.source
         folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-bucket-")
         try:
-            args.source = await write_bucket_manifest(
-                args.source,
+            args.source = manifest = await write_bucket_manifest(
+                prefix,
                 folder,
                 channel=args.channel,
                 skipped=lambda name, why: skipped.append((name, why)),
             )
-            yield
+            try:
+                yield
+            except InvalidArgumentError as exc:  # about the generated manifest: the bucket's
+                if manifest not in exc.message:
+                    raise
+                where = f"the listing of {prefix}"
+                raise InvalidArgumentError(
+                    exc.argument, exc.message.replace(manifest, where)
+                ) from None
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
         return
