@@ -499,3 +499,30 @@ async def test_long_object_keys_differing_after_a_hash_are_two_jobs(
     assert [r["status"] for r in json.loads(out)] == ["done", "done"]
     stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
     assert stored == sorted([DATA, DATA[::-1]])
+
+
+@pytest.mark.parametrize("broken", ["profile", "config"])
+async def test_a_broken_aws_configuration_is_a_source_error(
+    store: Store,
+    emulator: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    broken: str,
+) -> None:
+    config = tmp_path / "config"
+    if broken == "profile":
+        monkeypatch.setenv("AWS_PROFILE", "nope")
+    else:
+        config.write_text("[default\nregion = \n", encoding="utf-8")  # not an ini file
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setattr(_s3, "_SESSION", None)  # read the configuration again
+    async with client_for(emulator) as client:
+        with pytest.raises(va.SourceError, match="AWS configuration"):
+            await client.upload_file("s3://bucket/key.mp4")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    env |= {"AWS_PROFILE": "nope"} if broken == "profile" else {"AWS_CONFIG_FILE": str(config)}
+    args = ["batch", "s3://bucket/p/", "--channel", "news", "--journal", str(tmp_path / "j.sqlite")]
+    code, _, err = await vidapi(*args, env=env)
+    assert code != 0
+    assert "AWS configuration" in err
+    assert "Traceback" not in err

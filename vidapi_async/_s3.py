@@ -184,22 +184,33 @@ def _new_session() -> Any:
 async def s3_client() -> AsyncIterator[Any]:
     """An S3 client from the standard chain (``AWS_ENDPOINT_URL`` included); closed on
     exit. ``MissingExtraError`` without the ``s3`` extra."""
-    session = _SESSION if _SESSION is not None else await asyncio.to_thread(_new_session)
+    try:  # an unknown AWS_PROFILE, a config or credentials file that does not parse
+        session = _SESSION if _SESSION is not None else await asyncio.to_thread(_new_session)
+    except MissingExtraError:
+        raise
+    except _client_errors() as exc:
+        raise _no_client(exc) from None
     from botocore.config import Config
 
     config = Config(retries={"max_attempts": 3, "mode": "standard"})
     try:
         made = session.create_client("s3", config=config)
         client = await made.__aenter__()
-    except _client_errors() as exc:  # a bad region or AWS_ENDPOINT_URL
-        raise SourceError(
-            f"no S3 client could be made from the AWS configuration ({type(exc).__name__})",
-            status=None,
-        ) from None
+    except _client_errors() as exc:  # a bad region or AWS_ENDPOINT_URL, an unknown profile
+        raise _no_client(exc) from None
     try:
         yield client
     finally:
         await made.__aexit__(None, None, None)
+
+
+def _no_client(exc: BaseException) -> SourceError:
+    """The configuration's error, by its type only (the SDK's message may hold a path
+    or a url with credentials in it)."""
+    return SourceError(
+        f"no S3 client could be made from the AWS configuration ({type(exc).__name__})",
+        status=None,
+    )
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
