@@ -526,3 +526,24 @@ async def test_a_broken_aws_configuration_is_a_source_error(
     assert code != 0
     assert "AWS configuration" in err
     assert "Traceback" not in err
+
+
+async def test_a_dry_run_of_a_bucket_shows_and_counts_what_it_leaves_out(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "d/clip.mp4", DATA)
+    store.put(bucket, "d/notes.txt", b"hello", "text/plain")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["batch", f"s3://{bucket}/d/", "--channel", "news", "--dry-run"]
+    args += ["--journal", str(tmp_path / "j.sqlite")]
+    code, out, err = await vidapi(*args, env=env)
+    assert code == 0, err
+    assert f"skipped s3://{bucket}/d/notes.txt: not a video" in out + err
+    assert "left out: 1 skipped" in out
+    code, out, err = await vidapi("--json", *args, env=env)
+    assert code == 0, err
+    [left] = json.loads(out)["left_out"]
+    assert left["where"] == f"s3://{bucket}/d/notes.txt"
+    assert left["status"] == "skipped"
+    assert emulator.videos() == []

@@ -169,6 +169,8 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
         else:
             await shown(entry)
 
+    for entry in bucket_left_out(args):  # the objects a bucket's listing left out
+        await left_out(entry)
     snapshot = await _read_only_journal(args, journal)
     async with BatchUploader(client, journal=snapshot) as batch:
         async for job in _read_in_thread(args, categories, left_out):
