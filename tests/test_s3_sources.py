@@ -547,3 +547,27 @@ async def test_a_dry_run_of_a_bucket_shows_and_counts_what_it_leaves_out(
     assert left["where"] == f"s3://{bucket}/d/notes.txt"
     assert left["status"] == "skipped"
     assert emulator.videos() == []
+
+
+async def test_an_object_larger_than_max_source_size_is_refused_before_a_get(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "huge.mp4", DATA)
+    opened: list[int] = []
+    real_open = _s3.ObjectStream._open
+
+    async def spy(self: _s3.ObjectStream) -> object:
+        opened.append(self._first)
+        return await real_open(self)
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    async with client_for(emulator) as client:
+        client.max_source_size = len(DATA) - 1
+        for chunked in (False, True):
+            with pytest.raises(va.SourceError, match="max_source_size") as info:
+                await client.upload_file(f"s3://{bucket}/huge.mp4", chunked=chunked)
+            assert f"s3://{bucket}/huge.mp4" in str(info.value)
+        client.max_source_size = len(DATA)
+        await client.upload_file(f"s3://{bucket}/huge.mp4")
+    assert opened == [0]  # the GET of the upload allowed only

@@ -477,6 +477,13 @@ async def upload_object(uploads: Any, obj: S3Object, options: dict[str, Any]) ->
             )
         if info.size < 1:
             raise InvalidArgumentError("source", f"{obj.url} is empty: nothing to upload")
+        cap = uploads._settings.max_source_size  # (its default: the platform's ceiling)
+        if info.size > cap:
+            raise SourceError(
+                f"{obj.url}: the object holds {info.size} bytes, more than the {cap} "
+                "allowed (max_source_size)",
+                status=None,
+            )
         piece = options.get("read_size") or uploads._settings.read_size
         chunked = options.get("chunked")
         if chunked is None:
