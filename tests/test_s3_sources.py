@@ -155,6 +155,9 @@ async def test_without_the_extra_the_error_says_what_to_install(
         ("notes.txt", "text/plain", False),
         ("raw-take", "application/octet-stream", False),
         ("poster.jpg", "image/jpeg", False),
+        ("odd/.mp4", None, True),  # a name that is its extension only
+        ("odd/.MOV", "application/octet-stream", True),
+        ("odd/.", "text/plain", False),
     ],
 )
 def test_what_counts_as_a_video(key: str, content_type: str | None, video: bool) -> None:
@@ -571,3 +574,13 @@ async def test_an_object_larger_than_max_source_size_is_refused_before_a_get(
         client.max_source_size = len(DATA)
         await client.upload_file(f"s3://{bucket}/huge.mp4")
     assert opened == [0]  # the GET of the upload allowed only
+
+
+async def test_vidapi_upload_of_an_object_says_where_objects_go(emulator: Emulator) -> None:
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["upload", "s3://bucket/k.mp4", "--title", "T", "--channel", "news"]
+    code, _, err = await vidapi(*args, env=env)
+    assert code != 0
+    assert "no such file" not in err
+    assert "vidapi batch" in err
+    assert emulator.videos() == []

@@ -271,11 +271,18 @@ def _changed(obj: S3Object, info: ObjectInfo) -> FileChangedError:
 # --- a prefix as a batch's source -----------------------------------------------------
 
 
+def _suffix(key: str) -> str:
+    """The key's extension, lower case: its last segment's text from its last dot (a
+    name that is an extension only, ``.mp4``, has one), ``""`` without one."""
+    _, dot, ext = posixpath.basename(key).rpartition(".")
+    return f".{ext.lower()}" if dot and ext else ""
+
+
 def video_verdict(key: str, content_type: str | None) -> str | None:
     """``None`` when the object is a video, else why not. A video extension is enough;
     without one the Content-Type decides (``video/*`` or a video container type; not
     given: the type the system's table gives the extension)."""
-    suffix = posixpath.splitext(key)[1].lower()
+    suffix = _suffix(key)
     if suffix in VIDEO_SUFFIXES:
         return None
     kind = (content_type or "").split(";", 1)[0].strip().lower()
@@ -291,8 +298,7 @@ def _asks(key: str) -> bool:
     """Whether a key that is not a video by its extension is worth a HEAD: it has no
     extension, or one the system's table of media types does not know (``.jpg``,
     ``.txt``: not asked)."""
-    suffix = posixpath.splitext(key)[1]
-    return not suffix or mimetypes.guess_type(key)[0] is None
+    return not _suffix(key) or mimetypes.guess_type(key)[0] is None
 
 
 async def list_prefix(

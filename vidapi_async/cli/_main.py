@@ -26,6 +26,7 @@ from .._internals import internals
 from .._observe import configure_logging
 from .._protocol._v2 import DEFAULT_BASE_URL as V2_BASE_URL
 from .._retry import RetryPolicy
+from .._s3 import is_s3_url
 from .._transfer.files import check_srt_file, inspect_file
 from .._transfer.sources import SourcePolicy
 from ._api import add_api_parser, run_api
@@ -556,6 +557,12 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     # half made.
     check.title(args.title)
     check.channel(args.channel)
+    if is_s3_url(args.file):
+        raise e.UsageError(
+            f"{args.file}: vidapi upload sends a local file; an s3:// object goes through "
+            "vidapi batch s3://BUCKET/PREFIX/ (or a manifest's url) or the Python API's "
+            "upload_file"
+        )
     await asyncio.to_thread(inspect_file, args.file)
     subtitles = []
     if args.subtitle:
