@@ -35,6 +35,45 @@ from .s3_store import (  # noqa: F401
 from .test_cli import vidapi
 
 DATA = os.urandom(1_300_000)
+PIECE = 256 * 1024
+
+
+class Stop(Exception):
+    """Raised by a progress callback: an upload stopped part-way."""
+
+
+def spy_on_gets(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first byte of each GET of an object, as they are made."""
+    opened: list[int] = []
+    real_open = _s3.ObjectStream._open
+
+    async def spy(self: _s3.ObjectStream) -> object:
+        opened.append(self._first)
+        return await real_open(self)
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    return opened
+
+
+async def stopped_after_two(
+    client: va.Client, source: va.S3Object, session: va.UploadSession
+) -> None:
+    """A chunked upload of ``source`` to ``session``, stopped once two ranges are in."""
+    with pytest.raises(Stop):
+        await client.upload_file(
+            source,
+            chunked=True,
+            range_size=PIECE,
+            workers=1,
+            upload_session=session,
+            progress=stop_after_two,
+        )
+
+
+def stop_after_two(done: int, total: int) -> None:
+    """A progress callback that stops the upload once two ranges are acknowledged."""
+    if done >= 2 * PIECE:
+        raise Stop
 
 
 async def test_an_object_streams_single_shot_byte_for_byte(
@@ -260,32 +299,13 @@ async def test_an_interrupted_chunked_upload_resumes_with_the_missing_ranges_onl
 ) -> None:
     bucket = store.bucket()
     store.put(bucket, "long.mp4", DATA)
-    piece = 256 * 1024
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_two(done: int, total: int) -> None:
-        if done >= 2 * piece:
-            raise Stop
-
-    opened: list[int] = []
-    real_open = _s3.ObjectStream._open
-
-    async def spy(self: _s3.ObjectStream) -> object:
-        opened.append(self._first)
-        return await real_open(self)
-
-    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    piece = PIECE
+    opened = spy_on_gets(monkeypatch)
     etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
     source = va.S3Object(bucket, "long.mp4", etag=etag)  # resumed: the same version
     async with client_for(emulator, retry=va.NO_RETRY) as client:
         session = await client.uploads.get_session()
-        with pytest.raises(Stop):
-            await client.upload_file(
-                source, chunked=True, range_size=piece, workers=1, upload_session=session,
-                progress=stop_after_two,
-            )  # fmt: skip
+        await stopped_after_two(client, source, session)
         assert opened == [0, piece]
         opened.clear()
         uploaded = await client.upload_file(
@@ -410,23 +430,12 @@ async def test_resuming_an_object_needs_the_version_its_first_ranges_came_from(
     bucket = store.bucket()
     store.put(bucket, "long.mp4", DATA)
     etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
-    piece = 256 * 1024
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_two(done: int, total: int) -> None:
-        if done >= 2 * piece:
-            raise Stop
+    piece = PIECE
 
     pinned = va.S3Object(bucket, "long.mp4", etag=etag)
     async with client_for(emulator, retry=va.NO_RETRY) as client:
         session = await client.uploads.get_session()
-        with pytest.raises(Stop):
-            await client.upload_file(
-                pinned, chunked=True, range_size=piece, workers=1, upload_session=session,
-                progress=stop_after_two,
-            )  # fmt: skip
+        await stopped_after_two(client, pinned, session)
         store.put(bucket, "long.mp4", DATA[::-1])  # another version, the same size
         for unpinned in (f"s3://{bucket}/long.mp4", va.S3Object(bucket, "long.mp4")):
             with pytest.raises(va.InvalidArgumentError, match="etag"):
@@ -557,14 +566,7 @@ async def test_an_object_larger_than_max_source_size_is_refused_before_a_get(
 ) -> None:
     bucket = store.bucket()
     store.put(bucket, "huge.mp4", DATA)
-    opened: list[int] = []
-    real_open = _s3.ObjectStream._open
-
-    async def spy(self: _s3.ObjectStream) -> object:
-        opened.append(self._first)
-        return await real_open(self)
-
-    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    opened = spy_on_gets(monkeypatch)
     async with client_for(emulator) as client:
         client.max_source_size = len(DATA) - 1
         for chunked in (False, True):
