@@ -586,3 +586,21 @@ async def test_vidapi_upload_of_an_object_says_where_objects_go(emulator: Emulat
     assert "no such file" not in err
     assert "vidapi batch" in err
     assert emulator.videos() == []
+
+
+async def test_an_error_about_a_buckets_manifest_names_the_bucket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from vidapi_async.cli import _batch
+
+    async def listed(url: str, folder: str, **_: object) -> str:
+        return os.path.join(folder, "bucket.jsonl")
+
+    monkeypatch.setattr(_batch, "write_bucket_manifest", listed)
+    args = argparse.Namespace(source="s3://b/p/", channel="news")
+    with pytest.raises(va.InvalidArgumentError) as info:
+        async with _batch.feed_source(args, None):  # type: ignore[arg-type]
+            raise va.InvalidArgumentError("key", f"{args.source} line 1 and line 2: twice")
+    assert info.value.message == "the listing of s3://b/p/ line 1 and line 2: twice"
