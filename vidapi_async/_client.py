@@ -279,7 +279,8 @@ class Client:
 
     @property
     def max_source_size(self) -> int:
-        """The most bytes ``uploads.from_url`` reads from a source (default 64 GiB)."""
+        """The most bytes ``uploads.from_url`` reads from a source, and the largest S3
+        object an upload takes (default 64 GiB, the platform's ceiling)."""
         return self._upload_settings.max_source_size
 
     @max_source_size.setter

@@ -75,12 +75,20 @@ def is_s3_url(value: object) -> bool:
 class S3Object:
     """An object of an S3-compatible store, as an upload source: ``bucket`` and ``key``
     as the store names them (the key is not percent-decoded). ``str()`` is its
-    ``s3://bucket/key`` name, the name a batch keys its job by."""
+    ``s3://bucket/key`` name, the name a batch keys its job by.
+
+    ``etag`` pins one version of the object: an upload of another version (the object
+    replaced meanwhile) raises ``FileChangedError`` before a byte is sent. Resuming a
+    chunked upload (``resume=True``) needs it: the ETag of the version its first ranges
+    came from (``head_object``'s ``ETag``), so that the ranges still missing come from
+    that version, never from another."""
 
     bucket: str
     """The bucket's name."""
     key: str
     """The object's key (any text, ``/`` included)."""
+    etag: str | None = attrs.field(default=None, kw_only=True)
+    """The version to send (its ETag, as a HEAD gives it); ``None``: the current one."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.bucket, str) or not self.bucket or "/" in self.bucket:
@@ -89,6 +97,8 @@ class S3Object:
             raise InvalidArgumentError("key", "expected an object's key (not a folder's)")
         if any(ord(c) < 32 or ord(c) == 127 for c in self.bucket + self.key):
             raise InvalidArgumentError("key", "has a control character (a NUL, a newline...)")
+        if self.etag is not None and (not isinstance(self.etag, str) or not self.etag.strip()):
+            raise InvalidArgumentError("etag", "expected an object's ETag (a HEAD's 'ETag')")
 
     @classmethod
     def from_url(cls, url: str, argument: str = "source") -> S3Object:
@@ -174,22 +184,33 @@ def _new_session() -> Any:
 async def s3_client() -> AsyncIterator[Any]:
     """An S3 client from the standard chain (``AWS_ENDPOINT_URL`` included); closed on
     exit. ``MissingExtraError`` without the ``s3`` extra."""
-    session = _SESSION if _SESSION is not None else await asyncio.to_thread(_new_session)
+    try:  # an unknown AWS_PROFILE, a config or credentials file that does not parse
+        session = _SESSION if _SESSION is not None else await asyncio.to_thread(_new_session)
+    except MissingExtraError:
+        raise
+    except _client_errors() as exc:
+        raise _no_client(exc) from None
     from botocore.config import Config
 
     config = Config(retries={"max_attempts": 3, "mode": "standard"})
     try:
         made = session.create_client("s3", config=config)
         client = await made.__aenter__()
-    except _client_errors() as exc:  # a bad region or AWS_ENDPOINT_URL
-        raise SourceError(
-            f"no S3 client could be made from the AWS configuration ({type(exc).__name__})",
-            status=None,
-        ) from None
+    except _client_errors() as exc:  # a bad region or AWS_ENDPOINT_URL, an unknown profile
+        raise _no_client(exc) from None
     try:
         yield client
     finally:
         await made.__aexit__(None, None, None)
+
+
+def _no_client(exc: BaseException) -> SourceError:
+    """The configuration's error, by its type only (the SDK's message may hold a path
+    or a url with credentials in it)."""
+    return SourceError(
+        f"no S3 client could be made from the AWS configuration ({type(exc).__name__})",
+        status=None,
+    )
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
@@ -250,11 +271,18 @@ def _changed(obj: S3Object, info: ObjectInfo) -> FileChangedError:
 # --- a prefix as a batch's source -----------------------------------------------------
 
 
+def _suffix(key: str) -> str:
+    """The key's extension, lower case: its last segment's text from its last dot (a
+    name that is an extension only, ``.mp4``, has one), ``""`` without one."""
+    _, dot, ext = posixpath.basename(key).rpartition(".")
+    return f".{ext.lower()}" if dot and ext else ""
+
+
 def video_verdict(key: str, content_type: str | None) -> str | None:
     """``None`` when the object is a video, else why not. A video extension is enough;
     without one the Content-Type decides (``video/*`` or a video container type; not
     given: the type the system's table gives the extension)."""
-    suffix = posixpath.splitext(key)[1].lower()
+    suffix = _suffix(key)
     if suffix in VIDEO_SUFFIXES:
         return None
     kind = (content_type or "").split(";", 1)[0].strip().lower()
@@ -270,8 +298,7 @@ def _asks(key: str) -> bool:
     """Whether a key that is not a video by its extension is worth a HEAD: it has no
     extension, or one the system's table of media types does not know (``.jpg``,
     ``.txt``: not asked)."""
-    suffix = posixpath.splitext(key)[1]
-    return not suffix or mimetypes.guess_type(key)[0] is None
+    return not _suffix(key) or mimetypes.guess_type(key)[0] is None
 
 
 async def list_prefix(
@@ -439,11 +466,30 @@ async def upload_object(uploads: Any, obj: S3Object, options: dict[str, Any]) ->
     from one streamed GET or chunked from a GET per range (``workers`` at once)."""
     from ._transfer.files import LocalFile
 
+    if options.get("resume") and obj.etag is None:
+        raise InvalidArgumentError(
+            "resume",
+            "resuming an object's upload needs S3Object(bucket, key, etag=...): the ETag of "
+            "the version its first ranges came from (never a mixed file)",
+        )
     loop = asyncio.get_running_loop()
     async with s3_client() as client:
         info = await object_info(client, obj)
+        if obj.etag is not None and info.etag != obj.etag:
+            raise FileChangedError(
+                obj.url,
+                info.size,
+                f"the object is no longer the version {obj.etag} (its ETag is {info.etag})",
+            )
         if info.size < 1:
             raise InvalidArgumentError("source", f"{obj.url} is empty: nothing to upload")
+        cap = uploads._settings.max_source_size  # (its default: the platform's ceiling)
+        if info.size > cap:
+            raise SourceError(
+                f"{obj.url}: the object holds {info.size} bytes, more than the {cap} "
+                "allowed (max_source_size)",
+                status=None,
+            )
         piece = options.get("read_size") or uploads._settings.read_size
         chunked = options.get("chunked")
         if chunked is None:

@@ -34,6 +34,45 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 DATA = os.urandom(1_300_000)
+PIECE = 256 * 1024
+
+
+class Stop(Exception):
+    """Raised by a progress callback: an upload stopped part-way."""
+
+
+def spy_on_gets(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first byte of each GET of an object, as they are made."""
+    opened: list[int] = []
+    real_open = _s3.ObjectStream._open
+
+    async def spy(self: _s3.ObjectStream) -> object:
+        opened.append(self._first)
+        return await real_open(self)
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
+    return opened
+
+
+async def stopped_after_two(
+    client: va.Client, source: va.S3Object, session: va.UploadSession
+) -> None:
+    """A chunked upload of ``source`` to ``session``, stopped once two ranges are in."""
+    with pytest.raises(Stop):
+        await client.upload_file(
+            source,
+            chunked=True,
+            range_size=PIECE,
+            workers=1,
+            upload_session=session,
+            progress=stop_after_two,
+        )
+
+
+def stop_after_two(done: int, total: int) -> None:
+    """A progress callback that stops the upload once two ranges are acknowledged."""
+    if done >= 2 * PIECE:
+        raise Stop
 
 
 async def test_an_object_streams_single_shot_byte_for_byte(
@@ -154,6 +193,9 @@ async def test_without_the_extra_the_error_says_what_to_install(
         ("notes.txt", "text/plain", False),
         ("raw-take", "application/octet-stream", False),
         ("poster.jpg", "image/jpeg", False),
+        ("odd/.mp4", None, True),  # a name that is its extension only
+        ("odd/.MOV", "application/octet-stream", True),
+        ("odd/.", "text/plain", False),
     ],
 )
 def test_what_counts_as_a_video(key: str, content_type: str | None, video: bool) -> None:
@@ -256,31 +298,13 @@ async def test_an_interrupted_chunked_upload_resumes_with_the_missing_ranges_onl
 ) -> None:
     bucket = store.bucket()
     store.put(bucket, "long.mp4", DATA)
-    piece = 256 * 1024
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_two(done: int, total: int) -> None:
-        if done >= 2 * piece:
-            raise Stop
-
-    opened: list[int] = []
-    real_open = _s3.ObjectStream._open
-
-    async def spy(self: _s3.ObjectStream) -> object:
-        opened.append(self._first)
-        return await real_open(self)
-
-    monkeypatch.setattr(_s3.ObjectStream, "_open", spy)
-    source = f"s3://{bucket}/long.mp4"
+    piece = PIECE
+    opened = spy_on_gets(monkeypatch)
+    etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
+    source = va.S3Object(bucket, "long.mp4", etag=etag)  # resumed: the same version
     async with client_for(emulator, retry=va.NO_RETRY) as client:
         session = await client.uploads.get_session()
-        with pytest.raises(Stop):
-            await client.upload_file(
-                source, chunked=True, range_size=piece, workers=1, upload_session=session,
-                progress=stop_after_two,
-            )  # fmt: skip
+        await stopped_after_two(client, source, session)
         assert opened == [0, piece]
         opened.clear()
         uploaded = await client.upload_file(
@@ -359,3 +383,225 @@ async def test_jobs_from_bucket_skips_what_no_job_can_hold(store: Store) -> None
     with pytest.raises(va.UsageError, match="--channel"):
         async for _ in jobs_from_bucket(f"s3://{bucket}/p/", channel=None):
             pass
+
+
+async def test_a_resumed_batch_upload_of_a_replaced_object_sends_one_version(
+    store: Store, emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped after some ranges, the object replaced (same size, other bytes):
+    the next run does not resume with the new version's ranges, it starts over."""
+    bucket = store.bucket()
+    store.put(bucket, "r/long.mp4", DATA)
+    piece = 256 * 1024
+    real_open = _s3.ObjectStream._open
+
+    async def stop_at_the_third(self: _s3.ObjectStream) -> object:
+        if self._first >= 2 * piece:
+            raise va.SourceError("stopped here", status=None)
+        return await real_open(self)
+
+    source = f"s3://{bucket}/r/long.mp4"
+    journal = str(tmp_path / "j.sqlite")
+    job = va.UploadJob(url=source, title="Long", channel="news")
+
+    async def run() -> list[va.JobResult]:
+        async with (
+            client_for(emulator, retry=va.NO_RETRY) as client,
+            va.BatchUploader(
+                client, journal=journal, chunked=True, workers=1, range_size=piece
+            ) as batch,
+        ):
+            return [r async for r in batch.run([job])]
+
+    monkeypatch.setattr(_s3.ObjectStream, "_open", stop_at_the_third)
+    assert [r.status for r in await run()] == [va.JobStatus.FAILED]
+    monkeypatch.setattr(_s3.ObjectStream, "_open", real_open)
+    store.put(bucket, "r/long.mp4", DATA[::-1])  # another version, the same size
+    assert [r.status for r in await run()] == [va.JobStatus.DONE]
+    assert len(emulator.videos()) == 1
+    stored = [Path(f["path"]).read_bytes() for f in emulator.state.all("file")]
+    assert stored == [DATA[::-1]]  # the new version whole, never old ranges and new
+
+
+async def test_resuming_an_object_needs_the_version_its_first_ranges_came_from(
+    store: Store, emulator: Emulator
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "long.mp4", DATA)
+    etag = store.s3.head_object(Bucket=bucket, Key="long.mp4")["ETag"]
+    piece = PIECE
+
+    pinned = va.S3Object(bucket, "long.mp4", etag=etag)
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+        session = await client.uploads.get_session()
+        await stopped_after_two(client, pinned, session)
+        store.put(bucket, "long.mp4", DATA[::-1])  # another version, the same size
+        for unpinned in (f"s3://{bucket}/long.mp4", va.S3Object(bucket, "long.mp4")):
+            with pytest.raises(va.InvalidArgumentError, match="etag"):
+                await client.upload_file(
+                    unpinned, range_size=piece, workers=1, upload_session=session, resume=True
+                )
+        with pytest.raises(va.FileChangedError, match="no longer the version"):
+            await client.upload_file(
+                pinned, range_size=piece, workers=1, upload_session=session, resume=True
+            )
+    assert list(emulator.state.all("file")) == []  # never completed: no mixed file
+
+
+async def test_an_object_name_or_type_that_looks_like_markup_is_printed_as_is(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "m/clip.mp4", DATA)
+    store.put(bucket, "m/blob", b"x" * 10, "text/[/x]")
+    store.put(bucket, "m/[/x]\u202e.txt", b"x" * 10)
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    report = tmp_path / "report.csv"
+    args = ["batch", f"s3://{bucket}/m/", "--channel", "news", "--report", str(report)]
+    args += ["--journal", str(tmp_path / "j.sqlite")]
+    code, out, err = await vidapi(*args, env=env)
+    assert code == 0, err
+    assert "Content-Type text/[/x])" in out + err
+    assert f"s3://{bucket}/m/[/x]\u202e.txt" in out + err
+    assert "Content-Type text/[/x])" in report.read_text(encoding="utf-8")
+    code, out, err = await vidapi("--json", *args, env=env)
+    assert code == 0, err
+    assert {r["status"] for r in json.loads(out)} == {"skipped"}
+    assert "Content-Type text/[/x])" in err
+
+
+def test_an_object_key_keeps_what_a_url_would_drop(tmp_path: Path) -> None:
+    """In an ``s3://`` name, ``#`` and ``?X-Amz-...`` are part of the object's key: two
+    objects differing there are two jobs, never one."""
+    names = [
+        "s3://coll2/ep#1.mp4",
+        "s3://coll2/ep#2.mp4",
+        "s3://coll2/ep?X-Amz-Date=1.mp4",
+        "s3://coll2/ep?X-Amz-Date=2.mp4",
+    ]
+    manifest = tmp_path / "jobs.jsonl"
+    manifest.write_text(
+        "".join(json.dumps({"url": n, "title": "t", "channel": "news"}) + "\n" for n in names),
+        encoding="utf-8",
+    )
+    jobs = list(jobs_from_manifest(manifest, channel=None))
+    assert [j.url for j in jobs] == names
+    assert len({_s3_key(j) for j in jobs}) == len(names)
+
+
+def _s3_key(job: va.UploadJob) -> str:
+    from vidapi_async.batch._jobs import url_key
+
+    assert job.url is not None
+    return url_key(job.url)
+
+
+async def test_long_object_keys_differing_after_a_hash_are_two_jobs(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    long = "x" * 200
+    store.put(bucket, f"l/{long}#1.mp4", DATA)
+    store.put(bucket, f"l/{long}#2.mp4", DATA[::-1])
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["--json", "batch", f"s3://{bucket}/l/", "--channel", "news"]
+    code, out, err = await vidapi(*args, "--journal", str(tmp_path / "j.sqlite"), env=env)
+    assert code == 0, err
+    assert [r["status"] for r in json.loads(out)] == ["done", "done"]
+    stored = sorted(Path(f["path"]).read_bytes() for f in emulator.state.all("file"))
+    assert stored == sorted([DATA, DATA[::-1]])
+
+
+@pytest.mark.parametrize("broken", ["profile", "config"])
+async def test_a_broken_aws_configuration_is_a_source_error(
+    store: Store,
+    emulator: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    broken: str,
+) -> None:
+    config = tmp_path / "config"
+    if broken == "profile":
+        monkeypatch.setenv("AWS_PROFILE", "nope")
+    else:
+        config.write_text("[default\nregion = \n", encoding="utf-8")  # not an ini file
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setattr(_s3, "_SESSION", None)  # read the configuration again
+    async with client_for(emulator) as client:
+        with pytest.raises(va.SourceError, match="AWS configuration"):
+            await client.upload_file("s3://bucket/key.mp4")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    env |= {"AWS_PROFILE": "nope"} if broken == "profile" else {"AWS_CONFIG_FILE": str(config)}
+    args = ["batch", "s3://bucket/p/", "--channel", "news", "--journal", str(tmp_path / "j.sqlite")]
+    code, _, err = await vidapi(*args, env=env)
+    assert code != 0
+    assert "AWS configuration" in err
+    assert "Traceback" not in err
+
+
+async def test_a_dry_run_of_a_bucket_shows_and_counts_what_it_leaves_out(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "d/clip.mp4", DATA)
+    store.put(bucket, "d/notes.txt", b"hello", "text/plain")
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["batch", f"s3://{bucket}/d/", "--channel", "news", "--dry-run"]
+    args += ["--journal", str(tmp_path / "j.sqlite")]
+    code, out, err = await vidapi(*args, env=env)
+    assert code == 0, err
+    assert f"skipped s3://{bucket}/d/notes.txt: not a video" in out + err
+    assert "left out: 1 skipped" in out
+    code, out, err = await vidapi("--json", *args, env=env)
+    assert code == 0, err
+    [left] = json.loads(out)["left_out"]
+    assert left["where"] == f"s3://{bucket}/d/notes.txt"
+    assert left["status"] == "skipped"
+    assert emulator.videos() == []
+
+
+async def test_an_object_larger_than_max_source_size_is_refused_before_a_get(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = store.bucket()
+    store.put(bucket, "huge.mp4", DATA)
+    opened = spy_on_gets(monkeypatch)
+    async with client_for(emulator) as client:
+        client.max_source_size = len(DATA) - 1
+        for chunked in (False, True):
+            with pytest.raises(va.SourceError, match="max_source_size") as info:
+                await client.upload_file(f"s3://{bucket}/huge.mp4", chunked=chunked)
+            assert f"s3://{bucket}/huge.mp4" in str(info.value)
+        client.max_source_size = len(DATA)
+        await client.upload_file(f"s3://{bucket}/huge.mp4")
+    assert opened == [0]  # the GET of the upload allowed only
+
+
+async def test_vidapi_upload_of_an_object_says_where_objects_go(emulator: Emulator) -> None:
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    args = ["upload", "s3://bucket/k.mp4", "--title", "T", "--channel", "news"]
+    code, _, err = await vidapi(*args, env=env)
+    assert code != 0
+    assert "no such file" not in err
+    assert "vidapi batch" in err
+    assert emulator.videos() == []
+
+
+async def test_an_error_about_a_buckets_manifest_names_the_bucket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from vidapi_async.batch import _bucket
+    from vidapi_async.cli import _batch
+
+    async def listed(url: str, folder: str, **_: object) -> str:
+        return os.path.join(folder, "bucket.jsonl")
+
+    # the command imports the listing when it runs (its module stays light for --help)
+    monkeypatch.setattr(_bucket, "write_bucket_manifest", listed)
+    args = argparse.Namespace(source="s3://b/p/", channel="news")
+    with pytest.raises(va.InvalidArgumentError) as info:
+        async with _batch.feed_source(args, None):  # type: ignore[arg-type]
+            raise va.InvalidArgumentError("key", f"{args.source} line 1 and line 2: twice")
+    assert info.value.message == "the listing of s3://b/p/ line 1 and line 2: twice"

@@ -18,6 +18,8 @@ import posixpath
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import attrs
+
 from .._client import Client
 from .._errors import InvalidArgumentError, UsageError
 from .._internals import internals
@@ -27,7 +29,7 @@ from .._transfer.files import LocalFile
 from ._jobs import UploadJob
 from ._journal import MAX_KEY_LENGTH
 
-__all__ = ["jobs_from_bucket", "object_send", "object_size", "write_bucket_manifest"]
+__all__ = ["jobs_from_bucket", "object_send", "object_version", "write_bucket_manifest"]
 
 
 def split_prefix(url: str) -> tuple[str, str]:
@@ -96,18 +98,25 @@ async def write_bucket_manifest(
     return path
 
 
-async def object_size(url: str) -> LocalFile:
-    """An object job's size (a HEAD), as the ``LocalFile`` the batch plans with."""
+async def object_version(url: str) -> tuple[LocalFile, str]:
+    """An object job's size, as the ``LocalFile`` the batch plans with, and the ETag of
+    the version it sends (a HEAD)."""
     obj = S3Object.from_url(url, "url")
     async with s3_client() as client:
         info = await object_info(client, obj)
-    return LocalFile(url, info.size)
+    return LocalFile(url, info.size), info.etag
 
 
 async def object_send(
-    client: Client, job: UploadJob, local: LocalFile, options: dict[str, Any]
+    client: Client,
+    job: UploadJob,
+    local: LocalFile,
+    options: dict[str, Any],
+    etag: str | None = None,
 ) -> UploadedFile:
-    """Send a job's file, or its object (``client.uploads.file``, which reads it)."""
+    """Send a job's file, or its object (``client.uploads.file``, which reads it: the
+    version ``etag`` names, ``FileChangedError`` if the object is another now)."""
     if job.url is not None and is_s3_url(job.url):
-        return await client.uploads.file(job.url, **options)
+        obj = S3Object.from_url(job.url, "url")
+        return await client.uploads.file(attrs.evolve(obj, etag=etag), **options)
     return await internals(client).send_file(local, **options)

@@ -364,7 +364,11 @@ def shown_source(source: str) -> str:
 def url_key(url: str) -> str:
     """The default key of a url job: a digest of ``source_identity(url)``, so that no
     key or tag holds (a digest of) a credential or signature; a re-run skips the job
-    once done, whatever signature its url carries then."""
+    once done, whatever signature its url carries then. An object's ``s3://`` name: a
+    digest of the whole name (its ``#`` and ``?X-Amz-...`` are the key's own text)."""
+    if is_s3_url(url):
+        text = f"s3\0{url}".encode("utf-8", "surrogateescape")
+        return hashlib.sha256(text).hexdigest()[:24]
     return hashlib.sha256(f"url2\0{source_identity(url)}".encode()).hexdigest()[:24]
 
 
@@ -520,7 +524,8 @@ def _identity(job: UploadJob) -> tuple[str, str]:
     if job.path is not None:
         real = os.path.realpath(job.path)
         return f"file\0{real}", f"file {real}"
-    return f"url\0{url_key(job.url or '')}", f"url {url_for_humans(job.url or '')}"
+    url = job.url or ""
+    return f"url\0{url_key(url)}", f"url {url if is_s3_url(url) else url_for_humans(url)}"
 
 
 def once_each(

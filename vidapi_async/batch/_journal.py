@@ -151,7 +151,8 @@ class JobRecord:
     """The metadata its video holds, as last sent and acknowledged
     (``UploadJob.metadata()``: recorded with ``creating``, then after each update), so
     that a resume or a re-run sends only what changed; ``None`` for a job recorded
-    before journals kept it."""
+    before journals kept it. While an object's chunked upload can be resumed:
+    ``{"source_etag": ETAG}``, its version."""
     source: str | None = attrs.field(default=None, repr=False)
     """The file the job's video was made from: a path, or a url without credentials or
     signature (``None``: recorded before journals kept it)."""

@@ -42,7 +42,7 @@ from ._adopt import (
     key_tags,
     tag,
 )
-from ._bucket import object_send, object_size
+from ._bucket import object_send, object_version
 from ._duplicates import Duplicates
 from ._jobs import UploadJob
 from ._journal import JobLost, JobRecord, Journal, Stage
@@ -56,6 +56,10 @@ __all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_
 
 
 log = logging.getLogger("vidapi_async.batch")
+
+SOURCE_VERSION = "source_etag"
+"""Where a record of an object's chunked upload in flight keeps the object's ETag (its
+``metadata``, which a job has once done only): a resume needs the same version."""
 
 
 @attrs.define
@@ -223,8 +227,9 @@ class Pipeline:
             self.quota.check()
         job, record, local = run.job, run.record, run.local
         assert not isinstance(local, FileError)
+        etag: str | None = None  # an object's: the version sent
         if local is None and job.url is not None and is_s3_url(job.url):
-            local = await object_size(job.url)  # then sent as a file is, by object_send
+            local, etag = await object_version(job.url)  # sent as a file is, by object_send
         watch = self.tally.watch(record.key, job.where, None if local is None else local.size)
         if local is None:
             assert job.url is not None
@@ -236,7 +241,7 @@ class Pipeline:
                 read_size=self.uploads["read_size"],
             )
         else:
-            uploaded = await self._send(run, local, watch, again=again)
+            uploaded = await self._send(run, local, watch, again=again, etag=etag)
             if uploaded is None:
                 return  # resumed, and recorded
         self.tally.files.pop(record.key, None)  # off the list of uploads in flight
@@ -247,6 +252,7 @@ class Pipeline:
             record.stage if again else Stage.UPLOADED,
             file_url=uploaded.url,
             upload_url=None,
+            metadata=None,  # (an object's version, kept while its upload could resume)
         )
 
     async def _address(self, run: JobRun) -> UploadSession:
@@ -263,10 +269,13 @@ class Pipeline:
         watch: Callable[[int, int], None] | None,
         *,
         again: bool,
+        etag: str | None = None,
     ) -> Any:
         """Send a file (checked already: the client does not check it again), chunked
         as the batch says; a chunked upload's address is recorded first, and one
-        recorded by an earlier run is resumed (``None``: resumed and recorded)."""
+        recorded by an earlier run is resumed (``None``: resumed and recorded). An
+        object's (``etag``: the version a HEAD saw) is recorded with its version, and
+        resumed only if the object is that version still."""
         record = run.record
         kwargs: dict[str, Any] = {
             "progress": watch,
@@ -281,7 +290,7 @@ class Pipeline:
         chunked = self.uploads["chunked"]
         if chunked if chunked is not None else self.client.uploads.chunks(local.size):
             kwargs["chunked"] = True
-            if not again and await self._resumed(record, local, kwargs, run.job):
+            if not again and await self._resumed(record, local, kwargs, run.job, etag):
                 return None
             session = await self._address(run)
             await self.advance(
@@ -289,23 +298,40 @@ class Pipeline:
                 record.stage if again else Stage.UPLOADING,
                 upload_url=session.upload_url,
                 progress_url=session.progress_url,
+                **({} if etag is None else {"metadata": {SOURCE_VERSION: etag}}),
             )
             kwargs["upload_session"] = session
         else:
             kwargs["upload_session"] = await self._address(run)
-        return await object_send(self.client, run.job, local, kwargs)
+        return await object_send(self.client, run.job, local, kwargs, etag)
 
     async def _resumed(
-        self, record: JobRecord, local: LocalFile, kwargs: dict[str, Any], job: UploadJob
+        self,
+        record: JobRecord,
+        local: LocalFile,
+        kwargs: dict[str, Any],
+        job: UploadJob,
+        etag: str | None,
     ) -> bool:
-        """Resume the chunked upload an earlier run recorded, if any and if its address
-        still takes it: recorded ``uploaded`` then."""
+        """Resume the chunked upload an earlier run recorded, if any, if its address
+        still takes it and, for an object, if the object is still the version recorded
+        with it (else its missing ranges would come from another version): recorded
+        ``uploaded`` then."""
         if not (record.stage is Stage.UPLOADING and record.upload_url and record.progress_url):
+            return False
+        if etag is not None and (record.metadata or {}).get(SOURCE_VERSION) != etag:
+            log.info(
+                "job %s: its object changed since its upload started; starting over", record.key
+            )
             return False
         session = UploadSession(record.upload_url, record.progress_url)
         try:
             uploaded = await object_send(
-                self.client, job, local, {**kwargs, "upload_session": session, "resume": True}
+                self.client,
+                job,
+                local,
+                {**kwargs, "upload_session": session, "resume": True},
+                etag,
             )
         except VidapiError as exc:  # the old address is gone or refused
             log.info(
@@ -314,7 +340,9 @@ class Pipeline:
                 type(exc).__name__,
             )
             return False
-        await self.advance(record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None)
+        await self.advance(
+            record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None, metadata=None
+        )
         return True
 
     # --- adopt -------------------------------------------------------------------------

@@ -101,9 +101,11 @@ class LeftOutShown:
             await self.batch.report_left_out(left)
 
     def summary(self) -> None:
+        from rich.markup import escape
+
         for reason, n in sorted(self.skips.items()):
             items = "1 item has" if n == 1 else f"{n} items have"
-            self.console.print(f"{items} {reason}", highlight=False, soft_wrap=True)
+            self.console.print(f"{items} {escape(reason)}", highlight=False, soft_wrap=True)
 
 
 class _Snapshot:
@@ -170,6 +172,8 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
         else:
             await shown(entry)
 
+    for entry in bucket_left_out(args):  # the objects a bucket's listing left out
+        await left_out(entry)
     snapshot = await _read_only_journal(args, journal)
     async with BatchUploader(client, journal=snapshot) as batch:
         async for job in _read_in_thread(args, categories, left_out):
@@ -350,13 +354,23 @@ def _same_file(one: str, other: str) -> bool:
 
 async def report_skipped(source: str, console: Console) -> None:
     """Name what a folder batch leaves out, and why."""
+    from rich.markup import escape
+
     from ..batch._manifest import folder_entries
 
     if not await asyncio.to_thread(os.path.isdir, source):
         return
 
     for name, why in (await asyncio.to_thread(folder_entries, source))[1]:
-        console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {escape(why)}", highlight=False)
+
+
+def bucket_left_out(args: argparse.Namespace) -> list[LeftOut]:
+    """The objects a bucket's listing left out (``args.bucket_skipped``), as what a
+    manifest leaves out: skipped, with why."""
+    from ..batch import LeftOut
+
+    return [LeftOut(name, "skipped", why) for name, why in getattr(args, "bucket_skipped", ())]
 
 
 def origin_of(source: str) -> str:
@@ -383,21 +397,31 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     public address cannot name an internal one. A bucket's prefix
     (``s3://BUCKET/PREFIX/``): listed once into a temporary JSON Lines manifest
     (``args.bucket_skipped``: the objects left out, and why)."""
+    from .._errors import InvalidArgumentError
     from .._s3 import is_s3_url
     from ..batch._bucket import write_bucket_manifest
     from ..batch._feed import download_feed
 
     if is_s3_url(args.source):
         args.bucket_skipped = skipped = []
+        prefix = args.source
         folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="vidapi-bucket-")
         try:
-            args.source = await write_bucket_manifest(
-                args.source,
+            args.source = manifest = await write_bucket_manifest(
+                prefix,
                 folder,
                 channel=args.channel,
                 skipped=lambda name, why: skipped.append((name, why)),
             )
-            yield
+            try:
+                yield
+            except InvalidArgumentError as exc:  # about the generated manifest: the bucket's
+                if manifest not in exc.message:
+                    raise
+                where = f"the listing of {prefix}"
+                raise InvalidArgumentError(
+                    exc.argument, exc.message.replace(manifest, where)
+                ) from None
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
         return
@@ -454,10 +478,6 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
             **source_options(args),
         )
     await report_skipped(args.source, console)
-    for name, why in getattr(args, "bucket_skipped", ()):
-        from rich.markup import escape
-
-        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {why}", highlight=False)
     files_bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -487,6 +507,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     async with uploader as batch:  # its metrics endpoint, if asked, before the bars
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
+        for left in bucket_left_out(args):  # printed (escaped), counted, reported
+            await shown(left)
         with Live(Group(files_bar, bytes_bar), console=console, refresh_per_second=8):
             jobs = _read_in_thread(args, categories, shown)
             async for result in batch.run(jobs, origin=args.origin):

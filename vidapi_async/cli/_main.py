@@ -573,10 +573,17 @@ async def _upload(args: argparse.Namespace, client: Client, console: Console) ->
     # half made.
     from .. import _validate as check
     from .._internals import internals
+    from .._s3 import is_s3_url
     from .._transfer.files import check_srt_file, inspect_file
 
     check.title(args.title)
     check.channel(args.channel)
+    if is_s3_url(args.file):
+        raise e.UsageError(
+            f"{args.file}: vidapi upload sends a local file; an s3:// object goes through "
+            "vidapi batch s3://BUCKET/PREFIX/ (or a manifest's url) or the Python API's "
+            "upload_file"
+        )
     await asyncio.to_thread(inspect_file, args.file)
     subtitles = []
     if args.subtitle:
