@@ -61,6 +61,42 @@ def test_a_kaltura_csv_is_read_through_a_map(tmp_path: Path) -> None:
         list(jobs_from_manifest(path, channel="news", columns=KALTURA_MAP, list_separator=","))
 
 
+def test_kalturas_older_hash_header_is_the_header_a_map_names(tmp_path: Path) -> None:
+    """Kaltura's older bulk CSV names its fields on a '#' line (``#Name,Description,
+    Tags,URL,...``), the form issue 39 names: with a map whose columns are all on the
+    first '#' line, that line is the header (the fresh user's look: it was read as a
+    comment, and the first row taken for the header)."""
+    path = tmp_path / "kaltura-old.csv"
+    path.write_text(
+        "#Name,Description,Tags,URL,ContentType\n"
+        'Harbour,"Shot at dawn, 2019","boats,harbour",https://media.example.com/h.mp4,Video\n'
+        "# a comment between rows\n"
+        "Dusk,,,https://media.example.com/d.mp4,Video\n",
+        encoding="utf-8",
+    )
+    mapping = {"title": "Name", "description": "Description", "tags": "Tags", "url": "URL"}
+    left: list[va.LeftOut] = []
+    jobs = list(
+        jobs_from_manifest(
+            path, channel="news", columns=mapping, list_separator=",", left_out=left.append
+        )
+    )
+    assert [(j.title, j.tags, j.url) for j in jobs] == [
+        ("Harbour", ("boats", "harbour"), "https://media.example.com/h.mp4"),
+        ("Dusk", None, "https://media.example.com/d.mp4"),
+    ]
+    assert jobs[0].description == "Shot at dawn, 2019"
+    assert [(x.where.rsplit("/", 1)[-1], x.status) for x in left] == [
+        ("kaltura-old.csv", "ignored"),
+        ("kaltura-old.csv line 3", "skipped"),
+    ]
+    # without a map, a '#' line is a comment as before
+    plain = tmp_path / "plain.csv"
+    plain.write_text("# my notes\npath,title\na.mp4,A\n", encoding="utf-8")
+    make_file(tmp_path / "a.mp4", 10)
+    assert [j.title for j in jobs_from_manifest(plain, channel="news")] == ["A"]
+
+
 def test_a_row_after_a_kaltura_header_whose_first_cell_starts_with_hash_is_reported(
     tmp_path: Path,
 ) -> None:

@@ -466,10 +466,13 @@ def _mapping(
 class _Lines:
     """A CSV manifest's lines for ``csv``, comments left out (``#`` lines before the
     header, and after a Kaltura ``*`` header: those in ``dropped``, by line, to be
-    reported), with the file line each row starts on."""
+    reported), with the file line each row starts on. With ``mapped`` (the columns a
+    map names), a ``#`` line before the header that holds them all is the header:
+    Kaltura's older bulk CSV names its fields so (``#Name,Description,Tags,URL``)."""
 
-    def __init__(self, lines: Iterator[str]) -> None:
+    def __init__(self, lines: Iterator[str], mapped: Collection[str] = ()) -> None:
         self._lines = lines
+        self._mapped = frozenset(mapped)
         self._number = 0
         self._taken: collections.deque[int] = collections.deque()
         self._header = False
@@ -485,6 +488,12 @@ class _Lines:
             text = next(self._lines)
             self._number += 1
             if self._comments and text.startswith("#"):
+                if not self._header and self._names_the_map(text[1:]):
+                    self._header = True  # Kaltura's older header: '#' lines after it
+                    text = text[1:]  # are comments, reported as a '*' header's are
+                    self._taken.append(self._number)
+                    self._last = text
+                    return text
                 if self._header:
                     self.dropped.append(self._number)
                 continue
@@ -498,6 +507,15 @@ class _Lines:
                 self._taken.append(self._number)
             self._last = text
             return text
+
+    def _names_the_map(self, text: str) -> bool:
+        if not self._mapped:
+            return False
+        try:
+            cells = next(csv.reader([text]), [])
+        except csv.Error:
+            return False
+        return self._mapped <= {cell.strip() for cell in cells}
 
     def whole_line(self) -> bool:
         """Whether the row csv is reading is one line whose quotes all close: csv
@@ -527,7 +545,7 @@ def _csv_rows(
 ) -> Iterator[tuple[int, UploadJob | LeftOut]]:
     base = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as raw:
-        lines = _Lines(_lines(raw, path, encoding))
+        lines = _Lines(_lines(raw, path, encoding), (columns or {}).values())
         reader = csv.DictReader(lines)
         try:
             header = reader.fieldnames or []
