@@ -129,3 +129,29 @@ def test_a_jobs_feed_origin_goes_with_its_spec_into_the_shared_queue() -> None:
     assert job_of(spec_of(plain)).origin is None
     with pytest.raises(va.InvalidArgumentError, match="origin"):
         va.UploadJob(url="http://127.0.0.2/a.mp4", title="t", channel="news", origin="a host")
+
+
+async def test_a_fetched_feeds_items_are_named_by_its_address_not_a_temporary_file(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The fresh user's look at issue 39: an item left out of a feed fetched by url was
+    named by the temporary file the feed was saved in (a new name each run, deleted at
+    the end), in the output and in the report."""
+    audio = (
+        '<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">'
+        "<channel><title>t</title><item><guid>ep1</guid><title>ep1</title>"
+        "<enclosure url='http://127.0.0.1/ep1.mp3' type='audio/mpeg' length='5'/>"
+        "</item></channel></rss>"
+    ).encode()
+    report = tmp_path / "report.csv"
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    async with WireServer(lambda seen: Reply(200, audio)) as feeds:
+        address = f"{feeds.url}/pod.xml"
+        code, out, err = await vidapi(
+            "batch", address, "--channel", "news",
+            "--journal", str(tmp_path / "j.sqlite"), "--report", str(report), env=env,
+        )  # fmt: skip
+    assert code == 0, err
+    said = out + err + report.read_text()
+    assert f"{address} line" in said, said
+    assert "vidapi-feed-" not in said, said

@@ -61,8 +61,14 @@ async def _read_in_thread(
     entries = source_entries(
         args.source, channel=args.channel, categories=categories, **source_options(args)
     )
+    # a fetched feed's items named by its address, not the temporary file it was saved in
+    saved, address = getattr(args, "feed_saved", None), getattr(args, "feed_address", None)
     while (entry := await asyncio.to_thread(next, entries, None)) is not None:
         if isinstance(entry, LeftOut):
+            if saved is not None and address is not None and entry.where.startswith(saved):
+                import attrs
+
+                entry = attrs.evolve(entry, where=address + entry.where[len(saved) :])
             if left_out is not None:
                 await left_out(entry)
         elif (origin := getattr(args, "feed_origin", None)) is not None:
@@ -433,7 +439,11 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
     kept = client.source_policy
     try:
         cap = getattr(args, "max_feed_size", MAX_FEED_BYTES)
+        from .._protocol import url_for_humans
+
+        args.feed_address = url_for_humans(args.source)  # what its items are named by
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
+        args.feed_saved = args.source
         if origin is not None:
             import attrs
 
@@ -442,7 +452,8 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         yield
     finally:
         client.source_policy = kept
-        vars(args).pop("feed_origin", None)
+        for name in ("feed_origin", "feed_saved", "feed_address"):
+            vars(args).pop(name, None)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
