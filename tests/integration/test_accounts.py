@@ -190,3 +190,31 @@ async def test_a_v2_row_is_created_under_its_profile(tmp_path: Path) -> None:
         assert [r.status for r in results] == [va.JobStatus.DONE] * 2
         profiles = {v["title"]: v.get("profile", v["owner"]) for v in emu.videos()}
         assert profiles == {"a": "second", "b": demo}
+
+
+@pytest.mark.parametrize("first", ["", "ACCOUNT_B"])
+async def test_a_new_journal_adopts_each_accounts_videos_by_its_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str
+) -> None:
+    """The fresh user's look at issues 40/41: adoption listed one account's videos (the
+    first job's) and compared every owner with that account: with a new journal the
+    other account's rows were uploaded again (duplicates), whichever came first."""
+    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
+    other = "ACCOUNT_B" if first == "" else ""
+    rows = [("a1.mp4", first), ("b1.mp4", other), ("a2.mp4", first), ("b2.mp4", other)]
+    source = manifest(tmp_path, rows)
+    async with (
+        Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu,
+        client_for(emu) as client,
+    ):
+        async with va.BatchUploader(client, journal=tmp_path / "one.sqlite") as batch:
+            assert {r.status async for r in batch.run(jobs_from_manifest(source))} == {
+                va.JobStatus.DONE
+            }
+        made = owners(emu)
+        async with va.BatchUploader(client, journal=tmp_path / "two.sqlite") as batch:
+            plan = await batch.plan(jobs_from_manifest(source))
+            again = [r async for r in batch.run(jobs_from_manifest(source))]
+        assert sorted(plan.adopt) == sorted(r.key for r in again)
+        assert {r.status for r in again} == {va.JobStatus.ADOPTED}
+        assert owners(emu) == made  # no video made twice, each still its account's

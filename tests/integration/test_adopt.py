@@ -181,7 +181,7 @@ async def test_a_lagging_listing_does_not_make_a_journals_jobs_twice(
     files = make_files(tmp_path / "files", 3)
     journal = tmp_path / "j.sqlite"
 
-    async def nothing_listed(self: object) -> dict[str, list[object]]:
+    async def nothing_listed(self: object, job: object = None) -> dict[str, list[object]]:
         return {}
 
     monkeypatch.setattr("vidapi_async.batch._adopt.Adoption.index", nothing_listed)

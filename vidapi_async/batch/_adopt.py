@@ -135,51 +135,59 @@ def differences(held: Held, job: UploadJob) -> list[str]:
     return sorted(name for name in new if held.metadata is None or old.get(name) != new[name])
 
 
+def _who(job: UploadJob | None) -> tuple[str | None, str | None]:
+    """The account (and API v2 profile) a job's requests act for: ``(None, None)``,
+    the client's own."""
+    return (None, None) if job is None else (job.account, job.profile)
+
+
 class Adoption:
-    """One batch's look at the platform: the account's videos by bookkeeping tag,
-    listed once when the first job needs them, and the account's id."""
+    """One batch's look at the platform, per account the batch acts for (a row's
+    ``account``/``profile``; the client's own by default): that account's videos by
+    bookkeeping tag, listed once when its first job needs them, and its id. Each is
+    read under the job's own token (``_accounts.acting_for`` is in force)."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         """The client that lists."""
         self._lock = asyncio.Lock()
-        self._index: dict[str, list[Held]] | None = None
-        self._me: str | None = None
-        self._me_known = False
+        self._index: dict[tuple[str | None, str | None], dict[str, list[Held]]] = {}
+        self._me: dict[tuple[str | None, str | None], str | None] = {}
 
     def new_run(self) -> None:
         """A new ``run`` lists again."""
-        self._index = None
+        self._index = {}
 
-    async def me(self) -> str | None:
-        """The id of the account doing the batch (``None``: the dialect cannot say)."""
-        if not self._me_known:
+    async def me(self, job: UploadJob | None = None) -> str | None:
+        """The id of the account the job acts for (``None``: the dialect cannot say)."""
+        who = _who(job)
+        if who not in self._me:
             try:
-                self._me = (await self.client.account.me(fields=("id",))).id
+                self._me[who] = (await self.client.account.me(fields=("id",))).id
             except (UsageError, VidapiError) as exc:
                 log.debug("the account's id is unknown (%s): owners not compared", exc)
-                self._me = None
-            self._me_known = True
-        return self._me
+                self._me[who] = None
+        return self._me[who]
 
-    async def index(self) -> dict[str, list[Held]]:
-        """The account's videos carrying a bookkeeping tag, by that tag, oldest first:
-        one listing per batch."""
+    async def index(self, job: UploadJob | None = None) -> dict[str, list[Held]]:
+        """The videos of the job's account carrying a bookkeeping tag, by that tag,
+        oldest first: one listing per account per batch."""
+        who = _who(job)
         async with self._lock:
-            if self._index is None:
+            if who not in self._index:
                 index: dict[str, list[Held]] = {}
                 async for video in self.client.videos.mine(fields=LISTED):
                     name = bookkeeping(video.tags)
                     if name is not None:
                         index.setdefault(name, []).append(held_of(video))
-                self._index = index
+                self._index[who] = index
                 log.debug("adoption: %d videos carry a bookkeeping tag", len(index))
-            return self._index
+            return self._index[who]
 
     async def find(self, key_tags: Iterable[str], job: UploadJob, key: str) -> Held | None:
         """The video the platform holds for the job (its bookkeeping tag among
-        ``key_tags``), passing every check; ``None`` if there is none."""
-        index = await self.index()
+        ``key_tags``, in its account), passing every check; ``None`` if there is none."""
+        index = await self.index(job)
         tags = list(key_tags)
         for name in tags:
             for held in index.get(name, ()):
@@ -197,7 +205,7 @@ class Adoption:
 
     async def refused(self, held: Held, tags: Iterable[str], job: UploadJob) -> str | None:
         """Why ``held`` is not the job's video (``belongs``), or ``None``."""
-        return belongs(held, tags, job, await self.me())
+        return belongs(held, tags, job, await self.me(job))
 
 
 _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")

@@ -420,9 +420,7 @@ class BatchUploader:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
-            if (
-                record is None or record.stage is Stage.PENDING
-            ) and await self._pipeline.adoption.find(key_tags(key), job, key) is not None:
+            if (record is None or record.stage is Stage.PENDING) and await self._held(job, key):
                 adopt.append(key)
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
@@ -435,6 +433,13 @@ class BatchUploader:
         return BatchPlan(
             create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
         )
+
+    async def _held(self, job: UploadJob, key: str) -> bool:
+        """Whether the platform holds a video the job would adopt (listed under the
+        job's own account's token)."""
+        assert self._pipeline is not None
+        with acting_for(self.client, job):
+            return await self._pipeline.adoption.find(key_tags(key), job, key) is not None
 
     # --- one job -----------------------------------------------------------------------
 

@@ -425,7 +425,7 @@ class Pipeline:
             return None
         await self.advance(record, Stage.CREATING)  # fenced: still ours?
         tags = key_tags(record.key)
-        me = await self.adoption.me()
+        me = await self.adoption.me(run.job)
         for name in tags:
             for found in await self.client.videos.find_by_tag(name):
                 video = found
