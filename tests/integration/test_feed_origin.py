@@ -138,11 +138,11 @@ async def test_a_fetched_feeds_items_are_named_by_its_address_not_a_temporary_fi
     named by the temporary file the feed was saved in (a new name each run, deleted at
     the end), in the output and in the report."""
     audio = (
-        '<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">'
-        "<channel><title>t</title><item><guid>ep1</guid><title>ep1</title>"
-        "<enclosure url='http://127.0.0.1/ep1.mp3' type='audio/mpeg' length='5'/>"
-        "</item></channel></rss>"
-    ).encode()
+        b'<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/">'
+        b"<channel><title>t</title><item><guid>ep1</guid><title>ep1</title>"
+        b"<enclosure url='http://127.0.0.1/ep1.mp3' type='audio/mpeg' length='5'/>"
+        b"</item></channel></rss>"
+    )
     report = tmp_path / "report.csv"
     env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
     async with WireServer(lambda seen: Reply(200, audio)) as feeds:
