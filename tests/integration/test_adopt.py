@@ -259,3 +259,27 @@ async def test_adopt_only_rebuilds_a_lost_journal_and_its_report_uploading_nothi
     code, out, err = await vidapi("--json", "batch", str(manifest), "--journal", journal, env=env)
     assert code == 0, err
     assert posts(emulator)["/me/videos"] == before["/me/videos"] + 1
+
+
+async def test_a_key_shaped_like_another_keys_earlier_tag_adopts_nothing(tmp_path: Path) -> None:
+    """The attacker's second look at issue 38: a job whose key is the 32-hex digest an
+    earlier release tagged another key with (``earlier_tag``) carried that tag as its
+    own, and the other job, run with a journal of its own, adopted its video (one video
+    for two files). Adoption looks for a job's own tag only."""
+    from vidapi_async.batch._adopt import earlier_tag
+
+    mine = "clips/é.mp4"
+    earlier = earlier_tag(mine)
+    assert earlier is not None
+    posing = earlier.removeprefix("vidapi-")
+    a = make_file(tmp_path / "a.mp4", 4000)
+    b = make_file(tmp_path / "b.mp4", 5000)
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        job_b = va.UploadJob(path=b, title="Weekly news", channel="news", key=posing)
+        async with va.BatchUploader(client, journal=tmp_path / "b.sqlite") as batch:
+            assert [r.status async for r in batch.run([job_b])] == [va.JobStatus.DONE]
+        job_a = va.UploadJob(path=a, title="Weekly news", channel="news", key=mine)
+        async with va.BatchUploader(client, journal=tmp_path / "a.sqlite") as batch:
+            [result] = [r async for r in batch.run([job_a])]
+        assert result.status is va.JobStatus.DONE, result
+        assert len(emu.videos()) == 2

@@ -51,7 +51,7 @@ from .._observe import Observer
 from .._transfer.files import LocalFile
 from .._transfer.sending import load_mime_types
 from ._accounts import acting_for, in_turn, token_in
-from ._adopt import key_tags
+from ._adopt import tag
 from ._disk_checks import Checks, Prepared, check_all, prepare
 from ._duplicates import Duplicates
 from ._jobs import (
@@ -439,7 +439,7 @@ class BatchUploader:
         job's own account's token)."""
         assert self._pipeline is not None
         with acting_for(self.client, job):
-            return await self._pipeline.adoption.find(key_tags(key), job, key) is not None
+            return await self._pipeline.adoption.find([tag(key)], job, key) is not None
 
     # --- one job -----------------------------------------------------------------------
 

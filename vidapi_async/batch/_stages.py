@@ -353,7 +353,9 @@ class Pipeline:
         adopted: no upload, no create; the fields the job gives that differ on it are
         sent as one update (the bookkeeping tag kept)."""
         record = run.record
-        held = await self.adoption.find(key_tags(record.key), run.job, record.key)
+        # its own tag only: an earlier release's tag (a digest) is a key another job may
+        # have (a job whose key is that digest), looked for only after a crash at creating
+        held = await self.adoption.find([tag(record.key)], run.job, record.key)
         if held is None:
             if self.adopt_only:
                 raise UsageError(
