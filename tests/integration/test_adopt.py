@@ -283,3 +283,28 @@ async def test_a_key_shaped_like_another_keys_earlier_tag_adopts_nothing(tmp_pat
             [result] = [r async for r in batch.run([job_a])]
         assert result.status is va.JobStatus.DONE, result
         assert len(emu.videos()) == 2
+
+
+async def test_a_crash_at_creating_then_a_title_edit_makes_no_second_video(
+    tmp_path: Path,
+) -> None:
+    """The attacker's look at issue 40: a job whose create answer was lost (left at
+    'creating'), then retitled in the manifest, did not find the video its create made
+    (the title compared was the new one, not the one sent) and made a second."""
+    [path] = make_files(tmp_path / "files", 1)
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        old = va.UploadJob(path=path, title="Old title", channel="news", key="k1")
+        async with va.BatchUploader(client, journal=journal) as batch:
+            assert [r.status async for r in batch.run([old])] == [va.JobStatus.DONE]
+        store = va.SQLiteJournal(journal)
+        record = await store.load("k1")
+        assert record is not None
+        record.stage = va.Stage.CREATING  # as if the create's answer had been lost
+        await store.save(record)
+        await store.close()
+        new = va.UploadJob(path=path, title="New title", channel="news", key="k1", private=True)
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [result] = [r async for r in batch.run([new])]
+        assert result.status is va.JobStatus.DONE, result
+        assert [(v["title"], v["private"]) for v in emu.videos()] == [("New title", True)]

@@ -428,6 +428,10 @@ class Pipeline:
         await self.advance(record, Stage.CREATING)  # fenced: still ours?
         tags = key_tags(record.key)
         me = await self.adoption.me(run.job)
+        # compared with what the create sent (recorded with 'creating'), not with the
+        # job as the manifest has it now: a title edited since then is sent as an update
+        sent = (record.metadata or {}).get("title")
+        as_sent = attrs.evolve(run.job, title=sent) if isinstance(sent, str) else run.job
         for name in tags:
             for found in await self.client.videos.find_by_tag(name):
                 video = found
@@ -437,7 +441,7 @@ class Pipeline:
                     )
                 if bookkeeping(video.tags) not in tags:
                     continue  # carries the tag, but another job's is its last
-                why = belongs(held_of(video), tags, run.job, me)
+                why = belongs(held_of(video), tags, as_sent, me)
                 if why is None:
                     return video
                 log.warning(
