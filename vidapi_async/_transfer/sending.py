@@ -18,7 +18,7 @@ import asyncio
 import functools
 import mimetypes
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import attrs
@@ -172,18 +172,25 @@ async def send_chunked(
     if resume:
         await retrying(policy, ask, idempotent=True, what="ask held ranges")
     if not state.done:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for start, end in state.regions():
-                    group.create_task(worker(start, end))
-        except BaseExceptionGroup as group_error:
-            # One range failed for good: the others were cancelled. Raise that failure
-            # itself, not the group (callers catch VidapiError).
-            raise _first_error(group_error) from None
+        await _run_regions(state, worker)
     if not state.done:
         # every range was acknowledged with 202 but none completed: ask once more
         await retrying(policy, ask, idempotent=True, what="ask held ranges")
     return state.descriptor
+
+
+async def _run_regions(
+    state: wire.ChunkedUpload, worker: Callable[[int, int], Coroutine[Any, Any, None]]
+) -> None:
+    """One ``worker`` per region of ``state``, all at once."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for start, end in state.regions():
+                group.create_task(worker(start, end))
+    except BaseExceptionGroup as group_error:
+        # One range failed for good: the others were cancelled. Raise that failure
+        # itself, not the group (callers catch VidapiError).
+        raise _first_error(group_error) from None
 
 
 def _nothing() -> None:

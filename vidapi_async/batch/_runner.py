@@ -44,16 +44,15 @@ import attrs
 
 from .. import _validate as check
 from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, VidapiError
+from .._errors import InvalidArgumentError, QuotaExceededError, UsageError
 from .._internals import internals
 from .._metrics import MetricsServer
 from .._observe import Observer
-from .._transfer.files import LocalFile
 from .._transfer.sending import load_mime_types
-from ._accounts import acting_for, in_turn, token_in
-from ._adopt import tag
-from ._disk_checks import Checks, Prepared, check_all, prepare
+from ._accounts import in_turn
+from ._disk_checks import Checks, Prepared, check_all
 from ._duplicates import Duplicates
+from ._job_run import JobRunning, each
 from ._jobs import (
     BatchPlan,
     BatchProgress,
@@ -61,20 +60,15 @@ from ._jobs import (
     JobStatus,
     LeftOut,
     UploadJob,
-    job_source,
-    legacy_url_key,
-    shown_source,
-    url_key,
 )
-from ._journal import JobLost, JobRecord, Journal, MemoryJournal, SQLiteJournal, Stage
+from ._journal import Journal, MemoryJournal, SQLiteJournal
 from ._playlists import Playlists
 from ._postgres import PostgresJournal
 from ._progress import Tally
 from ._quota import Pacing, Quota, QuotaStop, quota_of
 from ._report import JobReport
 from ._spares import Spares
-from ._stages import CHECKS, JobRun, Pipeline, run_steps
-from ._updates import changed, done_before, metadata_now
+from ._stages import Pipeline
 
 __all__ = ["BatchUploader", "each", "for_queue", "know_quota", "pacing_of", "running"]
 
@@ -96,7 +90,7 @@ class _Queues:
     crashed: list[BaseException] = attrs.Factory(list)
 
 
-class BatchUploader:
+class BatchUploader(JobRunning):
     """Run many ``UploadJob`` pipelines at once. Use as ``async with``.
 
     ``journal`` is a path (an SQLite file, created if needed), a ``Journal``, or
@@ -113,6 +107,8 @@ class BatchUploader:
     video recorded done) or fails (see ``adopt_only``).
     """
 
+    # Longer than the 80-line rule allows, as an accepted exception: its keyword
+    # parameters and their documentation, nothing else.
     def __init__(
         self,
         client: Client,
@@ -406,40 +402,7 @@ class BatchUploader:
         the keys of the jobs it would create, adopt (not in the journal, their video on
         the platform), update (done, with other metadata) and skip (done, unchanged; or
         refused: done from another source)."""
-        if self._journal is None:
-            raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
-        assert self._pipeline is not None
-        create: list[str] = []
-        adopt: list[str] = []
-        update: list[str] = []
-        skip: list[str] = []
-        async for job in each(jobs):
-            if not isinstance(job, UploadJob):
-                raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
-            key = (await asyncio.to_thread(prepare, job))[0]
-            if job.url is not None and key == url_key(job.url):
-                key = await _recorded_url_key(self._journal, key, job.url)
-            record = await self._journal.load(key)
-            if (record is None or record.stage is Stage.PENDING) and await self._held(job, key):
-                adopt.append(key)
-            elif record is None or record.stage is not Stage.DONE:
-                create.append(key)
-            elif _other_source(record, job, origin) is not None:
-                skip.append(key)  # refused: never an update of another source's video
-            elif changed(record.metadata, metadata_now(job, record, quiet=True)):
-                update.append(key)
-            else:
-                skip.append(key)
-        return BatchPlan(
-            create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
-        )
-
-    async def _held(self, job: UploadJob, key: str) -> bool:
-        """Whether the platform holds a video the job would adopt (listed under the
-        job's own account's token)."""
-        assert self._pipeline is not None
-        with acting_for(self.client, job):
-            return await self._pipeline.adoption.find([tag(key)], job, key) is not None
+        return await self._plan(jobs, origin)
 
     # --- one job -----------------------------------------------------------------------
 
@@ -469,141 +432,6 @@ class BatchUploader:
         if self._report_to is not None:
             await self._report_to.left_out(left)
 
-    async def _run_job_inner(
-        self,
-        job: UploadJob,
-        seq: int | None = None,
-        checked: Awaitable[Prepared] | None = None,
-    ) -> JobResult:
-        """``checked``: the job's disk checks under way (``run`` asks for those of the
-        queued jobs together); without, one trip to a worker thread for this job's."""
-        assert self._journal is not None
-        if checked is None:
-            checked = asyncio.to_thread(prepare, job)
-        key, local, subtitles, stale = await checked
-        if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
-            key = await _recorded_url_key(self._journal, key, job.url)
-        forget = getattr(self._journal, "forget", None)
-        if stale is not None and forget is not None:
-            await forget(stale)  # the failure recorded while its file was missing
-        if key in self._in_flight:
-            self._tally.count("failed")
-            twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
-            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
-        try:
-            token_in(job.account)
-        except InvalidArgumentError as exc:  # its account's variable is not set (now)
-            self._tally.count("failed")
-            log.warning("job %s failed: %s", key, exc)
-            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
-        self._in_flight.add(key)
-        internals(self.client).observer.label_job(
-            key, local.size if isinstance(local, LocalFile) else None
-        )
-        claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
-        try:
-            with acting_for(self.client, job):  # its account's token, read now
-                if claim is not None:
-                    record = await claim(key)
-                else:
-                    record = await self._journal.load(key) or JobRecord(key)
-                refused = _other_source(record, job, self._origin)
-                if refused is not None:
-                    self._tally.count("failed")
-                    log.warning("job %s refused: %s", key, refused.message)
-                    return JobResult(
-                        job,
-                        key,
-                        JobStatus.FAILED,
-                        record.video_id,
-                        record.stage,
-                        refused,
-                        record.runs,
-                    )
-                if record.stage is Stage.DONE and self.adopt_only:  # nothing sent
-                    self._tally.count("skipped")
-                    return JobResult(
-                        job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
-                    )
-                source, moved = job_source(job), None
-                if record.source is not None and record.source != source:
-                    moved = shown_source(record.source)  # the same origin's file, moved
-                    record.source = source
-                elif record.source is None and record.stage is not Stage.DONE:
-                    record.source, record.origin = source, self._origin  # saved as it goes
-                if record.stage is Stage.DONE:
-                    return await done_before(
-                        self.client,
-                        self._journal,
-                        self._playlists,
-                        self._tally,
-                        job,
-                        record,
-                        seq,
-                        moved=moved,
-                    )
-                if claim is None:
-                    record.runs += 1
-                return await self._steps(JobRun(job, record, local, subtitles, seq))
-        finally:
-            self._in_flight.discard(key)
-            self._tally.files.pop(key, None)
-
-    async def _steps(self, run: JobRun) -> JobResult:
-        """A job not done through its steps (``run_steps``), and its result: a failure
-        recorded, counted (or handed back to a shared queue) and said."""
-        assert self._journal is not None
-        assert self._pipeline is not None
-        job, record = run.job, run.record
-        self._pipeline.uploads = {
-            "chunked": self.chunked,
-            "workers": self.workers,
-            "read_size": self.read_size,
-            "range_size": self.range_size,
-        }
-        self._pipeline.ready_timeout = self.ready_timeout if self.wait_ready else None
-        self._tally.count("started")
-        try:
-            if self.adopt_only:  # the checks, then adopted (or refused) whatever its stage
-                await run_steps(self._pipeline, run, CHECKS)
-                await self._pipeline.adopt(run)
-            else:
-                await run_steps(self._pipeline, run)
-        except VidapiError as exc:
-            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
-                internals(self.client).observer.quota_refused()  # each refusal
-            record.error = f"{type(exc).__name__}: {exc}"
-            try:
-                await self._journal.save(record)
-            except JobLost:
-                return self._lost(run)
-            if self._goes_back(exc):
-                self._tally.count("started", -1)  # to be run again: not this one's
-            else:
-                self._tally.count("failed")
-                log.warning("job %s failed at %s: %s", record.key, record.stage, record.error)
-            return JobResult(
-                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
-            )
-        except JobLost:
-            return self._lost(run)
-        finally:
-            await self._pipeline.give_back(run)
-        status = JobStatus.DONE if run.adopted is None else JobStatus.ADOPTED
-        self._tally.count(status.value)
-        return JobResult(job, record.key, status, record.video_id, record.stage, runs=record.runs)
-
-    def _lost(self, run: JobRun) -> JobResult:
-        record = run.record
-        log.warning("lost job %s to another worker", record.key)
-        return JobResult(
-            run.job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
-        )
-
-    def _goes_back(self, error: BaseException | None) -> bool:
-        """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
-        return error is not None and self._requeue is not None and self._requeue(error)
-
 
 async def _observed(
     observer: Observer,
@@ -632,38 +460,6 @@ async def _observed(
         raise
     finally:
         observer.job_finished(outcome, time.perf_counter() - started, counted)
-
-
-def _other_source(
-    record: JobRecord, job: UploadJob, origin: str | None
-) -> InvalidArgumentError | None:
-    """Why ``job`` may not run under ``record`` (its key): the record was made from
-    another source by another manifest or feed (or by jobs of no known origin). A key
-    is one video: never re-uploaded, never an update of its video from another file."""
-    if record.source is None or record.source == job_source(job):
-        return None
-    if origin is not None and record.origin == origin:
-        return None  # the same manifest or feed: its file moved
-
-    def named(what: str | None) -> str:
-        return "no manifest named" if what is None else what
-
-    return InvalidArgumentError(
-        "key",
-        f"key {record.key!r} is {record.stage} from {shown_source(record.source)} "
-        f"({named(record.origin)}); this job gives it {shown_source(job_source(job))} "
-        f"({named(origin)}): one key is one video; give this job its own key",
-    )
-
-
-async def _recorded_url_key(journal: Journal, key: str, url: str) -> str:
-    """``key``, or the key a journal written up to 0.1.0 has this url job under (a
-    digest of the whole url), so that the job is skipped or resumed there rather
-    than making a second video. Looked up only, never written anew."""
-    if await journal.load(key) is not None:
-        return key
-    old = legacy_url_key(url)
-    return old if await journal.load(old) is not None else key
 
 
 def _port(metrics_port: int | None) -> int | None:
@@ -764,13 +560,3 @@ def quota_known(runner: BatchUploader) -> bool:
 def running(runner: BatchUploader, key: str) -> bool:
     """Whether ``runner`` runs a job of ``key`` now."""
     return key in runner._in_flight
-
-
-async def each(jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> AsyncIterator[UploadJob]:
-    """The jobs of a plain or an async iterable, as an async iterator."""
-    if isinstance(jobs, AsyncIterable):
-        async for job in jobs:
-            yield job
-    else:
-        for job in jobs:
-            yield job

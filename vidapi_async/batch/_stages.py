@@ -9,82 +9,35 @@ run again on every resume until the job passes its stage.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
 
 from .. import _validate as check
-from .._client import Client
 from .._errors import (
-    BadRequestError,
     FileError,
     InvalidArgumentError,
-    QuotaExceededError,
     UsageError,
-    VidapiError,
 )
 from .._internals import internals
-from .._models import Subtitle, UploadSession, Video
+from .._models import Subtitle
 from .._resources.video_metadata import own_tag
-from .._s3 import is_s3_url
-from .._transfer.files import LocalFile, inspect_file
 from ._adopt import (
-    Adoption,
-    Held,
-    belongs,
-    bookkeeping,
     differences,
     earlier_tag,
-    held_of,
-    key_tags,
     tag,
 )
-from ._bucket import object_send, object_version
-from ._duplicates import Duplicates
-from ._jobs import UploadJob
-from ._journal import JobLost, JobRecord, Journal, Stage
-from ._playlists import Playlists
-from ._progress import Tally
-from ._quota import Pacing, QuotaStop, Slot
-from ._spares import Spares
+from ._create_step import CreateStep
+from ._journal import JobLost, Stage
+from ._pipeline_state import JobRun
 from ._updates import changed_fields, keep_tag, with_added
 
 __all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
 
 
 log = logging.getLogger("vidapi_async.batch")
-
-SOURCE_VERSION = "source_etag"
-"""Where a record of an object's chunked upload in flight keeps the object's ETag (its
-``metadata``, which a job has once done only): a resume needs the same version."""
-
-
-@attrs.define
-class JobRun:
-    """One job on its way through the steps: the job, its record (written as it goes)
-    and what its disk checks found."""
-
-    job: UploadJob
-    record: JobRecord
-    local: LocalFile | FileError | None = None
-    """Its file checked (``None``: a url job), or why it cannot be sent."""
-    subtitles: dict[str, LocalFile] | UsageError = attrs.Factory(dict)
-    """Its subtitle files checked, by language, or the first broken one."""
-    seq: int | None = None
-    """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
-    slot: Slot | None = None
-    """Its place in its account's quota window (a paced batch), once taken."""
-    adopted: Held | None = None
-    """The video the platform held for it, adopted in this run (no upload, no create)."""
-
-    @property
-    def video_id(self) -> str:
-        """The job's video (a step after the create)."""
-        assert self.record.video_id is not None
-        return self.record.video_id
 
 
 @attrs.frozen
@@ -107,58 +60,9 @@ async def run_steps(pipeline: Pipeline, run: JobRun, steps: Sequence[Step] | Non
             await step.run(pipeline, run)
 
 
-class Pipeline:
+class Pipeline(CreateStep):
     """The steps of one batch's jobs, and what they share: the client, the journal,
     the upload settings, the addresses fetched ahead, the playlists, the quota."""
-
-    def __init__(
-        self,
-        client: Client,
-        journal: Journal,
-        *,
-        uploads: Mapping[str, Any],
-        spares: Spares,
-        playlists: Playlists,
-        tally: Tally,
-        quota: QuotaStop,
-        duplicates: Duplicates,
-        waiting: Callable[[], int],
-        ready_timeout: float | None,
-        pacing: Pacing | None = None,
-        adoption: Adoption | None = None,
-    ) -> None:
-        self.client = client
-        self.journal = journal
-        self.uploads = dict(uploads)
-        """``chunked``, ``workers``, ``read_size`` and ``range_size``, as the batch says."""
-        self.spares = spares
-        self.playlists = playlists
-        self.tally = tally
-        self.quota = quota
-        self.duplicates = duplicates
-        self.adoption = Adoption(client) if adoption is None else adoption
-        """The platform's videos by bookkeeping tag, listed once per run."""
-        self.adopt_only = False
-        """Jobs are adopted or fail: nothing is uploaded, created or updated, and an
-        adopted job is recorded done at once (``BatchUploader(adopt_only=True)``)."""
-        self.waiting = waiting
-        """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
-        self.ready_timeout = ready_timeout
-        """``None``: jobs do not wait for their video's encoding; else how long."""
-        self.pacing = pacing
-        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: the
-        first refusal stops the batch (``quota``)."""
-        self.fenced = hasattr(journal, "claim")
-        """A fenced journal (PostgreSQL): a write just before each create and send."""
-        self._channels: dict[str, InvalidArgumentError | None] = {}
-
-    async def advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
-        """Record ``stage`` (and ``changes``) for the job, its last error cleared."""
-        for name, value in changes.items():
-            setattr(record, name, value)
-        record.stage = stage
-        record.error = None
-        await self.journal.save(record)
 
     # --- checks: every input before the first byte is sent ------------------------------
 
@@ -217,133 +121,6 @@ class Pipeline:
         if self.pacing is not None and run.slot is not None:
             await self.pacing.window(run.job.account).give_back(run.slot)
             run.slot = None
-
-    # --- upload ------------------------------------------------------------------------
-
-    async def upload(self, run: JobRun, *, again: bool = False) -> None:
-        """Send the job's file (or have the platform fetch its url); ``again``: after
-        the platform lost it, from ``creating`` (a record never moves back)."""
-        if not again:
-            self.quota.check()
-        job, record, local = run.job, run.record, run.local
-        assert not isinstance(local, FileError)
-        etag: str | None = None  # an object's: the version sent
-        if local is None and job.url is not None and is_s3_url(job.url):
-            local, etag = await object_version(job.url)  # sent as a file is, by object_send
-        watch = self.tally.watch(record.key, job.where, None if local is None else local.size)
-        if local is None:
-            assert job.url is not None
-            uploaded = await self.client.uploads.from_url(
-                job.url,
-                headers=job.headers,
-                upload_session=await self._address(run),
-                progress=watch,
-                read_size=self.uploads["read_size"],
-            )
-        else:
-            uploaded = await self._send(run, local, watch, again=again, etag=etag)
-            if uploaded is None:
-                return  # resumed, and recorded
-        self.tally.files.pop(record.key, None)  # off the list of uploads in flight
-        if not _acts(run):  # (the next job's may be another account's: none fetched for it)
-            self.spares.ahead(self.waiting())  # the next job's address, during this create
-        await self.advance(
-            record,
-            record.stage if again else Stage.UPLOADED,
-            file_url=uploaded.url,
-            upload_url=None,
-            metadata=None,  # (an object's version, kept while its upload could resume)
-        )
-
-    async def _address(self, run: JobRun) -> UploadSession:
-        """An upload address for the job: a spare fetched ahead for the client's own
-        account, one asked for now by a job of another account (its token's)."""
-        if _acts(run):
-            return await self.client.get_upload_session()
-        return await self.spares.take()
-
-    async def _send(
-        self,
-        run: JobRun,
-        local: LocalFile,
-        watch: Callable[[int, int], None] | None,
-        *,
-        again: bool,
-        etag: str | None = None,
-    ) -> Any:
-        """Send a file (checked already: the client does not check it again), chunked
-        as the batch says; a chunked upload's address is recorded first, and one
-        recorded by an earlier run is resumed (``None``: resumed and recorded). An
-        object's (``etag``: the version a HEAD saw) is recorded with its version, and
-        resumed only if the object is that version still."""
-        record = run.record
-        kwargs: dict[str, Any] = {
-            "progress": watch,
-            "read_size": self.uploads["read_size"],
-            "range_size": self.uploads["range_size"],
-            "filename": None,
-            "upload_session": None,
-            "resume": False,
-            "chunked": False,
-            "workers": self.uploads["workers"],
-        }
-        chunked = self.uploads["chunked"]
-        if chunked if chunked is not None else self.client.uploads.chunks(local.size):
-            kwargs["chunked"] = True
-            if not again and await self._resumed(record, local, kwargs, run.job, etag):
-                return None
-            session = await self._address(run)
-            await self.advance(
-                record,
-                record.stage if again else Stage.UPLOADING,
-                upload_url=session.upload_url,
-                progress_url=session.progress_url,
-                **({} if etag is None else {"metadata": {SOURCE_VERSION: etag}}),
-            )
-            kwargs["upload_session"] = session
-        else:
-            kwargs["upload_session"] = await self._address(run)
-        return await object_send(self.client, run.job, local, kwargs, etag)
-
-    async def _resumed(
-        self,
-        record: JobRecord,
-        local: LocalFile,
-        kwargs: dict[str, Any],
-        job: UploadJob,
-        etag: str | None,
-    ) -> bool:
-        """Resume the chunked upload an earlier run recorded, if any, if its address
-        still takes it and, for an object, if the object is still the version recorded
-        with it (else its missing ranges would come from another version): recorded
-        ``uploaded`` then."""
-        if not (record.stage is Stage.UPLOADING and record.upload_url and record.progress_url):
-            return False
-        if etag is not None and (record.metadata or {}).get(SOURCE_VERSION) != etag:
-            log.info(
-                "job %s: its object changed since its upload started; starting over", record.key
-            )
-            return False
-        session = UploadSession(record.upload_url, record.progress_url)
-        try:
-            uploaded = await object_send(
-                self.client,
-                job,
-                local,
-                {**kwargs, "upload_session": session, "resume": True},
-                etag,
-            )
-        except VidapiError as exc:  # the old address is gone or refused
-            log.info(
-                "job %s: cannot resume its upload (%s); starting over",
-                record.key,
-                type(exc).__name__,
-            )
-            return False
-        await self.advance(
-            record, Stage.UPLOADED, file_url=uploaded.url, upload_url=None, metadata=None
-        )
-        return True
 
     # --- adopt -------------------------------------------------------------------------
 
@@ -417,90 +194,6 @@ class Pipeline:
         except JobLost:  # made while another worker held the job
             await self.duplicates.drop_video(record.key, video.id)
             raise
-
-    async def _made_before(self, run: JobRun) -> Video | None:
-        """The video a create sent before the last run stopped (or by a worker that
-        held the job before) made, found by the job's tag: one whose bookkeeping tag is
-        the job's, of this account, with the job's title (``_adopt.belongs``)."""
-        record = run.record
-        if not (record.stage is Stage.CREATING or (record.runs > 1 and self.fenced)):
-            return None
-        await self.advance(record, Stage.CREATING)  # fenced: still ours?
-        tags = key_tags(record.key)
-        me = await self.adoption.me(run.job)
-        # compared with what the create sent (recorded with 'creating'), not with the
-        # job as the manifest has it now: a title edited since then is sent as an update
-        sent = (record.metadata or {}).get("title")
-        as_sent = attrs.evolve(run.job, title=sent) if isinstance(sent, str) else run.job
-        for name in tags:
-            for found in await self.client.videos.find_by_tag(name):
-                video = found
-                if video.tags is None:  # not in the dialect's listing: read
-                    video = await self.client.videos.get(
-                        found.id, fields=("id", "title", "owner", "tags")
-                    )
-                if bookkeeping(video.tags) not in tags:
-                    continue  # carries the tag, but another job's is its last
-                why = belongs(held_of(video), tags, as_sent, me)
-                if why is None:
-                    return video
-                log.warning(
-                    "job %s: video %s carries its tag but is not adopted: %s",
-                    record.key,
-                    video.id,
-                    why,
-                )
-        return None
-
-    async def _create(self, run: JobRun) -> Video:
-        """Create the video from the uploaded file; if the platform no longer knows the
-        file (an upload from an earlier run that has expired), upload it again, once."""
-        job, record = run.job, run.record
-        for again in (False, True):
-            # what the create sends, recorded before it is sent: the video holds it
-            # once made (adopted after a crash, or resumed after a failure)
-            await self.advance(record, Stage.CREATING, metadata=job.metadata())
-            assert record.file_url is not None
-            try:
-                return await self._paced_create(run)
-            except BadRequestError as exc:
-                if again or _bad_param(exc) != "url":
-                    raise
-                log.info("job %s: the uploaded file is gone; uploading it again", record.key)
-                local = None
-                if job.path is not None:
-                    local = await asyncio.to_thread(inspect_file, job.path)
-                # recorded at 'creating' still: a record never moves to an earlier stage
-                await self.upload(attrs.evolve(run, local=local), again=True)
-        raise AssertionError("unreachable")
-
-    async def _paced_create(self, run: JobRun) -> Video:
-        """The create request; in a paced batch, one the platform refuses for the quota
-        (its clock, or creates made elsewhere, differ from the window) waits as the
-        refusal says and is sent again: never a failure."""
-        job, record = run.job, run.record
-        while True:
-            slot = run.slot
-            if slot is not None:
-                slot.sent = True
-            try:
-                assert record.file_url is not None
-                return await self.client.create_video(
-                    url=record.file_url,
-                    **job.metadata_arguments(),
-                    dedupe_tag=tag(record.key),
-                    password=job.password,
-                )
-            except QuotaExceededError as exc:
-                if slot is None or self.pacing is None:
-                    raise
-                window = self.pacing.window(job.account)
-                await window.refused(slot, exc)
-                run.slot = await window.take()
-                await self.advance(record, Stage.CREATING)  # fenced: still ours, just before
-            finally:
-                if slot is not None and slot.sent and self.pacing is not None:
-                    await self.pacing.window(job.account).ended(slot)  # counted from now
 
     # --- after the create --------------------------------------------------------------
 
@@ -605,16 +298,3 @@ STEPS: tuple[Step, ...] = (
 """A job's pipeline, in order."""
 CHECKS = tuple(step for step in STEPS if step.records == "nothing (a check)")
 """The steps that check a job's inputs, recording nothing."""
-
-
-def _acts(run: JobRun) -> bool:
-    """Whether the job acts for an account or profile of its own."""
-    return run.job.account is not None or run.job.profile is not None
-
-
-def _bad_param(exc: BadRequestError) -> str | None:
-    """The parameter a 400 names (``error.error_data.param``), if any."""
-    error = exc.body.get("error")
-    data = error.get("error_data") if isinstance(error, Mapping) else None
-    param = data.get("param") if isinstance(data, Mapping) else None
-    return param if isinstance(param, str) else None

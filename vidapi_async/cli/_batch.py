@@ -214,6 +214,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "batch",
         help="upload a folder, a CSV or JSON Lines manifest or a Media RSS feed, resumably",
     )
+    _add_source_options(p)
+    _add_run_options(p)
+    add_source_policy(p)
+    add_quota(p)
+    add_metrics_port(p)
+
+
+def _add_source_options(p: argparse.ArgumentParser) -> None:
+    """What the batch reads and how: the source, its channel, a manifest's format."""
     p.add_argument(
         "source",
         help="a folder (one video per file), a .csv or .jsonl manifest, a Media RSS feed "
@@ -255,6 +264,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="MIB",
         help=f"the largest feed read or fetched, in MiB (default {MAX_FEED_BYTES >> 20})",
     )
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """How the batch runs: concurrency, journal, transfer, report, dry run, adoption."""
     p.add_argument(
         "--concurrency",
         type=int,
@@ -309,9 +322,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "the platform holds, found by the job's tag; a job without one fails (a lost "
         "journal's mapping back)",
     )
-    add_source_policy(p)
-    add_quota(p)
-    add_metrics_port(p)
 
 
 def _map_arg(text: str) -> tuple[str, str]:

@@ -1,0 +1,277 @@
+"""One job of a ``BatchUploader`` from its record to its result (``JobRunning``, the
+runner's base: the job's checks against the journal, its steps run, its failure
+recorded), and a batch's plan read from the same records."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+
+from .._client import Client
+from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, VidapiError
+from .._internals import internals
+from .._transfer.files import LocalFile
+from ._accounts import acting_for, token_in
+from ._adopt import tag
+from ._disk_checks import Prepared, prepare
+from ._jobs import (
+    BatchPlan,
+    JobResult,
+    JobStatus,
+    UploadJob,
+    job_source,
+    legacy_url_key,
+    shown_source,
+    url_key,
+)
+from ._journal import JobLost, JobRecord, Journal, Stage
+from ._playlists import Playlists
+from ._progress import Tally
+from ._quota import QuotaStop
+from ._stages import CHECKS, JobRun, Pipeline, run_steps
+from ._updates import changed, done_before, metadata_now
+
+__all__ = ["JobRunning", "each"]
+
+log = logging.getLogger("vidapi_async.batch")
+
+
+class JobRunning:
+    """``BatchUploader``'s part that takes one job from its record to its result (its
+    steps run by ``run_steps``), and reads the same records for ``plan``."""
+
+    client: Client
+    adopt_only: bool
+    chunked: bool | None
+    workers: int
+    read_size: int | None
+    range_size: int | None
+    wait_ready: bool
+    ready_timeout: float
+    _journal: Journal | None
+    _pipeline: Pipeline | None
+    _tally: Tally
+    _in_flight: set[str]
+    _playlists: Playlists
+    _quota: QuotaStop
+    _origin: str | None
+    _requeue: Callable[[BaseException], bool] | None
+
+    async def _held(self, job: UploadJob, key: str) -> bool:
+        """Whether the platform holds a video the job would adopt (listed under the
+        job's own account's token)."""
+        assert self._pipeline is not None
+        with acting_for(self.client, job):
+            return await self._pipeline.adoption.find([tag(key)], job, key) is not None
+
+    async def _plan(
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        origin: str | None,
+    ) -> BatchPlan:
+        """``BatchUploader.plan``'s reading: nothing written."""
+        if self._journal is None:
+            raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
+        assert self._pipeline is not None
+        create: list[str] = []
+        adopt: list[str] = []
+        update: list[str] = []
+        skip: list[str] = []
+        async for job in each(jobs):
+            if not isinstance(job, UploadJob):
+                raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
+            key = (await asyncio.to_thread(prepare, job))[0]
+            if job.url is not None and key == url_key(job.url):
+                key = await _recorded_url_key(self._journal, key, job.url)
+            record = await self._journal.load(key)
+            if (record is None or record.stage is Stage.PENDING) and await self._held(job, key):
+                adopt.append(key)
+            elif record is None or record.stage is not Stage.DONE:
+                create.append(key)
+            elif _other_source(record, job, origin) is not None:
+                skip.append(key)  # refused: never an update of another source's video
+            elif changed(record.metadata, metadata_now(job, record, quiet=True)):
+                update.append(key)
+            else:
+                skip.append(key)
+        return BatchPlan(
+            create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
+        )
+
+    async def _run_job_inner(
+        self,
+        job: UploadJob,
+        seq: int | None = None,
+        checked: Awaitable[Prepared] | None = None,
+    ) -> JobResult:
+        """``checked``: the job's disk checks under way (``run`` asks for those of the
+        queued jobs together); without, one trip to a worker thread for this job's."""
+        assert self._journal is not None
+        if checked is None:
+            checked = asyncio.to_thread(prepare, job)
+        key, local, subtitles, stale = await checked
+        if job.url is not None and key == url_key(job.url):  # the default (a shared queue's too)
+            key = await _recorded_url_key(self._journal, key, job.url)
+        forget = getattr(self._journal, "forget", None)
+        if stale is not None and forget is not None:
+            await forget(stale)  # the failure recorded while its file was missing
+        if key in self._in_flight:
+            self._tally.count("failed")
+            twice = InvalidArgumentError("key", f"another job in this batch has key {key!r}")
+            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
+        try:
+            token_in(job.account)
+        except InvalidArgumentError as exc:  # its account's variable is not set (now)
+            self._tally.count("failed")
+            log.warning("job %s failed: %s", key, exc)
+            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
+        self._in_flight.add(key)
+        internals(self.client).observer.label_job(
+            key, local.size if isinstance(local, LocalFile) else None
+        )
+        claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)
+        try:
+            with acting_for(self.client, job):  # its account's token, read now
+                if claim is not None:
+                    record = await claim(key)
+                else:
+                    record = await self._journal.load(key) or JobRecord(key)
+                refused = _other_source(record, job, self._origin)
+                if refused is not None:
+                    self._tally.count("failed")
+                    log.warning("job %s refused: %s", key, refused.message)
+                    return JobResult(
+                        job,
+                        key,
+                        JobStatus.FAILED,
+                        record.video_id,
+                        record.stage,
+                        refused,
+                        record.runs,
+                    )
+                if record.stage is Stage.DONE and self.adopt_only:  # nothing sent
+                    self._tally.count("skipped")
+                    return JobResult(
+                        job, key, JobStatus.SKIPPED, record.video_id, record.stage, runs=record.runs
+                    )
+                source, moved = job_source(job), None
+                if record.source is not None and record.source != source:
+                    moved = shown_source(record.source)  # the same origin's file, moved
+                    record.source = source
+                elif record.source is None and record.stage is not Stage.DONE:
+                    record.source, record.origin = source, self._origin  # saved as it goes
+                if record.stage is Stage.DONE:
+                    return await done_before(
+                        self.client,
+                        self._journal,
+                        self._playlists,
+                        self._tally,
+                        job,
+                        record,
+                        seq,
+                        moved=moved,
+                    )
+                if claim is None:
+                    record.runs += 1
+                return await self._steps(JobRun(job, record, local, subtitles, seq))
+        finally:
+            self._in_flight.discard(key)
+            self._tally.files.pop(key, None)
+
+    async def _steps(self, run: JobRun) -> JobResult:
+        """A job not done through its steps (``run_steps``), and its result: a failure
+        recorded, counted (or handed back to a shared queue) and said."""
+        assert self._journal is not None
+        assert self._pipeline is not None
+        job, record = run.job, run.record
+        self._pipeline.uploads = {
+            "chunked": self.chunked,
+            "workers": self.workers,
+            "read_size": self.read_size,
+            "range_size": self.range_size,
+        }
+        self._pipeline.ready_timeout = self.ready_timeout if self.wait_ready else None
+        self._tally.count("started")
+        try:
+            if self.adopt_only:  # the checks, then adopted (or refused) whatever its stage
+                await run_steps(self._pipeline, run, CHECKS)
+                await self._pipeline.adopt(run)
+            else:
+                await run_steps(self._pipeline, run)
+        except VidapiError as exc:
+            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
+                internals(self.client).observer.quota_refused()  # each refusal
+            record.error = f"{type(exc).__name__}: {exc}"
+            try:
+                await self._journal.save(record)
+            except JobLost:
+                return self._lost(run)
+            if self._goes_back(exc):
+                self._tally.count("started", -1)  # to be run again: not this one's
+            else:
+                self._tally.count("failed")
+                log.warning("job %s failed at %s: %s", record.key, record.stage, record.error)
+            return JobResult(
+                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+            )
+        except JobLost:
+            return self._lost(run)
+        finally:
+            await self._pipeline.give_back(run)
+        status = JobStatus.DONE if run.adopted is None else JobStatus.ADOPTED
+        self._tally.count(status.value)
+        return JobResult(job, record.key, status, record.video_id, record.stage, runs=record.runs)
+
+    def _lost(self, run: JobRun) -> JobResult:
+        record = run.record
+        log.warning("lost job %s to another worker", record.key)
+        return JobResult(
+            run.job, record.key, JobStatus.LOST, record.video_id, record.stage, runs=record.runs
+        )
+
+    def _goes_back(self, error: BaseException | None) -> bool:
+        """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
+        return error is not None and self._requeue is not None and self._requeue(error)
+
+
+def _other_source(
+    record: JobRecord, job: UploadJob, origin: str | None
+) -> InvalidArgumentError | None:
+    """Why ``job`` may not run under ``record`` (its key): the record was made from
+    another source by another manifest or feed (or by jobs of no known origin). A key
+    is one video: never re-uploaded, never an update of its video from another file."""
+    if record.source is None or record.source == job_source(job):
+        return None
+    if origin is not None and record.origin == origin:
+        return None  # the same manifest or feed: its file moved
+
+    def named(what: str | None) -> str:
+        return "no manifest named" if what is None else what
+
+    return InvalidArgumentError(
+        "key",
+        f"key {record.key!r} is {record.stage} from {shown_source(record.source)} "
+        f"({named(record.origin)}); this job gives it {shown_source(job_source(job))} "
+        f"({named(origin)}): one key is one video; give this job its own key",
+    )
+
+
+async def _recorded_url_key(journal: Journal, key: str, url: str) -> str:
+    """``key``, or the key a journal written up to 0.1.0 has this url job under (a
+    digest of the whole url), so that the job is skipped or resumed there rather
+    than making a second video. Looked up only, never written anew."""
+    if await journal.load(key) is not None:
+        return key
+    old = legacy_url_key(url)
+    return old if await journal.load(old) is not None else key
+
+
+async def each(jobs: Iterable[UploadJob] | AsyncIterable[UploadJob]) -> AsyncIterator[UploadJob]:
+    """The jobs of a plain or an async iterable, as an async iterator."""
+    if isinstance(jobs, AsyncIterable):
+        async for job in jobs:
+            yield job
+    else:
+        for job in jobs:
+            yield job

@@ -1,0 +1,109 @@
+"""What a batch's pipeline steps share (``PipelineState``: the client, the journal, the
+upload settings, the addresses fetched ahead, the playlists, the quota, and the one
+way a step records its stage) and one job on its way through them (``JobRun``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .._client import Client
+from .._errors import (
+    FileError,
+    InvalidArgumentError,
+    UsageError,
+)
+from .._transfer.files import LocalFile
+from ._adopt import (
+    Adoption,
+    Held,
+)
+from ._duplicates import Duplicates
+from ._jobs import UploadJob
+from ._journal import JobRecord, Journal, Stage
+from ._playlists import Playlists
+from ._progress import Tally
+from ._quota import Pacing, QuotaStop, Slot
+from ._spares import Spares
+
+__all__ = ["JobRun", "PipelineState"]
+
+
+@attrs.define
+class JobRun:
+    """One job on its way through the steps: the job, its record (written as it goes)
+    and what its disk checks found."""
+
+    job: UploadJob
+    record: JobRecord
+    local: LocalFile | FileError | None = None
+    """Its file checked (``None``: a url job), or why it cannot be sent."""
+    subtitles: dict[str, LocalFile] | UsageError = attrs.Factory(dict)
+    """Its subtitle files checked, by language, or the first broken one."""
+    seq: int | None = None
+    """Its place in ``BatchUploader.run`` (playlists get videos in this order)."""
+    slot: Slot | None = None
+    """Its place in its account's quota window (a paced batch), once taken."""
+    adopted: Held | None = None
+    """The video the platform held for it, adopted in this run (no upload, no create)."""
+
+    @property
+    def video_id(self) -> str:
+        """The job's video (a step after the create)."""
+        assert self.record.video_id is not None
+        return self.record.video_id
+
+
+class PipelineState:
+    """The ``Pipeline``'s state and its record of a job's stage (its base)."""
+
+    def __init__(
+        self,
+        client: Client,
+        journal: Journal,
+        *,
+        uploads: Mapping[str, Any],
+        spares: Spares,
+        playlists: Playlists,
+        tally: Tally,
+        quota: QuotaStop,
+        duplicates: Duplicates,
+        waiting: Callable[[], int],
+        ready_timeout: float | None,
+        pacing: Pacing | None = None,
+        adoption: Adoption | None = None,
+    ) -> None:
+        self.client = client
+        self.journal = journal
+        self.uploads = dict(uploads)
+        """``chunked``, ``workers``, ``read_size`` and ``range_size``, as the batch says."""
+        self.spares = spares
+        self.playlists = playlists
+        self.tally = tally
+        self.quota = quota
+        self.duplicates = duplicates
+        self.adoption = Adoption(client) if adoption is None else adoption
+        """The platform's videos by bookkeeping tag, listed once per run."""
+        self.adopt_only = False
+        """Jobs are adopted or fail: nothing is uploaded, created or updated, and an
+        adopted job is recorded done at once (``BatchUploader(adopt_only=True)``)."""
+        self.waiting = waiting
+        """How many queued jobs no pipeline has taken yet (addresses fetched ahead)."""
+        self.ready_timeout = ready_timeout
+        """``None``: jobs do not wait for their video's encoding; else how long."""
+        self.pacing = pacing
+        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: the
+        first refusal stops the batch (``quota``)."""
+        self.fenced = hasattr(journal, "claim")
+        """A fenced journal (PostgreSQL): a write just before each create and send."""
+        self._channels: dict[str, InvalidArgumentError | None] = {}
+
+    async def advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
+        """Record ``stage`` (and ``changes``) for the job, its last error cleared."""
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.stage = stage
+        record.error = None
+        await self.journal.save(record)
