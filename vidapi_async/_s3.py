@@ -165,7 +165,9 @@ def _new_session() -> Any:
     with _SESSION_LOCK:
         if _SESSION is None:
             try:
-                from aiobotocore.session import get_session
+                from aiobotocore.session import (  # type: ignore[import-untyped, unused-ignore]
+                    get_session,
+                )
             except ImportError:
                 raise MissingExtraError("s3", "s3:// sources") from None
             _quiet_sdk_logs()
@@ -190,7 +192,7 @@ async def s3_client() -> AsyncIterator[Any]:
         raise
     except _client_errors() as exc:
         raise _no_client(exc) from None
-    from botocore.config import Config
+    from botocore.config import Config  # type: ignore[import-untyped, unused-ignore]
 
     config = Config(retries={"max_attempts": 3, "mode": "standard"})
     try:
@@ -214,7 +216,10 @@ def _no_client(exc: BaseException) -> SourceError:
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+        BotoCoreError,
+        ClientError,
+    )
 
     return (ClientError, BotoCoreError)
 
