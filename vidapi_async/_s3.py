@@ -243,13 +243,42 @@ def _code(exc: BaseException) -> str:
     return ""
 
 
+_DENIED = "access denied: check the credentials in use (AWS_PROFILE, AWS_ACCESS_KEY_ID)"
+_REGION = "the bucket is in another region: set AWS_DEFAULT_REGION to it"
+_HINTS = {
+    "404": "no such object in the bucket, or no such bucket",
+    "NoSuchKey": "no such object in the bucket",
+    "NotFound": "no such object in the bucket, or no such bucket",
+    "NoSuchBucket": "no such bucket",
+    "403": _DENIED,
+    "AccessDenied": _DENIED,
+    "InvalidAccessKeyId": "the store does not know this access key: check AWS_ACCESS_KEY_ID "
+    "or AWS_PROFILE",
+    "SignatureDoesNotMatch": "the store refused the signature: check AWS_SECRET_ACCESS_KEY "
+    "or AWS_PROFILE",
+    "PermanentRedirect": _REGION,
+    "AuthorizationHeaderMalformed": _REGION,
+    "NoCredentialsError": "no AWS credentials were found: set AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE",
+    "EndpointConnectionError": "could not connect to the S3 endpoint: check "
+    "AWS_ENDPOINT_URL (or the region) and the network",
+    "ConnectTimeoutError": "the S3 endpoint did not answer in time: check AWS_ENDPOINT_URL "
+    "and the network",
+}
+"""What to say of a store's error code (or the SDK's error class), in words: the SDK's
+own message is never shown."""
+
+
 def _failure(name: str, what: str, exc: BaseException) -> SourceError:
-    """A ``SourceError`` naming the object and the store's error code: the SDK's own
-    message is left out (an endpoint error may echo a url with credentials in it)."""
+    """A ``SourceError`` naming the object, the store's error code and what it means:
+    the SDK's own message is left out (an endpoint error may echo a url with credentials
+    in it)."""
     status = _status(exc)
     code = _code(exc) or type(exc).__name__
     where = f" (HTTP {status})" if status else ""
-    return SourceError(f"{name}: {what} failed: {code}{where}", status=status)
+    hint = _HINTS.get(code)
+    said = f": {hint}" if hint else ""
+    return SourceError(f"{name}: {what} failed: {code}{where}{said}", status=status)
 
 
 async def object_info(client: Any, obj: S3Object) -> ObjectInfo:

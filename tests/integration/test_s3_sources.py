@@ -170,6 +170,34 @@ async def test_errors_are_typed_and_name_the_object_only(store: Store, emulator:
         assert SECRET not in text and KEY_ID not in text
 
 
+async def test_each_store_error_says_what_to_check(
+    store: Store, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing object, a missing bucket, no endpoint, no credentials: each error says
+    in words what went wrong and what to check, never only the SDK's error class."""
+    bucket = store.bucket()
+    async with client_for(emulator, retry=va.NO_RETRY) as client:
+
+        async def error_of(source: str) -> str:
+            monkeypatch.setattr(_s3, "_SESSION", None)
+            with pytest.raises(va.SourceError) as info:
+                await client.upload_file(source)
+            return str(info.value)
+
+        missing = await error_of(f"s3://{bucket}/nope.mp4")
+        assert "no such object" in missing and "or no such bucket" in missing
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+        unreachable = await error_of(f"s3://{bucket}/nope.mp4")
+        assert "could not connect" in unreachable and "AWS_ENDPOINT_URL" in unreachable
+        monkeypatch.setenv("AWS_ENDPOINT_URL", store.endpoint)
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+        anonymous = await error_of(f"s3://{bucket}/nope.mp4")
+        assert "no AWS credentials" in anonymous and "AWS_ACCESS_KEY_ID" in anonymous
+    for text in (missing, unreachable, anonymous):
+        assert SECRET not in text and KEY_ID not in text
+
+
 async def test_without_the_extra_the_error_says_what_to_install(
     emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
