@@ -138,18 +138,15 @@ class _Deadline:
 
 async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) -> list[str]:
     """Through a proxy the proxy connects: the name is resolved here and checked; the
-    addresses it has here. A name that does not resolve here cannot be checked: under
-    ``allow`` or ``deny`` it is refused (fail closed), without them the proxy may try."""
+    addresses it has here. A name that does not resolve here cannot be checked: it is
+    refused when the policy says so (``SourcePolicy.unresolved_refusal``: fail closed),
+    else the proxy may try."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        if policy.allow or policy.deny:
-            rule = "SourcePolicy.allow" if policy.allow else "SourcePolicy.deny"
-            raise e.SourceError(
-                f"source refused: {host} cannot be resolved here, so the address the proxy "
-                f"would reach cannot be checked ({rule})",
-                status=None,
-            ) from None
+        why = policy.unresolved_refusal(host)
+        if why:
+            raise e.SourceError(f"source refused: {why}", status=None) from None
         return []
     found = [str(info[4][0]) for info in infos]
     for ip in found:

@@ -55,6 +55,7 @@ from .._errors import InvalidArgumentError
 from .._internals import internals
 from .._protocol import url_file_name
 from .._resources.video_metadata import MAX_DESCRIPTION, MAX_TAGS
+from .._transfer.sources import UNKNOWN_ORIGIN
 from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 from ._journal import check_key
 
@@ -649,14 +650,15 @@ def _feed_file_name(url: str) -> str:
 
 async def download_feed(
     client: Client, url: str, folder: str, *, max_bytes: int = MAX_FEED_BYTES
-) -> tuple[str, str | None]:
+) -> tuple[str, str]:
     """Save the feed at ``url`` (http or https) in ``folder`` under its own file name
     (``.xml`` added where it has neither ``.xml`` nor ``.rss``), fetched as a url source
     is: through the client's source policy, trust and proxy, with no token; at most
     ``max_bytes`` (a larger feed is refused and its part removed). The file's path and
-    the address the feed came from (``SourcePolicy.origin`` for its items' urls; ``None``:
-    not known); a refusal is a ``SourceError``; a name no file can have (a NUL, over 255 bytes), an
-    ``InvalidArgumentError``."""
+    the address the feed came from (``SourcePolicy.origin`` for its items' urls;
+    ``"unknown"`` when it is not known here, a feed fetched through a proxy from a name
+    not resolved here: judged as a public address); a refusal is a ``SourceError``; a
+    name no file can have (a NUL, over 255 bytes), an ``InvalidArgumentError``."""
     check.http_url(url, "feed")
     check.positive_int(max_bytes, "max_bytes")
     path = os.path.join(folder, _feed_file_name(url))
@@ -679,4 +681,4 @@ async def download_feed(
         await asyncio.to_thread(out.close)
         if not done:
             await asyncio.to_thread(os.unlink, path)
-    return path, body.address
+    return path, UNKNOWN_ORIGIN if body.address is None else body.address

@@ -199,8 +199,9 @@ class UploadJob:
     """The IP address of the feed that named this job's sources (``vidapi batch URL``
     sets it): its video, thumbnail and subtitle urls are judged with it as the client's
     ``SourcePolicy.origin`` wherever the job runs, a shared queue's worker too (a feed
-    fetched from a public address cannot name an internal one). ``None``: the
-    client's policy alone."""
+    fetched from a public address cannot name an internal one); ``"unknown"``: a feed
+    fetched through a proxy from a name not resolved here, judged as public. ``None``:
+    the client's policy alone."""
 
     @property
     def where(self) -> str:
