@@ -211,9 +211,17 @@ class JobRunning:
                 self._tally.count("started", -1)  # to be run again: not this one's
             else:
                 self._tally.count("failed")
-                log.warning("job %s failed at %s: %s", record.key, record.stage, record.error)
+                at = run.doing or record.stage
+                log.warning("job %s failed at %s: %s", record.key, at, record.error)
             return JobResult(
-                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+                job,
+                record.key,
+                JobStatus.FAILED,
+                record.video_id,
+                record.stage,
+                exc,
+                record.runs,
+                failed_at=run.doing,
             )
         except JobLost:
             return self._lost(run)

@@ -441,6 +441,10 @@ class JobResult:
     same manifest or feed (the old platform moved its files): the recorded source (a
     url without its query). The job stays done (skipped, or updated if only its
     metadata changed): its file is not sent again."""
+    failed_at: str | None = None
+    """A failed job's step when its stage does not say it: ``"thumbnail"`` or
+    ``"subtitles"`` (fetching, carrying or sending that file; a thumbnail or subtitle
+    url is fetched before the video is created). ``None``: ``stage`` says it."""
 
     @property
     def ok(self) -> bool:

@@ -617,13 +617,14 @@ class _Summary:
                 "status": r.status.value,
                 "video_id": r.video_id,
                 "stage": r.stage.value,
+                **({"failed_at": r.failed_at} if r.failed_at is not None else {}),
                 "error": None if r.error is None else str(r.error),
             }
             text = json.dumps(item, indent=2).replace("\n", "\n  ")
             print(("[\n  " if self.jobs == 1 else ",\n  ") + text, end="")
         elif r.status is JobStatus.FAILED:
             self.console.print(
-                f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                f"[red]failed[/red] {escape(r.job.where)} at {r.failed_at or r.stage.value}: "
                 f"{escape(str(r.error))}",
                 highlight=False,
             )
