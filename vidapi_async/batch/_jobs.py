@@ -497,6 +497,9 @@ class BatchPlan:
     adopt: tuple[str, ...] = ()
     """Jobs the journal does not know whose video the platform holds (found by the
     job's tag, one listing of the account's videos): adopted, no upload, no create."""
+    refuse: tuple[str, ...] = ()
+    """Jobs done from another manifest or feed with another source (their key is
+    another's video): refused, the run fails them naming both sources."""
 
 
 @attrs.frozen

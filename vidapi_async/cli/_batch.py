@@ -167,7 +167,13 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     from ..batch import BatchUploader
 
     categories = await _feed_categories(args.source, client)
-    planned: dict[str, list[str]] = {"create": [], "update": [], "skip": [], "adopt": []}
+    planned: dict[str, list[str]] = {
+        "create": [],
+        "update": [],
+        "skip": [],
+        "adopt": [],
+        "refuse": [],
+    }
     out = output_console()
     shown = LeftOutShown(out)
     left: list[dict[str, str]] = []
@@ -193,20 +199,23 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
                     highlight=False,
                     soft_wrap=True,
                 )
+    # exits as the run would: 6 when a row or item would fail, or a job be refused
+    would_fail = bool(planned["refuse"]) or any(e["status"] == "failed" for e in left)
     if args.json:
         print(json.dumps({**planned, "left_out": left}))
-        return EXIT_OK
+        return EXIT_JOBS_FAILED if would_fail else EXIT_OK
     shown.summary()
     failed = f", {shown.failed} row(s) or item(s) failed" if shown.failed else ""
     skipped = sum(shown.skips.values())
+    refused = f", refuse {len(planned['refuse'])}" if planned["refuse"] else ""
     out.print(
         f"would create {len(planned['create'])}, update {len(planned['update'])}, skip "
-        f"{len(planned['skip'])}, adopt {len(planned['adopt'])}; left out: {skipped} "
-        f"skipped{failed} (nothing sent, nothing written)",
+        f"{len(planned['skip'])}, adopt {len(planned['adopt'])}{refused}; left out: "
+        f"{skipped} skipped{failed} (nothing sent, nothing written)",
         highlight=False,
         soft_wrap=True,
     )
-    return EXIT_OK
+    return EXIT_JOBS_FAILED if would_fail or shown.failed else EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
