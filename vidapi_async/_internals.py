@@ -94,6 +94,15 @@ class ClientInternals:
         ) as (_, chunks, address):
             yield SourceBody(chunks, address)
 
+    async def judge(self, source: str) -> None:
+        """A thumbnail's or a subtitle's ``source``, if an http(s) url, judged by the
+        client's source policy (and the feed that named it) as ``carry``'s fetch would
+        judge its first request, before anything is fetched or sent (its host resolved,
+        nothing connected). A refusal is a ``SourceError`` naming the rule."""
+        if source.lower().startswith(("http://", "https://")):
+            client = self._client
+            await client._requester.transport.judge(source, client.source_policy)
+
     async def carry(self, source: str, headers: Mapping[str, str] | None = None) -> str:
         """A thumbnail's or a subtitle's ``source`` as the platform is to be given it.
         An http(s) url is carried by the client to the platform's upload host the way

@@ -70,6 +70,12 @@ async def test_a_key_of_another_feed_with_another_source_is_refused(
     )
     assert code == 0, err
     [video] = emulator.videos()
+    # the dry run says the refusal, and exits as the run would (issue 38 #4)
+    code, out, err = await vidapi(
+        "batch", str(two), "--channel", "news", "--journal", journal, "--dry-run", env=env
+    )
+    assert code == 6, (out, err)
+    assert "refuse 1: From two" in out and "refuse 1;" in out, out
     code, out, err = await vidapi(
         "batch", str(two), "--channel", "news", "--journal", journal, "--json", env=env
     )

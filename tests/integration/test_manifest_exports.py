@@ -189,9 +189,14 @@ async def test_the_command_line_migrates_a_kaltura_csv_and_fails_its_bad_row_alo
     mapping = [a for field, col in KALTURA_MAP.items() for a in ("--map", f"{field}={col}")]
     common = ("batch", str(path), "--channel", "news", "--journal", str(tmp_path / "j.sqlite"))
     code, out, err = await vidapi(*common, *mapping, "--list-separator", ",", "--dry-run", env=env)
-    assert code == 0, err
+    assert code == EXIT_JOBS_FAILED, err  # as the run exits: a row would fail (issue 38 #4)
     assert "create " in out and ": Cats (" in out and ": Dogs (" in out, out
     assert "kaltura.csv line 5: url" in out and "would create 2" in out, out
+    code, out, err = await vidapi(
+        *common, *mapping, "--list-separator", ",", "--dry-run", "--json", env=env
+    )
+    assert code == EXIT_JOBS_FAILED, err
+    assert [e["status"] for e in json.loads(out)["left_out"]].count("failed") == 1, out
     code, out, err = await vidapi(
         *common, *mapping, "--list-separator", ",", "--report", str(report), env=env
     )

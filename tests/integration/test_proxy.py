@@ -13,6 +13,7 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
+from tests.forward_proxy import serving, splice
 from vidapi_async.emulator import Emulator
 
 
@@ -23,16 +24,6 @@ async def connect_proxy(
     """A CONNECT-only proxy: records ``(authority, Proxy-Authorization)`` per tunnel."""
     seen: list[tuple[str, str | None]] = []
     pipes: set[asyncio.Task[None]] = set()
-
-    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while data := await reader.read(65536):
-                writer.write(data)
-                await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
@@ -49,23 +40,10 @@ async def connect_proxy(
         host, port = authority.rsplit(":", 1)
         up_reader, up_writer = await asyncio.open_connection(host, int(port))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        both = [
-            asyncio.ensure_future(pipe(reader, up_writer)),
-            asyncio.ensure_future(pipe(up_reader, writer)),
-        ]
-        pipes.update(both)
-        await asyncio.gather(*both)
+        await splice(pipes, reader, writer, up_reader, up_writer)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}", seen
-    finally:
-        server.close()
-        for task in pipes:
-            task.cancel()
-        await asyncio.gather(*pipes, return_exceptions=True)
-        await server.wait_closed()
+    async with serving(handle, pipes) as url:
+        yield url, seen
 
 
 async def test_api_calls_and_uploads_tunnel_through_the_environments_proxy(

@@ -29,7 +29,7 @@ from .._protocol import Proxy, url_for_humans
 from .._transfer.sources import SourcePolicy, address
 from ._translate import translate
 
-__all__ = ["MAX_REDIRECTS", "fetch_source"]
+__all__ = ["MAX_REDIRECTS", "fetch_source", "judge_source"]
 
 MAX_REDIRECTS = 10
 """Redirects followed for one source before giving up."""
@@ -138,18 +138,15 @@ class _Deadline:
 
 async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) -> list[str]:
     """Through a proxy the proxy connects: the name is resolved here and checked; the
-    addresses it has here. A name that does not resolve here cannot be checked: under
-    ``allow`` or ``deny`` it is refused (fail closed), without them the proxy may try."""
+    addresses it has here. A name that does not resolve here cannot be checked: it is
+    refused when the policy says so (``SourcePolicy.unresolved_refusal``: fail closed),
+    else the proxy may try."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        if policy.allow or policy.deny:
-            rule = "SourcePolicy.allow" if policy.allow else "SourcePolicy.deny"
-            raise e.SourceError(
-                f"source refused: {host} cannot be resolved here, so the address the proxy "
-                f"would reach cannot be checked ({rule})",
-                status=None,
-            ) from None
+        why = policy.unresolved_refusal(host)
+        if why:
+            raise e.SourceError(f"source refused: {why}", status=None) from None
         return []
     found = [str(info[4][0]) for info in infos]
     for ip in found:
@@ -157,6 +154,53 @@ async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) 
         if why:
             raise e.SourceError(f"source refused: {why}", status=None)
     return found
+
+
+def _judged_literal(host: str, check: Check) -> str | None:
+    """``host`` as an IP address, judged by ``check`` (a refusal: ``SourceError``);
+    ``None``: it is a name."""
+    try:
+        literal = str(address(host))
+    except ValueError:
+        return None
+    why = check(literal)
+    if why:
+        raise e.SourceError(f"source refused: {why}", status=None)
+    return literal
+
+
+async def judge_source(
+    url: str, policy: SourcePolicy, proxy_for: Callable[[str], Proxy | None]
+) -> None:
+    """Judge ``url``'s first request by ``policy`` before anything is fetched (a
+    carried thumbnail or subtitle, ahead of its job's upload): its host as the fetch
+    would judge it, resolved here and nothing connected. Direct, refused when every
+    address it resolves to is (the fetch would connect to another), or when it does not
+    resolve; through a proxy, as the fetch judges it (``_check_name``). A refusal is
+    a ``SourceError`` naming the rule; the fetch judges it again when it is made."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+
+    def check(ip: str) -> str | None:
+        return policy.refusal(ip, None)
+
+    literal = _judged_literal(host, check)
+    if literal is not None:
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if proxy_for(url) is not None:
+        await _check_name(host, port, policy, check)
+        return
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise e.SourceError(
+            f"GET {url_for_humans(url)}: {host} cannot be resolved ({exc.strerror or exc})",
+            status=None,
+        ) from None
+    reasons = [check(str(info[4][0])) for info in infos]
+    if reasons and all(reasons):
+        raise e.SourceError(f"source refused: {reasons[0]}", status=None)
 
 
 @contextlib.asynccontextmanager
@@ -286,13 +330,7 @@ async def _get_checked(
     resolver.connected = None
     resolver.peer_check = check if via is None else None
     resolver.proxied = via is not None
-    try:
-        literal: str | None = str(address(host))
-    except ValueError:
-        literal = None
-    why = check(literal) if literal is not None else None
-    if why:
-        raise e.SourceError(f"source refused: {why}", status=None)
+    literal = _judged_literal(host, check)
     if via is not None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         resolver.last = [literal] if literal else await _check_name(host, port, policy, check)

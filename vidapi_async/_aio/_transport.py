@@ -32,7 +32,7 @@ from .._observe import ATTEMPT, Observer, http_log
 from .._protocol import Proxy, origin, proxy_for, url_for_humans
 from .._transfer.sources import SourcePolicy
 from ._compat import connector_ssl, lazy_read_timeout
-from ._fetch import fetch_source
+from ._fetch import fetch_source, judge_source
 from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
 from ._translate import translate
@@ -295,6 +295,11 @@ class Transport:
                 )
             return self._pump
 
+    async def judge(self, url: str, policy: SourcePolicy) -> None:
+        """Judge a source's first request by ``policy`` (and the feed that named it,
+        ``NAMED_BY``) before anything is fetched (``_fetch.judge_source``)."""
+        await judge_source(url, _named(policy), self._proxy)
+
     @contextlib.asynccontextmanager
     async def download(
         self,
@@ -314,9 +319,7 @@ class Transport:
         without, it is followed as ``policy`` allows. The source gets a session of its
         own, with the trust and proxy of the client's. A task that runs a job named by a
         feed (``NAMED_BY``) judges it with the feed's address as the policy's origin."""
-        named_by = NAMED_BY.get()
-        if named_by is not None:
-            policy = attrs.evolve(policy, origin=named_by)
+        policy = _named(policy)
         if self._rate is not None:
             await self._rate.wait()
         given: ssl_module.SSLContext | bool | None = self._ssl
@@ -489,3 +492,9 @@ def _too_large(status: int, method: str, url: str) -> e.UnexpectedResponseError:
         f"{method} {url_for_humans(url)}: response larger than {MAX_RESPONSE_BYTES} bytes",
         status=status,
     )
+
+
+def _named(policy: SourcePolicy) -> SourcePolicy:
+    """``policy`` with this task's feed's address (``NAMED_BY``) as its origin."""
+    named_by = NAMED_BY.get()
+    return policy if named_by is None else attrs.evolve(policy, origin=named_by)

@@ -32,6 +32,7 @@ UploadSource: TypeAlias = (
 __all__ = [
     "DEFAULT_NAME",
     "MAX_SOURCE_SIZE",
+    "UNKNOWN_ORIGIN",
     "AsyncIterStream",
     "BytesStream",
     "FileObjectStream",
@@ -70,9 +71,15 @@ def _optional_networks(value: Iterable[str] | None) -> tuple[Network, ...] | Non
     return None if value is None else _networks(value)
 
 
+UNKNOWN_ORIGIN: Final = "unknown"
+"""``SourcePolicy.origin`` (and ``UploadJob.origin``) for a feed whose address is not
+known here (fetched through a proxy, its name not resolved here): judged as a public
+one, so the rule fails closed."""
+
+
 def _origin(value: str | None) -> str | None:
-    if value is None:
-        return None
+    if value is None or value == UNKNOWN_ORIGIN:
+        return value
     try:
         if not isinstance(value, str):
             raise ValueError
@@ -111,6 +118,9 @@ def is_public(ip: Address) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
+_ORIGIN_RULE: Final = "SourcePolicy.origin; SourcePolicy.allow_private is False"
+
+
 @attrs.frozen
 class SourcePolicy:
     """Where ``upload_from_url`` may fetch from, checked on the address each request of a
@@ -123,7 +133,13 @@ class SourcePolicy:
     link-local, private or unspecified one unless ``allow_private``, nor ever from https
     to http. With ``origin`` (the address a feed naming the sources was fetched from),
     each source's first request is judged as a redirect from there: a feed fetched from
-    a public address cannot name an internal one.
+    a public address cannot name an internal one. An ``origin`` of ``"unknown"`` (a feed
+    fetched through a proxy from a name not resolved here) is judged as a public one.
+
+    Through a proxy the proxy connects: a source's name is resolved here and judged on
+    what it resolves to here. A name that does not resolve here cannot be judged: it
+    is refused under ``allow`` or ``deny``, and while the ``origin`` rule holds (a
+    public or unknown ``origin``, ``allow_private`` False); otherwise the proxy tries it.
     """
 
     deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
@@ -140,7 +156,9 @@ class SourcePolicy:
     lab whose public hosts sit in reserved ranges; a test bed on loopback)."""
     origin: str | None = attrs.field(default=None, converter=_origin)
     """The address of the document that named the sources (a feed's, ``vidapi batch
-    URL`` sets it): a source's first request is judged as a redirect from it."""
+    URL`` sets it): a source's first request is judged as a redirect from it;
+    ``"unknown"``: fetched through a proxy from a name not resolved here, judged as a
+    public address."""
 
     def is_public(self, ip: Address) -> bool:
         """Whether ``ip`` counts as public here (see ``internal``)."""
@@ -183,11 +201,36 @@ class SourcePolicy:
                     f"a redirect from a public address led to {ip}, which is not public "
                     "(SourcePolicy.allow_private is False)"
                 )
-        elif self.origin is not None and self.is_public(address(self.origin)):
-            return (
-                f"a feed fetched from the public address {self.origin} named {ip}, which "
-                "is not public (SourcePolicy.origin; SourcePolicy.allow_private is False)"
-            )
+        elif self.origin_binds():
+            return f"{self._feed()} named {ip}, which is not public ({_ORIGIN_RULE})"
+        return None
+
+    def origin_binds(self) -> bool:
+        """Whether the ``origin`` rule holds: an origin public or unknown, and
+        ``allow_private`` False."""
+        if self.allow_private or self.origin is None:
+            return False
+        return self.origin == UNKNOWN_ORIGIN or self.is_public(address(self.origin))
+
+    def _feed(self) -> str:
+        if self.origin == UNKNOWN_ORIGIN:
+            return "a feed fetched through a proxy from an address not known here (judged public)"
+        return f"a feed fetched from the public address {self.origin}"
+
+    def unresolved_refusal(self, host: str) -> str | None:
+        """Why a source whose name ``host`` does not resolve here (a proxy would
+        connect it) is refused: its address cannot be judged, so under ``allow`` or
+        ``deny``, or while the ``origin`` rule holds, it is (fail closed); ``None``:
+        the proxy may try it."""
+        cannot = (
+            f"{host} cannot be resolved here, so the address the proxy would reach "
+            "cannot be checked"
+        )
+        if self.allow or self.deny:
+            rule = "SourcePolicy.allow" if self.allow else "SourcePolicy.deny"
+            return f"{cannot} ({rule})"
+        if self.origin_binds():
+            return f"{self._feed()} named {host}: {cannot} ({_ORIGIN_RULE})"
         return None
 
     @staticmethod

@@ -32,7 +32,10 @@ Bounds, each checked while the bytes stream: a feed of at most ``max_bytes``
 tag, a comment) over ``TOKEN_LIMIT`` (1 MiB), no attribute over 8 KiB; an item's text
 elements at most ``TEXT_LIMIT`` (64 KiB) each as written; at most ``MAX_MEDIA`` (64)
 media elements, ``MAX_THUMBNAILS`` (64) thumbnails and ``MAX_SUBTITLES`` (50) subtitles
-per item (an item beyond them fails); elements nested at most ``MAX_DEPTH`` (64) deep.
+per item (an item beyond them fails); elements nested at most ``MAX_DEPTH`` (64) deep;
+at most ``MAX_NAMES`` (1,024) distinct element and attribute names, ``MAX_PREFIXES``
+(64) namespace prefixes and names of ``MAX_NAME_LENGTH`` (1,024) characters (expat keeps
+each name for the parser's life).
 The XML is parsed by expat with no DTD: a ``<!DOCTYPE`` (where entity expansion and
 external entities live) is refused; an encoding expat cannot read is named. Blank
 lines or a byte order mark before ``<?xml`` are tolerated.
@@ -55,6 +58,7 @@ from .._errors import InvalidArgumentError
 from .._internals import internals
 from .._protocol import url_file_name
 from .._resources.video_metadata import MAX_DESCRIPTION, MAX_TAGS
+from .._transfer.sources import UNKNOWN_ORIGIN
 from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 from ._journal import check_key
 
@@ -63,6 +67,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_FEED_BYTES",
+    "MAX_NAMES",
+    "MAX_NAME_LENGTH",
+    "MAX_PREFIXES",
     "MEDIA_RSS",
     "download_feed",
     "feed_entries",
@@ -108,6 +115,14 @@ MAX_DEPTH = 64
 a feed nested deeper is refused."""
 MAX_TITLE = 255
 """The platform's longest title: a feed's longer title is cut."""
+MAX_NAMES = 1024
+"""Distinct element and attribute names (namespace included) a feed may use: expat
+keeps each one for the parser's life (the published feeds use under 100)."""
+MAX_PREFIXES = 64
+"""Distinct namespace prefixes a feed may declare (expat keeps each one, and each
+prefixed name, for the parser's life; the published feeds declare under 12)."""
+MAX_NAME_LENGTH = 1024
+"""The longest element or attribute name (its namespace included), in characters."""
 _MAX_IGNORED = 40
 """Names of ignored elements kept for the note (the rest counted)."""
 _CHUNK = 1 << 16
@@ -184,8 +199,11 @@ class _Reader:
 
     def __init__(self, where: str) -> None:
         self.where = where
-        self.parser = expat.ParserCreate(namespace_separator=_SEP)
+        self.names: dict[str, str] = {}  # pyexpat's table of the names it has seen
+        self.parser = expat.ParserCreate(namespace_separator=_SEP, intern=self.names)
         self.parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        self.prefixes: set[str | None] = set()
+        self.parser.StartNamespaceDeclHandler = self._prefix
         self.parser.StartDoctypeDeclHandler = self._doctype
         self.parser.EntityDeclHandler = self._entity
         self.parser.StartElementHandler = self._start
@@ -226,6 +244,32 @@ class _Reader:
     def _entity(self, *_: object) -> None:
         raise InvalidArgumentError("feed", f"{self._at()}: an entity declaration is refused")
 
+    def _prefix(self, prefix: str | None, _uri: str | None) -> None:
+        self.prefixes.add(prefix)
+        if len(self.prefixes) > MAX_PREFIXES:
+            raise InvalidArgumentError(
+                "feed",
+                f"{self._at()}: more than {MAX_PREFIXES} distinct namespace prefixes "
+                "(MAX_PREFIXES)",
+            )
+
+    def _check_names(self, name: str, attributes: dict[str, str]) -> None:
+        """The element's and its attributes' names within the bounds on names."""
+        if len(self.names) > MAX_NAMES:
+            raise InvalidArgumentError(
+                "feed",
+                f"{self._at()}: more than {MAX_NAMES} distinct element and attribute names "
+                "(MAX_NAMES)",
+            )
+        for each in (name, *attributes):
+            if len(each) > MAX_NAME_LENGTH:
+                short = each.rpartition(_SEP)[2][:40]
+                raise InvalidArgumentError(
+                    "feed",
+                    f"{self._at()}: the name {short}... is longer than {MAX_NAME_LENGTH} "
+                    "characters (MAX_NAME_LENGTH)",
+                )
+
     def _ignore(self, space: str, local: str) -> None:
         name = f"{_PREFIXES.get(space, '{' + space + '}')}:{local}" if space else local
         if name in self.ignored:
@@ -242,6 +286,7 @@ class _Reader:
             raise InvalidArgumentError(
                 "feed", f"{self._at()}: elements nested deeper than {MAX_DEPTH} levels"
             )
+        self._check_names(name, attributes)
         space, _, local = name.rpartition(_SEP)
         for attribute, value in attributes.items():
             if len(value) > _ATTRIBUTE_LIMIT:
@@ -649,14 +694,15 @@ def _feed_file_name(url: str) -> str:
 
 async def download_feed(
     client: Client, url: str, folder: str, *, max_bytes: int = MAX_FEED_BYTES
-) -> tuple[str, str | None]:
+) -> tuple[str, str]:
     """Save the feed at ``url`` (http or https) in ``folder`` under its own file name
     (``.xml`` added where it has neither ``.xml`` nor ``.rss``), fetched as a url source
     is: through the client's source policy, trust and proxy, with no token; at most
     ``max_bytes`` (a larger feed is refused and its part removed). The file's path and
-    the address the feed came from (``SourcePolicy.origin`` for its items' urls; ``None``:
-    not known); a refusal is a ``SourceError``; a name no file can have (a NUL, over 255 bytes), an
-    ``InvalidArgumentError``."""
+    the address the feed came from (``SourcePolicy.origin`` for its items' urls;
+    ``"unknown"`` when it is not known here, a feed fetched through a proxy from a name
+    not resolved here: judged as a public address); a refusal is a ``SourceError``; a
+    name no file can have (a NUL, over 255 bytes), an ``InvalidArgumentError``."""
     check.http_url(url, "feed")
     check.positive_int(max_bytes, "max_bytes")
     path = os.path.join(folder, _feed_file_name(url))
@@ -679,4 +725,4 @@ async def download_feed(
         await asyncio.to_thread(out.close)
         if not done:
             await asyncio.to_thread(os.unlink, path)
-    return path, body.address
+    return path, UNKNOWN_ORIGIN if body.address is None else body.address

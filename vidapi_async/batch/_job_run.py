@@ -78,6 +78,7 @@ class JobRunning:
         adopt: list[str] = []
         update: list[str] = []
         skip: list[str] = []
+        refuse: list[str] = []
         async for job in each(jobs):
             if not isinstance(job, UploadJob):
                 raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
@@ -90,13 +91,17 @@ class JobRunning:
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
             elif _other_source(record, job, origin) is not None:
-                skip.append(key)  # refused: never an update of another source's video
+                refuse.append(key)  # never an update of another source's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
             else:
                 skip.append(key)
         return BatchPlan(
-            create=tuple(create), update=tuple(update), skip=tuple(skip), adopt=tuple(adopt)
+            create=tuple(create),
+            update=tuple(update),
+            skip=tuple(skip),
+            adopt=tuple(adopt),
+            refuse=tuple(refuse),
         )
 
     async def _run_job_inner(
@@ -211,9 +216,17 @@ class JobRunning:
                 self._tally.count("started", -1)  # to be run again: not this one's
             else:
                 self._tally.count("failed")
-                log.warning("job %s failed at %s: %s", record.key, record.stage, record.error)
+                at = run.doing or record.stage
+                log.warning("job %s failed at %s: %s", record.key, at, record.error)
             return JobResult(
-                job, record.key, JobStatus.FAILED, record.video_id, record.stage, exc, record.runs
+                job,
+                record.key,
+                JobStatus.FAILED,
+                record.video_id,
+                record.stage,
+                exc,
+                record.runs,
+                failed_at=run.doing,
             )
         except JobLost:
             return self._lost(run)

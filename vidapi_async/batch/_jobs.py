@@ -199,8 +199,9 @@ class UploadJob:
     """The IP address of the feed that named this job's sources (``vidapi batch URL``
     sets it): its video, thumbnail and subtitle urls are judged with it as the client's
     ``SourcePolicy.origin`` wherever the job runs, a shared queue's worker too (a feed
-    fetched from a public address cannot name an internal one). ``None``: the
-    client's policy alone."""
+    fetched from a public address cannot name an internal one); ``"unknown"``: a feed
+    fetched through a proxy from a name not resolved here, judged as public. ``None``:
+    the client's policy alone."""
 
     @property
     def where(self) -> str:
@@ -440,6 +441,10 @@ class JobResult:
     same manifest or feed (the old platform moved its files): the recorded source (a
     url without its query). The job stays done (skipped, or updated if only its
     metadata changed): its file is not sent again."""
+    failed_at: str | None = None
+    """A failed job's step when its stage does not say it: ``"thumbnail"`` or
+    ``"subtitles"`` (fetching, carrying or sending that file; a thumbnail or subtitle
+    url is fetched before the video is created). ``None``: ``stage`` says it."""
 
     @property
     def ok(self) -> bool:
@@ -492,6 +497,9 @@ class BatchPlan:
     adopt: tuple[str, ...] = ()
     """Jobs the journal does not know whose video the platform holds (found by the
     job's tag, one listing of the account's videos): adopted, no upload, no create."""
+    refuse: tuple[str, ...] = ()
+    """Jobs done from another manifest or feed with another source (their key is
+    another's video): refused, the run fails them naming both sources."""
 
 
 @attrs.frozen

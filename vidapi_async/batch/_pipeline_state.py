@@ -4,7 +4,8 @@ way a step records its stage) and one job on its way through them (``JobRun``)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -48,6 +49,20 @@ class JobRun:
     """Its place in its account's quota window (a paced batch), once taken."""
     adopted: Held | None = None
     """The video the platform held for it, adopted in this run (no upload, no create)."""
+    carried: dict[str, str] = attrs.Factory(dict)
+    """Its thumbnail's and subtitles' urls carried to the platform's upload host in
+    this run, before its create: each source url to the platform's url of its file."""
+    doing: str | None = None
+    """What it is doing that its stage does not say (``"thumbnail"``, ``"subtitles"``:
+    fetching or sending a carried file): a failure there is said at it."""
+
+    @contextlib.contextmanager
+    def at(self, step: str) -> Iterator[None]:
+        """In the block the job is doing ``step``; left by an error, it stays so (the
+        failure is said at it)."""
+        self.doing = step
+        yield
+        self.doing = None
 
     @property
     def video_id(self) -> str:

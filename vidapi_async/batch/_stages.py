@@ -94,6 +94,42 @@ class Pipeline(CreateStep):
                 offered(operation)
         await self._check_channel(job.channel)
 
+    async def judge_carried(self, run: JobRun) -> None:
+        """Its thumbnail's and subtitles' urls judged by the source policy (and the
+        feed that named them) before anything is fetched or sent: a refused one fails
+        the job now, not after its video was published without it."""
+        job = run.job
+        if job.thumbnail is not None:
+            with run.at("thumbnail"):
+                await internals(self.client).judge(job.thumbnail)
+        for spec in job.subtitles:
+            if spec.url is not None:
+                with run.at("subtitles"):
+                    await internals(self.client).judge(spec.url)
+
+    async def carry(self, run: JobRun) -> None:
+        """Its thumbnail and subtitle files named by url fetched and carried to the
+        platform's upload host before its video file is sent and its video created: one
+        that cannot be had (a 404, a refusal) fails the job at it, with no video made.
+        Kept for this run (``JobRun.carried``); a later run carries them again."""
+        job = run.job
+        carry = internals(self.client).carry
+        if job.thumbnail is not None and job.thumbnail not in run.carried:
+            with run.at("thumbnail"):
+                run.carried[job.thumbnail] = await carry(job.thumbnail, job.headers)
+        for spec in job.subtitles:
+            if spec.url is not None and spec.url not in run.carried:
+                with run.at("subtitles"):
+                    run.carried[spec.url] = await carry(spec.url, job.headers)
+
+    async def _carried(self, run: JobRun, source: str) -> str:
+        """``source`` as carried before the create, or (a run that resumed after it,
+        or adopted its video) carried now."""
+        carried = run.carried.get(source)
+        if carried is None:
+            carried = await internals(self.client).carry(source, run.job.headers)
+        return carried
+
     async def _check_channel(self, channel: str) -> None:
         """``upload_video``'s check of a channel against the platform's categories,
         once per distinct channel in a batch (its verdict kept)."""
@@ -213,7 +249,8 @@ class Pipeline(CreateStep):
                 continue
             if self.fenced:
                 await self.advance(record, Stage.CREATED)  # still ours, just before
-            track = await self._send_subtitle(run, spec.language, spec.path, spec.url)
+            with run.at("subtitles"):
+                track = await self._send_subtitle(run, spec.language, spec.path, spec.url)
             record.subtitles_done.append(check.language(spec.language))
             try:
                 await self.advance(record, Stage.CREATED)
@@ -234,7 +271,7 @@ class Pipeline(CreateStep):
                 dedupe=True,
             )
         assert url is not None
-        carried = await internals(self.client).carry(url, run.job.headers)
+        carried = await self._carried(run, url)
         return await self.client.create_subtitle(
             run.video_id, language=language, url=carried, dedupe=True
         )
@@ -255,8 +292,9 @@ class Pipeline(CreateStep):
         encoding (``wait_ready``)."""
         job = run.job
         if job.thumbnail is not None:
-            thumbnail = await internals(self.client).carry(job.thumbnail, job.headers)
-            await self.client.set_thumbnail(run.video_id, thumbnail)
+            with run.at("thumbnail"):
+                thumbnail = await self._carried(run, job.thumbnail)
+                await self.client.set_thumbnail(run.video_id, thumbnail)
         await self.playlists.add(run.video_id, job.playlists, run.seq)
         if self.ready_timeout is not None and not job.live:
             await self.client.videos.wait_until_ready(run.video_id, timeout=self.ready_timeout)
@@ -285,8 +323,10 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.SUBTITLES, Pipeline.check_subtitle_files, "nothing (a check)"),
     Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
+    Step(Stage.CREATED, Pipeline.judge_carried, "nothing (its carried urls judged)"),
     Step(Stage.UPLOADING, Pipeline.adopt, "created (or done) with the video the platform holds"),
     Step(Stage.CREATED, Pipeline.wait_for_quota, "nothing (a wait for the account's quota)"),
+    Step(Stage.CREATED, Pipeline.carry, "nothing (its carried files, held for this run)"),
     Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),
     Step(Stage.CREATED, Pipeline.create, "creating, then created (or done) with the video id"),
     Step(Stage.SUBTITLES, Pipeline.subtitles, "each language sent, then subtitles"),

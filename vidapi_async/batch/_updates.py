@@ -112,11 +112,13 @@ async def update_video(
     that the job no longer names; the job's ``bookkeeping`` tag kept in the tags sent
     (``keep_tag``). The metadata to record."""
     fields = changed_fields(job, old, new)
+    thumbnail = None  # a new one carried first: one that cannot be had sends nothing
+    if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
+        thumbnail = await internals(client).carry(job.thumbnail, job.headers)
     if fields:
         with own_tag(bookkeeping):  # the batch's own tag, not a user's
             await client.update_video(video_id, **keep_tag(fields, bookkeeping))
-    if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
-        thumbnail = await internals(client).carry(job.thumbnail, job.headers)
+    if thumbnail is not None:
         await client.set_thumbnail(video_id, thumbnail)
     named = list(old.get("playlists") or ())
     # The playlists the batch put the video in (a journal written before it kept

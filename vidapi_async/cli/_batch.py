@@ -167,7 +167,13 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     from ..batch import BatchUploader
 
     categories = await _feed_categories(args.source, client)
-    planned: dict[str, list[str]] = {"create": [], "update": [], "skip": [], "adopt": []}
+    planned: dict[str, list[str]] = {
+        "create": [],
+        "update": [],
+        "skip": [],
+        "adopt": [],
+        "refuse": [],
+    }
     out = output_console()
     shown = LeftOutShown(out)
     left: list[dict[str, str]] = []
@@ -193,20 +199,23 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
                     highlight=False,
                     soft_wrap=True,
                 )
+    # exits as the run would: 6 when a row or item would fail, or a job be refused
+    would_fail = bool(planned["refuse"]) or any(e["status"] == "failed" for e in left)
     if args.json:
         print(json.dumps({**planned, "left_out": left}))
-        return EXIT_OK
+        return EXIT_JOBS_FAILED if would_fail else EXIT_OK
     shown.summary()
     failed = f", {shown.failed} row(s) or item(s) failed" if shown.failed else ""
     skipped = sum(shown.skips.values())
+    refused = f", refuse {len(planned['refuse'])}" if planned["refuse"] else ""
     out.print(
         f"would create {len(planned['create'])}, update {len(planned['update'])}, skip "
-        f"{len(planned['skip'])}, adopt {len(planned['adopt'])}; left out: {skipped} "
-        f"skipped{failed} (nothing sent, nothing written)",
+        f"{len(planned['skip'])}, adopt {len(planned['adopt'])}{refused}; left out: "
+        f"{skipped} skipped{failed} (nothing sent, nothing written)",
         highlight=False,
         soft_wrap=True,
     )
-    return EXIT_OK
+    return EXIT_JOBS_FAILED if would_fail or shown.failed else EXIT_OK
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -452,13 +461,14 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         from .._protocol import url_for_humans
 
         args.feed_address = url_for_humans(args.source)  # what its items are named by
+        # its address ("unknown" through a proxy from a name not resolved here: judged
+        # public, so its items' hosts that cannot be checked here are refused)
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         args.feed_saved = args.source
-        if origin is not None:
-            import attrs
+        import attrs
 
-            client.source_policy = attrs.evolve(kept, origin=origin)
-            args.feed_origin = origin  # each job keeps it (a shared queue's worker too)
+        client.source_policy = attrs.evolve(kept, origin=origin)
+        args.feed_origin = origin  # each job keeps it (a shared queue's worker too)
         yield
     finally:
         client.source_policy = kept
@@ -616,13 +626,14 @@ class _Summary:
                 "status": r.status.value,
                 "video_id": r.video_id,
                 "stage": r.stage.value,
+                **({"failed_at": r.failed_at} if r.failed_at is not None else {}),
                 "error": None if r.error is None else str(r.error),
             }
             text = json.dumps(item, indent=2).replace("\n", "\n  ")
             print(("[\n  " if self.jobs == 1 else ",\n  ") + text, end="")
         elif r.status is JobStatus.FAILED:
             self.console.print(
-                f"[red]failed[/red] {escape(r.job.where)} at {r.stage.value}: "
+                f"[red]failed[/red] {escape(r.job.where)} at {r.failed_at or r.stage.value}: "
                 f"{escape(str(r.error))}",
                 highlight=False,
             )
