@@ -186,3 +186,28 @@ async def test_the_video_of_the_jobs_origin_comes_before_one_found_by_title(
             made[0]: "Episode 1",
             made[1]: "Episode 1",
         }
+
+
+async def test_two_feeds_with_the_same_guid_and_title_make_no_shared_video(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The attack as feeds: ``a/feed.rss`` and ``b/feed.rss`` (one file name) both hold
+    guid ``1`` titled "1", each naming its own file; B, with a new journal, took A's."""
+    from tests.integration.test_feed_origin import DATA, rss
+    from tests.wire import Reply, WireServer
+
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    async with WireServer(lambda seen: Reply(200, DATA)) as media:
+        outcomes = []
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            feed = tmp_path / name / "feed.rss"
+            feed.write_text(rss(("1", f"{media.url}/{name}.mp4")), encoding="utf-8")
+            journal = str(tmp_path / f"{name}.sqlite")
+            code, out, _ = await vidapi(
+                "--json", "batch", str(feed), "--channel", "news", "--journal", journal, env=env
+            )
+            outcomes.append((code, json.loads(out)[0]["status"]))
+    assert outcomes == [(0, "done"), (6, "failed")]
+    [video] = emulator.videos()
+    assert video["tags"] == [origin_tag(str(tmp_path / "a" / "feed.rss")), tag("1")]
