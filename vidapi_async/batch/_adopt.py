@@ -309,4 +309,5 @@ def origin_tag(origin: str | None) -> str | None:
     not shown); ``None`` for jobs of no origin."""
     if origin is None:
         return None
-    return ORIGIN_PREFIX + hashlib.sha256(f"origin\0{origin}".encode()).hexdigest()[:20]
+    text = f"origin\0{origin}".encode("utf-8", "surrogatepass")  # a path's undecodable bytes
+    return ORIGIN_PREFIX + hashlib.sha256(text).hexdigest()[:20]
