@@ -120,3 +120,30 @@ async def test_429_with_retry_after_is_waited_for(emulator: Emulator) -> None:
     async with client_for(emulator, retry=policy) as client:
         await client.get_upload_session()
     assert waits == [2.5]
+
+
+async def test_dedupe_tag_adopts_its_own_video_not_an_older_one_with_the_tag(
+    emulator: Emulator, video_file: Path
+) -> None:
+    """An older video carries the tag (another title: a batch job's video of an earlier
+    release, which its job did not adopt): after a lost answer, the lookup took the
+    oldest video with the tag, not the one the create made."""
+    async with client_for(emulator, retry=fast_retry()) as client:
+        owner = (await client.account.me(fields=("id",))).id
+        older = emulator.backend.create_video(
+            owner,
+            {
+                "title": "another",
+                "channel": "news",
+                "mode": "live",  # (no file needed)
+                "is_created_for_kids": "false",
+                "tags": "job-123",
+            },
+        )
+        uploaded = await client.upload_file(video_file)
+        emulator.faults.update({"drop_response_rate": 1.0, "methods": ["POST"]})
+        video = await client.create_video(
+            url=uploaded.url, title="t", channel="news", dedupe_tag="job-123"
+        )
+    made = {v["title"]: v["id"] for v in emulator.videos()}
+    assert made == {"another": older["id"], "t": video.id}

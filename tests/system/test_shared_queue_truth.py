@@ -93,3 +93,52 @@ async def test_a_new_queue_over_a_done_migration_adopts_its_videos(
         said = out.decode() + err.decode()
         assert "this worker: 0 done, 4 adopted, 0 failed" in said, said
         assert [r for r in emu.requests if r.method == "POST"] == before
+
+
+async def test_enqueue_over_a_local_migration_adopts_its_videos(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811
+) -> None:
+    """Issue 40 #3: a migration done by ``vidapi batch`` (its videos carry the
+    manifest's origin tag), then ``vidapi batch --enqueue-only`` into a shared queue and
+    a ``vidapi worker``: each job is adopted (by its key tag and title: a queue's job
+    has no origin of its own), nothing uploaded or created."""
+    from tests.integration.test_cli import vidapi
+
+    for name in ("a", "b", "c"):
+        make_file(tmp_path / f"{name}.mp4", 4000 + ord(name))
+    manifest = tmp_path / "library.csv"
+    manifest.write_text(
+        "key,path,title,channel\nold-1,a.mp4,A,news\nold-2,b.mp4,B,news\nold-3,c.mp4,C,news\n",
+        encoding="utf-8",
+    )
+    async with Emulator(probe=False) as emu:
+        env = {"VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
+        code, _, err = await vidapi(
+            "batch", str(manifest), "--journal", str(tmp_path / "local.sqlite"), env=env
+        )
+        assert code == 0, err
+        made = {v["title"]: v["id"] for v in emu.videos()}
+        before = [r for r in emu.requests if r.method == "POST"]
+        code, _, err = await vidapi(
+            "batch", str(manifest), "--journal", dsn, "--enqueue-only", env=env
+        )
+        assert code == 0, err
+        proc = await asyncio.create_subprocess_exec(
+            *worker_cmd(emu, dsn, "--until-empty"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err_bytes = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err_bytes.decode()[-2000:]
+        said = out.decode() + err_bytes.decode()
+        assert "0 done, 3 adopted, 0 failed" in said, said
+        assert [r for r in emu.requests if r.method == "POST"] == before
+        assert {v["title"]: v["id"] for v in emu.videos()} == made
+        async with SharedBatch(dsn) as shared:
+            records = {r.key: (r.stage, r.video_id) for r in await shared.journal.records()}
+        assert records == {
+            "old-1": (va.Stage.DONE, made["A"]),
+            "old-2": (va.Stage.DONE, made["B"]),
+            "old-3": (va.Stage.DONE, made["C"]),
+        }

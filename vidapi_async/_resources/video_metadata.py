@@ -185,24 +185,25 @@ def _description(value: object, _: str) -> str:
 _LINE_BREAKS: Final = str.maketrans("\n\r\t", "   ")
 
 
-_OWN_TAG: ContextVar[str | None] = ContextVar("vidapi_own_tag", default=None)
-"""The bookkeeping tag the batch itself is sending in this task (``own_tag``)."""
+_OWN_TAGS: ContextVar[frozenset[str]] = ContextVar("vidapi_own_tags", default=frozenset())
+"""The bookkeeping tags the batch itself is sending in this task (``own_tag``)."""
 
 
 @contextlib.contextmanager
-def own_tag(tag: str | None) -> Iterator[None]:
-    """While the block runs, ``tag`` (the job's own bookkeeping tag, kept in the tags
-    of an update the batch sends) passes the reserved-prefix check: the batch sends it,
-    not a user's metadata; any other tag in the prefixes is still refused."""
-    token = _OWN_TAG.set(tag)
+def own_tag(*tags: str | None) -> Iterator[None]:
+    """While the block runs, ``tags`` (the job's own bookkeeping tags, its key's and
+    its origin's, sent with its create or kept in the tags of an update the batch
+    sends; ``None`` is none) pass the reserved-prefix check: the batch sends them, not
+    a user's metadata; any other tag in the prefixes is still refused."""
+    token = _OWN_TAGS.set(frozenset(t for t in tags if t is not None))
     try:
         yield
     finally:
-        _OWN_TAG.reset(token)
+        _OWN_TAGS.reset(token)
 
 
 def _not_reserved(tag: str) -> None:
-    if tag == _OWN_TAG.get():
+    if tag in _OWN_TAGS.get():
         return
     folded = _folded(tag)
     for prefix in RESERVED_TAG_PREFIXES:

@@ -100,7 +100,8 @@ class Videos(Service):
         a 429). With ``dedupe_tag`` (letters, digits, '-' and '_'), the video is tagged
         with it, and after a failure that leaves the outcome unknown (a timeout, a lost
         connection, a 5xx) the client looks for a video with that tag before trying
-        again: it adopts the one it finds, so a video is never created twice.
+        again: it adopts the newest it finds with the title sent, so a video is never
+        created twice.
         """
         metadata = VideoMetadata.checked(
             title=title,
@@ -145,9 +146,14 @@ class Videos(Service):
                 data = decode(await self._requester.call_once(request))
                 return structure(data, Video, what=request.what)
 
+            sent = metadata.values.get("title")
+
             async def find() -> Video | None:
+                # the newest with the tag and the title sent: an older video may carry
+                # the tag (another's with that tag, which this create did not make)
                 found = await self.find_by_tag(dedupe_tag)
-                return found[0] if found else None
+                same = [v for v in found if sent is None or v.title is None or v.title == sent]
+                return same[-1] if same else None
 
             video = await create_checked(self._requester.retry, create, find, what=request.what)
         describe(self._requester, VIDEO_ID, video.id)

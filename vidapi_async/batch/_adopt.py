@@ -1,13 +1,20 @@
 """Adoption: the platform is the source of truth. A job its journal does not know (a
 lost journal, a new machine) may have its video on the platform already, tagged with the
-job's bookkeeping tag (``vidapi-<key>``). Before such a job uploads, the batch looks its
-tag up in one listing of the account's videos (made once per batch, when the first job
+job's bookkeeping tags: ``vidapi-<key>`` (its key, ``tag``) and, for a job of a known
+manifest or feed (``BatchUploader.run(origin=)``), ``vidapih-origin-<digest>`` (where
+it came from, ``origin_tag``). Before such a job uploads, the batch looks its key tag
+up in one listing of the account's videos (made once per batch, when the first job
 needs it; never a request per job) and adopts the video: no upload, no create.
 
-A video is the job's only if it passes every check (``belongs``): its last tag in the
-reserved prefixes (``vidapi-``, ``vidapih-``) is the job's (the create appends it last,
-and updates keep it there, so a user tag that looks like another job's is never the
-last), it belongs to the account doing the batch, and its title is the job's. A video
+A video is the job's only if it passes every check (``belongs``): its last key tag in
+the reserved prefixes (``vidapi-``, ``vidapih-``) is the job's (the create appends it
+last, and updates keep it there, so a user tag that looks like another job's is never
+the last), it belongs to the account doing the batch, and it came from the job's
+manifest or feed: its origin tag is the job's (then whatever its title: a title edited
+since is sent as an update). A video made from another manifest or feed (another origin
+tag) is never the job's: the job is refused (``refusal``), naming the key, the video
+and both. Where either side has no origin (a video of an earlier release, a job run
+without ``origin=``: a shared queue's), its title must be the job's, as before. A video
 that carries the tag but fails a check is not adopted (said at WARNING), and the job
 makes its own.
 
@@ -28,11 +35,12 @@ from typing import Any
 import attrs
 
 from .._client import Client
-from .._errors import UsageError, VidapiError
+from .._errors import InvalidArgumentError, UsageError, VidapiError
 from .._models import Video
-from ._jobs import METADATA_FIELDS, UploadJob
+from ._jobs import METADATA_FIELDS, UploadJob, job_source, shown_source
 
 __all__ = [
+    "ORIGIN_PREFIX",
     "RESERVED_PREFIXES",
     "Adoption",
     "Held",
@@ -41,6 +49,9 @@ __all__ = [
     "differences",
     "earlier_tag",
     "key_tags",
+    "origin_tag",
+    "own_tags",
+    "refusal",
     "tag",
 ]
 
@@ -59,10 +70,21 @@ _COMPARED_OUT = frozenset({"thumbnail", "playlists", "kept", "added"})
 
 
 def bookkeeping(tags: Iterable[str] | None) -> str | None:
-    """A video's bookkeeping tag: the last of its tags in the reserved prefixes."""
+    """A video's key tag: the last of its tags in the reserved prefixes that is not
+    an origin tag."""
     found = None
     for name in tags or ():
-        if name.startswith(RESERVED_PREFIXES):
+        if name.startswith(RESERVED_PREFIXES) and not name.startswith(ORIGIN_PREFIX):
+            found = name
+    return found
+
+
+def origin_of(tags: Iterable[str] | None) -> str | None:
+    """A video's origin tag (the last one), or ``None``: made by an earlier release, or
+    by a job of no origin."""
+    found = None
+    for name in tags or ():
+        if name.startswith(ORIGIN_PREFIX):
             found = name
     return found
 
@@ -83,6 +105,8 @@ class Held:
     metadata: Mapping[str, Any] | None
     """Its metadata in ``UploadJob.metadata()``'s form (the description as a digest),
     or ``None`` where it could not be read so."""
+    origin: str | None = None
+    """Its origin tag (``origin_tag``), or ``None``."""
 
 
 def _digest(text: object) -> str:
@@ -114,17 +138,45 @@ def held_of(video: Video) -> Held:
         metadata = comparable(dict(video_form(given)))
     except (UsageError, TypeError, ValueError):  # a value the form cannot write: unknown
         metadata = None
-    return Held(video.id, video.title, video.owner, video.mode == "live", metadata)
+    live = video.mode == "live"
+    return Held(video.id, video.title, video.owner, live, metadata, origin_of(video.tags))
 
 
-def belongs(held: Held, tags: Iterable[str], job: UploadJob, me: str | None) -> str | None:
-    """Why ``held`` (found under one of ``tags``) is not the job's video, or ``None``
-    when it is: the account's, with the job's title."""
+def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> str | None:
+    """Why ``held`` (found under the job's key tag) is not the job's video, or ``None``
+    when it is: the account's, and made from the job's ``origin`` (its manifest or
+    feed: then whatever its title), or, where either has no origin, with the job's
+    title. ``foreign`` tells a video of another origin."""
     if me is not None and held.owner is not None and held.owner != me:
         return f"it belongs to account {held.owner}, not this one"
+    mine = origin_tag(origin)
+    if mine is not None and held.origin == mine:
+        return None  # the job's own video: a title edited since is an update
+    if foreign(held, origin):
+        return f"it was made from another manifest or feed (its tag {held.origin})"
     if held.title is not None and held.title.strip() != job.title.strip():
         return f"its title is {held.title!r:.80}, not the job's {job.title!r:.80}"
     return None
+
+
+def foreign(held: Held, origin: str | None) -> bool:
+    """Whether ``held`` was made from another manifest or feed than ``origin``: both
+    known, and not the same."""
+    mine = origin_tag(origin)
+    return mine is not None and held.origin is not None and held.origin != mine
+
+
+def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> InvalidArgumentError:
+    """Why a job whose key tag is on a video made from another manifest or feed is
+    refused (one key is one video): the key, the video, and both sides named."""
+    return InvalidArgumentError(
+        "key",
+        f"key {key!r}: video {held.video_id} on the platform carries its tag but was "
+        f"made from another manifest or feed (its tag {held.origin}; this one's "
+        f"{origin_tag(origin)}); this job gives it {shown_source(job_source(job))} "
+        f"({origin}): one key is one video; give this job its own key (or run it "
+        "from the manifest or feed that made the video, at the same path or address)",
+    )
 
 
 def differences(held: Held, job: UploadJob) -> list[str]:
@@ -184,16 +236,24 @@ class Adoption:
                 log.debug("adoption: %d videos carry a bookkeeping tag", len(index))
             return self._index[who]
 
-    async def find(self, key_tags: Iterable[str], job: UploadJob, key: str) -> Held | None:
-        """The video the platform holds for the job (its bookkeeping tag among
-        ``key_tags``, in its account), passing every check; ``None`` if there is none."""
-        index = await self.index(job)
-        tags = list(key_tags)
-        for name in tags:
-            for held in index.get(name, ()):
-                why = await self.refused(held, tags, job)
-                if why is None:
-                    return held
+    async def find(self, job: UploadJob, key: str, origin: str | None) -> Held | None:
+        """The video the platform holds for the job (its key tag, in its account),
+        passing every check: one made from its ``origin``, else the first with its
+        title (where either has no origin); ``None`` if there is none; the job's
+        ``refusal`` (``InvalidArgumentError``) when the only one is another manifest's
+        or feed's."""
+        name = tag(key)  # its own tag only: an earlier release's (a digest) may be a key
+        other: Held | None = None
+        by_title: Held | None = None
+        for held in (await self.index(job)).get(name, ()):
+            why = belongs(held, job, await self.me(job), origin)
+            if why is None and origin is not None and held.origin == origin_tag(origin):
+                return held  # made from its origin: before one found by its title
+            if why is None:
+                by_title = by_title or held
+            elif foreign(held, origin):
+                other = other or held
+            else:
                 log.warning(
                     "job %s: video %s carries its tag %s but is not adopted: %s",
                     key,
@@ -201,14 +261,18 @@ class Adoption:
                     name,
                     why,
                 )
-        return None
-
-    async def refused(self, held: Held, tags: Iterable[str], job: UploadJob) -> str | None:
-        """Why ``held`` is not the job's video (``belongs``), or ``None``."""
-        return belongs(held, tags, job, await self.me(job))
+        if by_title is None and other is not None:
+            raise refusal(key, other, job, origin)
+        return by_title
 
 
 _TAG_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def own_tags(key: str, origin: str | None) -> list[str]:
+    """The bookkeeping tags a job's video carries, in their order (the key's last)."""
+    mine = origin_tag(origin)
+    return [tag(key)] if mine is None else [mine, tag(key)]
 
 
 def tag(key: str) -> str:
@@ -232,3 +296,18 @@ def key_tags(key: str) -> list[str]:
     """Every tag a video the job made may carry (``tag``, then ``earlier_tag``)."""
     earlier = earlier_tag(key)
     return [tag(key)] if earlier is None else [tag(key), earlier]
+
+
+ORIGIN_PREFIX = "vidapih-origin-"
+"""The prefix of a video's origin tag (``origin_tag``): inside the reserved ``vidapih-``,
+and never a key's tag (those are ``vidapih-`` and 32 hexadecimal digits)."""
+
+
+def origin_tag(origin: str | None) -> str | None:
+    """The tag that marks which manifest or feed made a video (``BatchUploader.run(
+    origin=)``): ``vidapih-origin-`` and a digest of the origin (its path or address is
+    not shown); ``None`` for jobs of no origin."""
+    if origin is None:
+        return None
+    text = f"origin\0{origin}".encode("utf-8", "surrogatepass")  # a path's undecodable bytes
+    return ORIGIN_PREFIX + hashlib.sha256(text).hexdigest()[:20]

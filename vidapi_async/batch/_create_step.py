@@ -16,12 +16,14 @@ from .._errors import (
     QuotaExceededError,
 )
 from .._models import Video
+from .._resources.video_metadata import own_tag
 from .._transfer.files import inspect_file
 from ._adopt import (
     belongs,
     bookkeeping,
     held_of,
     key_tags,
+    origin_tag,
     tag,
 )
 from ._journal import Stage
@@ -38,8 +40,9 @@ class CreateStep(UploadStep):
 
     async def _made_before(self, run: JobRun) -> Video | None:
         """The video a create sent before the last run stopped (or by a worker that
-        held the job before) made, found by the job's tag: one whose bookkeeping tag is
-        the job's, of this account, with the job's title (``_adopt.belongs``)."""
+        held the job before) made, found by the job's tag: one whose key tag is the
+        job's, of this account, of the job's origin or with the title its create sent
+        (``_adopt.belongs``)."""
         record = run.record
         if not (record.stage is Stage.CREATING or (record.runs > 1 and self.fenced)):
             return None
@@ -59,7 +62,7 @@ class CreateStep(UploadStep):
                     )
                 if bookkeeping(video.tags) not in tags:
                     continue  # carries the tag, but another job's is its last
-                why = belongs(held_of(video), tags, as_sent, me)
+                why = belongs(held_of(video), as_sent, me, record.origin)
                 if why is None:
                     return video
                 log.warning(
@@ -103,12 +106,17 @@ class CreateStep(UploadStep):
                 slot.sent = True
             try:
                 assert record.file_url is not None
-                return await self.client.create_video(
-                    url=record.file_url,
-                    **job.metadata_arguments(),
-                    dedupe_tag=tag(record.key),
-                    password=job.password,
-                )
+                given = job.metadata_arguments()
+                origin = origin_tag(record.origin)  # before the key's, which is last
+                if origin is not None:
+                    given["tags"] = [*given.get("tags", ()), origin]
+                with own_tag(origin):  # the batch's own tag, not a user's
+                    return await self.client.create_video(
+                        url=record.file_url,
+                        **given,
+                        dedupe_tag=tag(record.key),
+                        password=job.password,
+                    )
             except QuotaExceededError as exc:
                 if slot is None or self.pacing is None:
                     raise

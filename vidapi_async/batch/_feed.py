@@ -57,9 +57,9 @@ from .. import _validate as check
 from .._errors import InvalidArgumentError
 from .._internals import internals
 from .._protocol import url_file_name
-from .._resources.video_metadata import MAX_DESCRIPTION, MAX_TAGS
+from .._resources.video_metadata import MAX_DESCRIPTION
 from .._transfer.sources import UNKNOWN_ORIGIN
-from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
+from ._jobs import MAX_JOB_TAGS, LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 from ._journal import check_key
 
 if TYPE_CHECKING:
@@ -628,7 +628,7 @@ def _entry(
         tags: list[str] = []
         for tag in text.get("media:keywords", "").split(","):
             tag = _one_line(tag)
-            if tag and tag not in tags and len(tags) < MAX_TAGS - 1:
+            if tag and tag not in tags and len(tags) < MAX_JOB_TAGS:
                 tags.append(tag)
         if tags:
             optional["tags"] = tags

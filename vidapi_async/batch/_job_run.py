@@ -13,7 +13,6 @@ from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, Vida
 from .._internals import internals
 from .._transfer.files import LocalFile
 from ._accounts import acting_for, token_in
-from ._adopt import tag
 from ._disk_checks import Prepared, prepare
 from ._jobs import (
     BatchPlan,
@@ -58,12 +57,16 @@ class JobRunning:
     _origin: str | None
     _requeue: Callable[[BaseException], bool] | None
 
-    async def _held(self, job: UploadJob, key: str) -> bool:
+    async def _held(self, job: UploadJob, key: str, origin: str | None) -> bool | None:
         """Whether the platform holds a video the job would adopt (listed under the
-        job's own account's token)."""
+        job's own account's token); ``None``: one made from another manifest or feed,
+        which refuses the job."""
         assert self._pipeline is not None
         with acting_for(self.client, job):
-            return await self._pipeline.adoption.find([tag(key)], job, key) is not None
+            try:
+                return await self._pipeline.adoption.find(job, key, origin) is not None
+            except InvalidArgumentError:
+                return None
 
     async def _plan(
         self,
@@ -86,8 +89,12 @@ class JobRunning:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
-            if (record is None or record.stage is Stage.PENDING) and await self._held(job, key):
+            new = record is None or record.stage is Stage.PENDING
+            held = await self._held(job, key, origin_for(record, origin)) if new else False
+            if held:
                 adopt.append(key)
+            elif held is None:
+                skip.append(key)  # refused: another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
             elif _other_source(record, job, origin) is not None:
@@ -246,6 +253,12 @@ class JobRunning:
     def _goes_back(self, error: BaseException | None) -> bool:
         """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
         return error is not None and self._requeue is not None and self._requeue(error)
+
+
+def origin_for(record: JobRecord | None, origin: str | None) -> str | None:
+    """The origin a job's video is tagged with: the one its record holds (the manifest
+    or feed that first ran it), else the run's."""
+    return record.origin if record is not None and record.source is not None else origin
 
 
 def _other_source(

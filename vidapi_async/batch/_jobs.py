@@ -27,6 +27,7 @@ from ._journal import Stage, check_key
 log = logging.getLogger("vidapi_async.batch")
 
 __all__ = [
+    "MAX_JOB_TAGS",
     "BatchPlan",
     "BatchProgress",
     "JobResult",
@@ -37,6 +38,10 @@ __all__ = [
     "file_key",
     "missing_key",
 ]
+
+MAX_JOB_TAGS = MAX_TAGS - 2
+"""The most tags a batch job gives: its video also carries the batch's two bookkeeping
+tags (``_adopt.own_tags``)."""
 
 METADATA_FIELDS = (
     "description", "tags", "language", "private", "is_created_for_kids", "explicit",
@@ -247,11 +252,11 @@ class UploadJob:
             if not isinstance(getattr(self, name), bool):
                 raise InvalidArgumentError(name, "expected True or False")
         video_form(self.metadata_arguments())  # the client's own check of every field
-        if self.tags is not None and len(self.tags) >= MAX_TAGS:
+        if self.tags is not None and len(self.tags) > MAX_JOB_TAGS:
             raise InvalidArgumentError(
                 "tags",
-                f"{len(self.tags)} tags; at most {MAX_TAGS - 1} in a batch job (its video also "
-                "carries the job's dedupe tag)",
+                f"{len(self.tags)} tags; at most {MAX_JOB_TAGS} in a batch job (its video "
+                "also carries the batch's two bookkeeping tags: its key's and its origin's)",
             )
         if self.thumbnail is not None and self.thumbnail.lower().startswith(("http:", "https:")):
             check.http_url(self.thumbnail, "thumbnail")

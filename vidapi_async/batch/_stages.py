@@ -27,6 +27,7 @@ from .._resources.video_metadata import own_tag
 from ._adopt import (
     differences,
     earlier_tag,
+    own_tags,
     tag,
 )
 from ._create_step import CreateStep
@@ -164,16 +165,18 @@ class Pipeline(CreateStep):
         """A job the journal knows nothing sent for: the video the platform holds under
         its tag (one listing per batch, ``_adopt``), if one passes every check, is
         adopted: no upload, no create; the fields the job gives that differ on it are
-        sent as one update (the bookkeeping tag kept)."""
+        sent as one update (the bookkeeping tags kept). One made from another manifest
+        or feed fails the job (``_adopt.refusal``), nothing sent."""
         record = run.record
         # its own tag only: an earlier release's tag (a digest) is a key another job may
         # have (a job whose key is that digest), looked for only after a crash at creating
-        held = await self.adoption.find([tag(record.key)], run.job, record.key)
+        held = await self.adoption.find(run.job, record.key, record.origin)
         if held is None:
             if self.adopt_only:
                 raise UsageError(
-                    "no video on the platform carries its tag (with its title): not adopted, "
-                    "and an adopt-only batch uploads nothing; run without it to upload it"
+                    "no video on the platform carries its tag (made from its manifest or feed, "
+                    "or with its title): not adopted, and an adopt-only batch uploads "
+                    "nothing; run without it to upload it"
                 )
             return
         run.adopted = held
@@ -184,8 +187,9 @@ class Pipeline(CreateStep):
         given = job.metadata_arguments()
         fields = {name: given[name] for name in differences(held, job) if name in given}
         if fields:
-            with own_tag(tag(record.key)):  # the batch's own tag, not a user's
-                await self.client.update_video(held.video_id, **keep_tag(fields, tag(record.key)))
+            mine = own_tags(record.key, record.origin)
+            with own_tag(*mine):  # the batch's own tags, not a user's
+                await self.client.update_video(held.video_id, **keep_tag(fields, mine))
         log.info(
             "job %s: adopted video %s, which the platform holds for it", record.key, held.video_id
         )
@@ -314,8 +318,8 @@ class Pipeline(CreateStep):
         sent = run.record.metadata or {}
         fields = changed_fields(run.job, sent, run.job.metadata())
         if fields:
-            mine = tag(run.record.key)
-            with own_tag(mine):  # the batch's own tag, kept in the tags an update sets
+            mine = own_tags(run.record.key, run.record.origin)
+            with own_tag(*mine):  # the batch's own tags, kept in the tags an update sets
                 await self.client.update_video(run.video_id, **keep_tag(fields, mine))
 
 

@@ -4,14 +4,14 @@ sent as one update (the file is never sent again)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._client import Client
 from .._errors import VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
-from ._adopt import tag
+from ._adopt import RESERVED_PREFIXES, own_tags
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
@@ -58,13 +58,13 @@ def with_added(job: UploadJob) -> dict[str, Any]:
     return metadata
 
 
-def keep_tag(fields: dict[str, Any], bookkeeping: str | None) -> dict[str, Any]:
-    """``update_video``'s ``fields`` with the job's ``bookkeeping`` tag kept last in
-    the tags they set (an update replaces every tag: without it, the video could no
-    longer be found as the job's)."""
-    if bookkeeping is not None and "tags" in fields:
-        mine = [t for t in fields["tags"] if not t.startswith(("vidapi-", "vidapih-"))]
-        fields["tags"] = [*mine, bookkeeping]
+def keep_tag(fields: dict[str, Any], bookkeeping: Sequence[str]) -> dict[str, Any]:
+    """``update_video``'s ``fields`` with the job's ``bookkeeping`` tags (``own_tags``:
+    its origin's, then its key's) kept last in the tags they set (an update replaces
+    every tag: without them, the video could no longer be found as the job's)."""
+    if bookkeeping and "tags" in fields:
+        mine = [t for t in fields["tags"] if not t.startswith(RESERVED_PREFIXES)]
+        fields["tags"] = [*mine, *bookkeeping]
     return fields
 
 
@@ -104,19 +104,19 @@ async def update_video(
     old: Mapping[str, Any],
     new: Mapping[str, Any],
     seq: int | None,
-    bookkeeping: str | None = None,
+    bookkeeping: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Send what differs between ``old`` and ``new`` (``UploadJob.metadata()``): one
     ``update_video`` with the changed fields only, the thumbnail if it changed, the
     video added to the playlists new to it and taken out of those the batch put it in
-    that the job no longer names; the job's ``bookkeeping`` tag kept in the tags sent
+    that the job no longer names; the job's ``bookkeeping`` tags kept in the tags sent
     (``keep_tag``). The metadata to record."""
     fields = changed_fields(job, old, new)
     thumbnail = None  # a new one carried first: one that cannot be had sends nothing
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
         thumbnail = await internals(client).carry(job.thumbnail, job.headers)
     if fields:
-        with own_tag(bookkeeping):  # the batch's own tag, not a user's
+        with own_tag(*bookkeeping):  # the batch's own tags, not a user's
             await client.update_video(video_id, **keep_tag(fields, bookkeeping))
     if thumbnail is not None:
         await client.set_thumbnail(video_id, thumbnail)
@@ -175,7 +175,14 @@ async def done_before(
             assert record.video_id is not None
             old = record.metadata or {}
             record.metadata = await update_video(
-                client, playlists, job, record.video_id, old, new, seq, tag(record.key)
+                client,
+                playlists,
+                job,
+                record.video_id,
+                old,
+                new,
+                seq,
+                own_tags(record.key, record.origin),
             )
         if moved is not None or not unchanged:
             await journal.save(record)
