@@ -9,7 +9,13 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 
 from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, VidapiError
+from .._errors import (
+    AccountNotSetError,
+    InvalidArgumentError,
+    QuotaExceededError,
+    UsageError,
+    VidapiError,
+)
 from .._internals import internals
 from .._transfer.files import LocalFile
 from ._accounts import acting_for, token_in
@@ -122,10 +128,8 @@ class JobRunning:
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         try:
             token_in(job.account)
-        except InvalidArgumentError as exc:  # its account's variable is not set (now)
-            self._tally.count("failed")
-            log.warning("job %s failed: %s", key, exc)
-            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
+        except AccountNotSetError as exc:  # its account's variable is not set (here, now)
+            return await self._not_set(job, key, exc)
         self._in_flight.add(key)
         internals(self.client).observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
@@ -178,6 +182,27 @@ class JobRunning:
         finally:
             self._in_flight.discard(key)
             self._tally.files.pop(key, None)
+
+    async def _not_set(self, job: UploadJob, key: str, error: AccountNotSetError) -> JobResult:
+        """A job whose account's variable is not set here: its failure recorded (unless
+        it is done), so that ``vidapi status`` and the report see it; counted failed, or
+        handed back to a shared queue (another worker may have the variable)."""
+        assert self._journal is not None
+        claim = getattr(self._journal, "claim", None)
+        try:
+            record = await claim(key) if claim is not None else await self._journal.load(key)
+            record = record or JobRecord(key)
+            if record.stage is not Stage.DONE:
+                record.error = f"{type(error).__name__}: {error}"
+                await self._journal.save(record)
+        except JobLost:
+            return self._lost(JobRun(job, JobRecord(key)))
+        if not self._goes_back(error):
+            self._tally.count("failed")
+            log.warning("job %s failed: %s", key, error)
+        return JobResult(
+            job, key, JobStatus.FAILED, record.video_id, record.stage, error, record.runs
+        )
 
     async def _steps(self, run: JobRun) -> JobResult:
         """A job not done through its steps (``run_steps``), and its result: a failure

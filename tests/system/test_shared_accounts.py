@@ -1,0 +1,61 @@
+"""A shared queue's job whose account's variable is not set on the worker that takes it
+(issue 41, the attacker's look): recorded failed with an error naming the variable
+(never a value), seen by ``status`` and the report, tried again by the queue (another
+worker may have the variable) and, once failed for good, enqueued again and done."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from pathlib import Path
+
+import pytest
+
+import vidapi_async as va
+from tests.conftest import make_file
+from tests.system.test_shared_queue import dsn
+from vidapi_async.emulator import OTHER_TOKEN, Emulator
+from vidapi_async.testing import client_for
+
+pytestmark = pytest.mark.system  # workers against PostgreSQL
+pytest.importorskip("psycopg")
+batch = pytest.importorskip("vidapi_async.batch")
+
+__all__ = ["dsn"]  # the fixture, imported for its use here
+
+
+async def test_a_job_whose_account_is_not_set_on_the_worker_is_failed_not_done(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SPORT_TOKEN", raising=False)
+    own = make_file(tmp_path / "own.mp4", 2100)
+    sport = make_file(tmp_path / "sport.mp4", 2200)
+    jobs = [
+        va.UploadJob(path=own, title="own", channel="news"),
+        va.UploadJob(path=sport, title="sport", channel="news", account="SPORT_TOKEN"),
+    ]
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 2
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        status = await shared.status()
+        assert (status.done, status.failed, status.queued, status.running) == (1, 1, 0, 0)
+        [(error,)] = await shared.journal.fetchall(
+            shared.journal.statement("select error from {s}.jobs where error is not null")
+        )
+        assert "SPORT_TOKEN" in error and "not set" in error
+        report = tmp_path / "map.csv"
+        await shared.write_report(report)
+        with report.open(encoding="utf-8") as text:
+            rows = {r["source"]: r for r in csv.DictReader(text)}
+        assert rows[str(sport)]["status"] == "failed"
+        assert "SPORT_TOKEN" in rows[str(sport)]["error"]
+        assert [v["title"] for v in emu.videos()] == ["own"]
+        # retryable: once the variable is set, an enqueue runs it again, by its account
+        monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)
+        assert (await shared.enqueue(jobs)).added == 1
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        status = await shared.status()
+        assert (status.done, status.failed) == (2, 0)
+        assert sorted(v["title"] for v in emu.videos()) == ["own", "sport"]
