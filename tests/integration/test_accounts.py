@@ -264,3 +264,35 @@ def test_an_account_that_is_no_name_is_refused_without_echoing_it(
         list(jobs_from_manifest(source))
     assert info.value.argument == "account"
     assert text not in str(info.value) and "line 2" in str(info.value)
+
+
+@pytest.mark.parametrize(("before", "after"), [("", "ACCOUNT_B_TOKEN"), ("ACCOUNT_B_TOKEN", "")])
+async def test_a_done_row_moved_to_another_account_is_refused_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: str, after: str
+) -> None:
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
+    journal = tmp_path / "j.sqlite"
+    async with (
+        Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu,
+        client_for(emu) as client,
+    ):
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [first] = [
+                r
+                async for r in batch.run(
+                    jobs_from_manifest(manifest(tmp_path, [("a.mp4", before)]))
+                )
+            ]
+        assert first.status is va.JobStatus.DONE
+        moved = tmp_path / "library.csv"  # the same file, the row's account changed
+        moved.write_text(f"path,title,channel,account\na.mp4,a.mp4,news,{after}\n")
+        async with va.BatchUploader(client, journal=journal) as batch:
+            plan = await batch.plan(jobs_from_manifest(moved))
+            [again] = [r async for r in batch.run(jobs_from_manifest(moved))]
+        assert plan.skip == (first.key,) and not plan.update, plan
+        assert again.status is va.JobStatus.FAILED
+        assert isinstance(again.error, va.AccountError)
+        said = str(again.error)
+        assert (before or "the client's own") in said and (after or "the client's own") in said
+        assert "not supported" in said and TOKEN_B not in said and OWN not in said
+        assert len(emu.videos()) == 1  # nothing made, nothing sent to the video

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 
 from .._client import Client
 from .._errors import (
+    AccountError,
     AccountNotSetError,
     InvalidArgumentError,
     QuotaExceededError,
@@ -95,7 +96,7 @@ class JobRunning:
                 adopt.append(key)
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
-            elif _other_source(record, job, origin) is not None:
+            elif _refusal(record, job, origin) is not None:
                 skip.append(key)  # refused: never an update of another source's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
@@ -141,7 +142,7 @@ class JobRunning:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
-                refused = _other_source(record, job, self._origin)
+                refused = _refusal(record, job, self._origin)
                 if refused is not None:
                     self._tally.count("failed")
                     log.warning("job %s refused: %s", key, refused.message)
@@ -165,6 +166,8 @@ class JobRunning:
                     record.source = source
                 elif record.source is None and record.stage is not Stage.DONE:
                     record.source, record.origin = source, self._origin  # saved as it goes
+                if record.video_id is None and record.stage is not Stage.DONE:
+                    record.account = job.account or ""  # whose video it will be
                 if record.stage is Stage.DONE:
                     return await done_before(
                         self.client,
@@ -258,6 +261,32 @@ class JobRunning:
     def _goes_back(self, error: BaseException | None) -> bool:
         """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
         return error is not None and self._requeue is not None and self._requeue(error)
+
+
+def _refusal(record: JobRecord, job: UploadJob, origin: str | None) -> InvalidArgumentError | None:
+    """Why ``job`` may not run under ``record``: another source's key, or a video of
+    another account."""
+    return _other_source(record, job, origin) or _other_account(record, job)
+
+
+def _other_account(record: JobRecord, job: UploadJob) -> AccountError | None:
+    """Why ``job`` may not run under ``record``: its video was made by another account
+    (a row's ``account`` changed since). Its video stays that account's: moving videos
+    between accounts is not supported (neither a skip nor an update under the wrong
+    token). ``None`` for a record that does not say (made before journals kept it)."""
+    was, now = record.account, job.account or ""
+    if was is None or was == now or (record.video_id is None and record.stage is not Stage.DONE):
+        return None
+
+    def named(account: str) -> str:
+        return f"the account of {account}" if account else "the client's own account"
+
+    return AccountError(
+        f"key {record.key!r}: its video {record.video_id} belongs to {named(was)}; this "
+        f"job names {named(now)}: moving videos between accounts is not supported (give "
+        "the row its account back, or a key of its own for a new video)",
+        variable=job.account,
+    )
 
 
 def _other_source(

@@ -159,6 +159,10 @@ class JobRecord:
     origin: str | None = None
     """The manifest or feed whose job made the record (``BatchUploader.run(origin=)``),
     or ``None``."""
+    account: str | None = None
+    """The account whose video it is: the name of the variable holding its token (a
+    job's ``account``), ``""`` for the client's own; ``None``: recorded before journals
+    kept it."""
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
@@ -228,7 +232,8 @@ class MemoryJournal:
             return
         self._records.pop(record.key, None)
         self._done[record.key] = (
-            record.video_id, record.runs, record.metadata, record.source, record.origin
+            record.video_id, record.runs, record.metadata, record.source, record.origin,
+            record.account,
         )  # fmt: skip
         self._done.move_to_end(record.key)
         while len(self._done) > self._keep_done:
@@ -250,22 +255,23 @@ class MemoryJournal:
         return [*self._records.values(), *done]
 
 
-_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None]
-"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin."""
+_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None, str | None]
+"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin,
+account."""
 
 
 def _done_record(key: str, done: _Done) -> JobRecord:
-    video_id, runs, metadata, source, origin = done
+    video_id, runs, metadata, source, origin, account = done
     return JobRecord(
         key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata, source=source,
-        origin=origin,
+        origin=origin, account=account,
     )  # fmt: skip
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in SQLite's ``user_version``; a journal of a newer version is refused. Version 2
-added ``metadata``, version 3 ``source`` and ``origin``: an older journal gains the
-columns (empty) when a batch opens it."""
+added ``metadata``, version 3 ``source`` and ``origin``, version 4 ``account``: an older
+journal gains the columns (empty) when a batch opens it."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -281,14 +287,15 @@ create table if not exists jobs (
     updated real not null,
     metadata text,
     source text,
-    origin text
+    origin text,
+    account text
 )
 """
 COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
-    "subtitles_done", "runs", "error", "metadata", "source", "origin",
+    "subtitles_done", "runs", "error", "metadata", "source", "origin", "account",
 )  # fmt: skip
-_ADDED = ("metadata", "source", "origin")
+_ADDED = ("metadata", "source", "origin", "account")
 """Columns added since version 1 (an older journal lacks them until migrated)."""
 _MARKS = ", ".join("?" * (len(COLUMNS) + 1))
 _UPSERT = f"insert or replace into jobs ({', '.join(COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608

@@ -339,12 +339,13 @@ class PostgresJournal:
                     )
                 )
                 # An older journal gains the columns added since in place (empty):
-                # metadata (version 2), source and origin (version 3).
+                # metadata (version 2), source and origin (version 3), account (4).
                 await conn.execute(
                     q(
                         "alter table {s}.jobs add column if not exists metadata text, "
                         "add column if not exists source text, "
-                        "add column if not exists origin text"
+                        "add column if not exists origin text, "
+                        "add column if not exists account text"
                     )
                 )
                 await conn.execute(
