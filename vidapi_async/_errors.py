@@ -27,7 +27,7 @@ The tree::
     │   │   └── OAuthError                 the token endpoint refused a grant
     │   ├── ForbiddenError             403
     │   │   ├── InsufficientScopeError     the token lacks a scope (also raised locally)
-    │   │   └── QuotaExceededError         the account's daily quota; ``retry_after`` if said
+    │   │   └── QuotaExceededError         the account's quota (a rolling 24 h); ``retry_after``
     │   ├── NotFoundError              404
     │   ├── RateLimitedError           429; ``retry_after`` in seconds when the server said
     │   ├── ServerError                5xx

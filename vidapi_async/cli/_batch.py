@@ -661,6 +661,7 @@ def quota_advice(jobs: int, error: BaseException | None) -> str:
         at = datetime.datetime.now() + datetime.timedelta(seconds=wait)
         when = f"after {at:%Y-%m-%d %H:%M} (the quota resets then)"
     return (
-        f"[yellow]the account's daily quota is reached[/yellow]: {jobs} job(s) not done; "
-        f"run the same command again {when}: the journal resumes them"
+        f"[yellow]the account's upload quota is reached[/yellow] (videos in any 24 hours): "
+        f"{jobs} job(s) not done; run the same command again {when}: the journal resumes "
+        "them; or give --quota 15/24h (96/24h premium) to pace the batch to it unattended"
     )
