@@ -139,4 +139,4 @@ async def test_vidapi_status_prints_the_accounts_table(tmp_path: Path, dsn: str)
     code, out, err = await vidapi("status", "--journal", dsn, env={"COLUMNS": "200"})
     assert code == 0, err
     assert "quota per account" in out
-    assert "(the workers' own)" in out and "2/1h" in out
+    assert "(the command's own token)" in out and "2/1h" in out

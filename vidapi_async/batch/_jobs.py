@@ -484,6 +484,10 @@ class BatchProgress:
     """Jobs done in an earlier run whose metadata this run updated."""
     adopted: int = 0
     """Jobs whose video the platform held already (``JobStatus.ADOPTED``)."""
+    quota: Mapping[str, tuple[int, int, float]] = attrs.field(factory=dict)
+    """Accounts waiting for their quota's window now (a paced batch): the account's
+    name (its variable's, ``""``: the client's own) -> (places used, places in the
+    window, when the next frees in seconds since the epoch)."""
 
     @property
     def rate(self) -> float:

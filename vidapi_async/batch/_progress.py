@@ -4,13 +4,14 @@ uploads in flight, handed to the caller's ``progress`` callback as ``BatchProgre
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._observe import outside_job
 from ._jobs import BatchProgress
+from ._quota import QuotaWindow, Told
 
-__all__ = ["Tally"]
+__all__ = ["QuotaTold", "Tally"]
 
 
 class Tally:
@@ -34,6 +35,8 @@ class Tally:
         """Bytes of the files known so far."""
         self.files: dict[str, tuple[str, int, int]] = {}
         """The uploads in flight by job key: source, bytes sent, bytes in all."""
+        self.quota: dict[str, tuple[int, int, float]] = {}
+        """Accounts waiting for their quota's window (``BatchProgress.quota``)."""
         self.started_at = time.monotonic()
 
     def reset(self) -> None:
@@ -62,6 +65,7 @@ class Tally:
             bytes_total=self.bytes_total,
             elapsed=time.monotonic() - self.started_at,
             files=dict(self.files),
+            quota=dict(self.quota),
         )
         outside_job(self.callback, progress)
 
@@ -89,3 +93,27 @@ class Tally:
             self.report()
 
         return progress if self.callback is not None else None
+
+
+class QuotaTold(Told):
+    """A local batch's windows told: their waits to the progress (``Tally.quota``),
+    their creates to the journal, when it keeps them (``SQLiteJournal.save_quota``,
+    read by ``vidapi status``)."""
+
+    def __init__(self, tally: Tally, journal: Callable[[], object]) -> None:
+        self._tally = tally
+        self._journal = journal
+
+    def wait(self, window: QuotaWindow, waiting: tuple[int, float] | None) -> None:
+        if waiting is None:
+            if self._tally.quota.pop(window.label, None) is None:
+                return
+        else:
+            used, at = waiting
+            self._tally.quota[window.label] = (used, window.quota.videos, at)
+        self._tally.report()
+
+    async def ended(self, window: QuotaWindow) -> None:
+        save: Callable[..., Awaitable[None]] | None = getattr(self._journal(), "save_quota", None)
+        if save is not None:
+            await save(window.label, window.quota.videos, window.quota.period, window.ends())

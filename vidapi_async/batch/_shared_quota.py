@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import math
 from typing import TYPE_CHECKING, Any
 
 from .. import _metrics
 from .._errors import QuotaExceededError
-from ._quota import Pacing, Quota, QuotaWindow, Slot
+from ._quota import Pacing, Quota, QuotaWindow, Slot, finish_in
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
@@ -211,17 +210,6 @@ async def _window_now(journal: PostgresJournal, account: str, quota: Quota) -> t
         (account, quota.period, account, quota.videos - 1, quota.period),
     )
     return int(row[0]), float(row[1])
-
-
-def finish_in(left: int, used: int, free_in: float, quota: Quota) -> float:
-    """An estimate of the seconds until ``left`` more creates are made, with ``used``
-    places taken in the window and the next one free in ``free_in`` seconds: the places
-    free now, then a window's worth per period (uploads not counted)."""
-    now_free = max(0, quota.videos - used)
-    if left <= now_free:
-        return 0.0
-    rest = left - now_free
-    return free_in + (math.ceil(rest / quota.videos) - 1) * quota.period
 
 
 async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]:
