@@ -296,3 +296,27 @@ async def test_a_done_row_moved_to_another_account_is_refused_not_skipped(
         assert (before or "the client's own") in said and (after or "the client's own") in said
         assert "not supported" in said and TOKEN_B not in said and OWN not in said
         assert len(emu.videos()) == 1  # nothing made, nothing sent to the video
+
+
+async def test_two_variables_holding_one_token_share_one_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.integration.test_quota_pacing import quota_refusals
+
+    monkeypatch.setenv("NEWS_TOKEN", TOKEN_B)
+    monkeypatch.setenv("SPORT_TOKEN", TOKEN_B)  # the same account under two names
+    files = [make_file(tmp_path / f"s{i}.mp4", 1300 + i) for i in range(4)]
+    jobs = [
+        va.UploadJob(path=f, title=f"t{i}", channel="news",
+                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+    journal = tmp_path / "j.sqlite"
+    caplog.set_level(logging.DEBUG)
+    async with Emulator(quota="2/1s", probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, quota="2/1s", journal=journal) as batch:
+            results = [r async for r in batch.run(jobs)]
+        assert [r.status for r in results] == [va.JobStatus.DONE] * 4
+        assert quota_refusals(emu) == 0  # one window: the platform never had to refuse
+    assert TOKEN_B not in caplog.text
+    assert TOKEN_B.encode() not in journal.read_bytes()

@@ -59,3 +59,35 @@ async def test_a_job_whose_account_is_not_set_on_the_worker_is_failed_not_done(
         status = await shared.status()
         assert (status.done, status.failed) == (2, 0)
         assert sorted(v["title"] for v in emu.videos()) == ["own", "sport"]
+
+
+async def test_two_variables_holding_one_token_share_one_window_across_workers(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.system.test_shared_quota import refusals
+
+    monkeypatch.setenv("NEWS_TOKEN", OTHER_TOKEN)
+    monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)  # one account under two names
+    files = [make_file(tmp_path / f"t{i}.mp4", 2300 + i) for i in range(4)]
+    jobs = [
+        va.UploadJob(path=f, title=f"t{i}", channel="news",
+                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+    async with Emulator(quota="2/1s", probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 4
+        async with client_for(emu) as client:
+            await asyncio.wait_for(
+                shared.work(client, concurrency=4, until_empty=True, poll=0.2, quota="2/1s"), 120
+            )
+        status = await shared.status()
+        assert (status.done, status.failed) == (4, 0)
+        assert refusals(emu) == 0  # one window for the one account
+        tables = await shared.journal.fetchall(
+            shared.journal.statement(
+                "select account from {s}.quota_slots union all "
+                "select account || coalesce(name, '') from {s}.quota_accounts"
+            )
+        )
+        assert tables and all(OTHER_TOKEN not in row[0] for row in tables)
+        assert len(status.accounts) == 1  # shown by the first variable's name

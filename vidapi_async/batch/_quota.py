@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
 import logging
 import math
+import os
 import re
 import time
 import weakref
@@ -299,28 +301,45 @@ class Told:
         """A create of ``window``'s account ended (counted in its window)."""
 
 
+def account_key(variable: str | None) -> str | None:
+    """The key of the account whose token the environment variable ``variable`` holds
+    (``None``: the client's own): a digest of the token (``token:`` and 16 hex digits
+    of its SHA-256), so that two variables holding one token share one window; never
+    the token. A variable not set here keys by its name (its job fails before a create)."""
+    if variable is None:
+        return None
+    token = os.environ.get(variable, "")
+    if not token.strip():
+        return variable
+    digest = hashlib.sha256(b"vidapi-quota-window\0" + token.encode("utf-8", "surrogateescape"))
+    return "token:" + digest.hexdigest()[:16]
+
+
 class Pacing:
-    """A batch's windows, one per account (``None``: the client's own token), each of
-    the same ``Quota``; ``new(account)`` makes one (default: a ``QuotaWindow`` that
-    tells ``told``)."""
+    """A batch's windows, one per account (keyed by ``account_key``: two variables
+    holding one token are one account), each of the same ``Quota``; ``new(key, name)``
+    makes one (default: a ``QuotaWindow`` that tells ``told``) for the account of the
+    variable ``name`` (``None``: the client's own token), shown by that name."""
 
     def __init__(
         self,
         quota: Quota,
         *,
-        new: Callable[[str | None], QuotaWindow] | None = None,
+        new: Callable[[str | None, str | None], QuotaWindow] | None = None,
         told: Told | None = None,
     ) -> None:
         self.quota = quota
-        self._new = new or (lambda account: QuotaWindow(quota, label=account or "", told=told))
+        self._new = new or (lambda key, name: QuotaWindow(quota, label=name or "", told=told))
         self.windows: dict[str | None, QuotaWindow] = {}
-        """Each account's window, made by its first job."""
+        """Each account's window by its key, made by its first job."""
 
     def window(self, account: str | None) -> QuotaWindow:
-        """``account``'s window."""
-        found = self.windows.get(account)
+        """The window of the account whose token the variable ``account`` holds (the
+        first variable seen names it)."""
+        key = account_key(account)
+        found = self.windows.get(key)
         if found is None:
-            found = self.windows[account] = self._new(account)
+            found = self.windows[key] = self._new(key, account)
         return found
 
 
