@@ -298,19 +298,25 @@ async def test_a_done_row_moved_to_another_account_is_refused_not_skipped(
         assert len(emu.videos()) == 1  # nothing made, nothing sent to the video
 
 
+def one_account_two_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[va.UploadJob]:
+    """Four jobs of one account (``TOKEN_B``) whose rows name it by two variables in
+    turn, ``NEWS_TOKEN`` and ``SPORT_TOKEN``."""
+    monkeypatch.setenv("NEWS_TOKEN", TOKEN_B)
+    monkeypatch.setenv("SPORT_TOKEN", TOKEN_B)  # the same account under two names
+    files = [make_file(tmp_path / f"s{i}.mp4", 1300 + i) for i in range(4)]
+    return [
+        va.UploadJob(path=f, title=f"t{i}", channel="news",
+                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+
+
 async def test_two_variables_holding_one_token_share_one_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from tests.integration.test_quota_pacing import quota_refusals
 
-    monkeypatch.setenv("NEWS_TOKEN", TOKEN_B)
-    monkeypatch.setenv("SPORT_TOKEN", TOKEN_B)  # the same account under two names
-    files = [make_file(tmp_path / f"s{i}.mp4", 1300 + i) for i in range(4)]
-    jobs = [
-        va.UploadJob(path=f, title=f"t{i}", channel="news",
-                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
-        for i, f in enumerate(files)
-    ]  # fmt: skip
+    jobs = one_account_two_names(tmp_path, monkeypatch)
     journal = tmp_path / "j.sqlite"
     caplog.set_level(logging.DEBUG)
     async with Emulator(quota="2/1s", probe=False) as emu, client_for(emu) as client:

@@ -64,16 +64,10 @@ async def test_a_job_whose_account_is_not_set_on_the_worker_is_failed_not_done(
 async def test_two_variables_holding_one_token_share_one_window_across_workers(
     tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tests.integration.test_accounts import one_account_two_names
     from tests.system.test_shared_quota import refusals
 
-    monkeypatch.setenv("NEWS_TOKEN", OTHER_TOKEN)
-    monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)  # one account under two names
-    files = [make_file(tmp_path / f"t{i}.mp4", 2300 + i) for i in range(4)]
-    jobs = [
-        va.UploadJob(path=f, title=f"t{i}", channel="news",
-                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
-        for i, f in enumerate(files)
-    ]  # fmt: skip
+    jobs = one_account_two_names(tmp_path, monkeypatch)  # OTHER_TOKEN, by two names
     async with Emulator(quota="2/1s", probe=False) as emu, batch.SharedBatch(dsn) as shared:
         assert (await shared.enqueue(jobs)).added == 4
         async with client_for(emu) as client:
