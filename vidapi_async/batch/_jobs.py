@@ -199,7 +199,8 @@ class UploadJob:
     account: str | None = None
     """The name of an environment variable holding the access token of the account
     that creates this job's video (a manifest's ``account``; read when the job runs,
-    never stored nor shown); ``None``: the client's own. Each account has its own
+    never stored nor shown): capitals, digits and ``_`` ending in ``_TOKEN``
+    (``AccountError`` otherwise); ``None``: the client's own. Each account has its own
     quota window (``BatchUploader(quota=)``)."""
     profile: str | None = None
     """API v2: the profile this job's video is created under (a manifest's

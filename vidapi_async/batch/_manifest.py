@@ -44,8 +44,9 @@ JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 - ``publish_date``, ``expiry_date``: ISO 8601 with an offset (``2027-01-31T09:00:00+01:00``);
 - ``thumbnail``: an image relative to the manifest's folder, or an http(s) url;
 - ``account``: the name of an environment variable holding the access token of the
-  account that creates the row's video (set when the manifest is read; never the token
-  itself); empty: the client's own; ``profile`` (API v2): the profile it goes to.
+  account that creates the row's video, ``[A-Z_][A-Z0-9_]*_TOKEN`` (set when the
+  manifest is read; never the token itself); empty: the client's own; ``profile``
+  (API v2): the profile it goes to.
 """
 
 from __future__ import annotations
