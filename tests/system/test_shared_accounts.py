@@ -85,3 +85,21 @@ async def test_two_variables_holding_one_token_share_one_window_across_workers(
         )
         assert tables and all(OTHER_TOKEN not in row[0] for row in tables)
         assert len(status.accounts) == 1  # shown by the first variable's name
+
+
+async def test_status_reads_the_quota_table_an_earlier_worker_made(dsn: str) -> None:
+    async with batch.SharedBatch(dsn) as shared:
+        await shared.status()  # the schema made
+        journal = shared.journal
+        for statement in (  # the table as workers before the name column made it
+            "create table {s}.quota_accounts (account text primary key, "
+            "videos integer not null, period double precision not null)",
+            "insert into {s}.quota_accounts values ('NEWS_TOKEN', 2, 3600)",
+            "create table {s}.quota_slots (id bigserial primary key, account text not null, "
+            "at timestamptz not null default now(), ended boolean not null default false)",
+            "create table {s}.quota_blocks (account text primary key, until timestamptz not null)",
+        ):
+            await journal.execute(journal.statement(statement))
+        status = await shared.status()
+        assert status.accounts["NEWS_TOKEN"]["quota"] == "2/1h"
+        assert status.accounts["NEWS_TOKEN"]["used"] == 0

@@ -230,12 +230,13 @@ async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]
     )
     if not exists or not exists[0]:
         return {}
-    rows = await journal.fetchall(
+    rows = await journal.fetchall(  # a.name read so, as a table of 0.x may lack it
         q(
             "select a.account, a.videos, a.period, now(), (select count(*) from {s}.specs s "
             "left join {s}.jobs j on j.key = s.key where j.stage is distinct from 'done' "
-            "and coalesce(s.spec::json->>'account', '') = coalesce(a.name, a.account)), "
-            "coalesce(a.name, a.account) from {s}.quota_accounts a order by 6"
+            "and coalesce(s.spec::json->>'account', '') = coalesce(to_jsonb(a)->>'name', "
+            "a.account)), coalesce(to_jsonb(a)->>'name', a.account) "
+            "from {s}.quota_accounts a order by 6"
         )
     )
     out: dict[str, dict[str, Any]] = {}
