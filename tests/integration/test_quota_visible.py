@@ -100,3 +100,19 @@ def test_the_batch_bar_names_each_account_waiting_and_until_when() -> None:
     line = jobs_line({"SPORT_TOKEN": (15, 15, at), "": (2, 2, at)})
     assert "SPORT_TOKEN waits for its quota (15/15 used) until 21:03:05" in line
     assert "own account waits for its quota (2/2 used) until 21:03:05" in line
+
+
+async def test_a_local_paced_batch_sets_the_quota_gauges(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.integration.test_queue_observe import scrape
+
+    files = [make_file(tmp_path / f"m{i}.mp4", 1200 + i) for i in range(2)]
+    jobs = [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
+    async with Emulator(probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, quota="2/1h", metrics_port=0) as batch:
+            results = [r async for r in batch.run(jobs)]
+            text = await asyncio.to_thread(scrape, batch.metrics_port or 0)
+    assert [r.status for r in results] == [va.JobStatus.DONE] * 2
+    assert 'vidapi_quota_used{account="own"} 2' in text
+    assert re.search(r'vidapi_quota_next_free_seconds\{account="own"\} 3[56]\d\d', text), text

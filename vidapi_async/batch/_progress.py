@@ -7,6 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import _metrics
 from .._observe import outside_job
 from ._jobs import BatchProgress
 from ._quota import QuotaWindow, Told
@@ -98,7 +99,8 @@ class Tally:
 class QuotaTold(Told):
     """A local batch's windows told: their waits to the progress (``Tally.quota``),
     their creates to the journal, when it keeps them (``SQLiteJournal.save_quota``,
-    read by ``vidapi status``)."""
+    read by ``vidapi status``), and to the metrics' gauges ``vidapi.quota.used`` and
+    ``vidapi.quota.next_free`` (when served; the estimate is a shared queue's only)."""
 
     def __init__(self, tally: Tally, journal: Callable[[], object]) -> None:
         self._tally = tally
@@ -111,9 +113,21 @@ class QuotaTold(Told):
         else:
             used, at = waiting
             self._tally.quota[window.label] = (used, window.quota.videos, at)
+        _gauges(window)
         self._tally.report()
 
     async def ended(self, window: QuotaWindow) -> None:
+        ends = window.ends()
+        _gauges(window)
         save: Callable[..., Awaitable[None]] | None = getattr(self._journal(), "save_quota", None)
         if save is not None:
-            await save(window.label, window.quota.videos, window.quota.period, window.ends())
+            await save(window.label, window.quota.videos, window.quota.period, ends)
+
+
+def _gauges(window: QuotaWindow) -> None:
+    """``window``'s places used and seconds until the next frees, as the gauges a shared
+    queue's worker sets too (here as of the account's last create or wait)."""
+    if _metrics.REGISTRY.on:
+        labels = {"account": window.label or "own"}
+        _metrics.REGISTRY.set("vidapi.quota.used", window.used(), labels)
+        _metrics.REGISTRY.set("vidapi.quota.next_free", window.next_free(), labels)
