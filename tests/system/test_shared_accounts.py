@@ -9,6 +9,7 @@ import asyncio
 import csv
 from pathlib import Path
 
+import attrs
 import pytest
 
 import vidapi_async as va
@@ -103,3 +104,18 @@ async def test_status_reads_the_quota_table_an_earlier_worker_made(dsn: str) -> 
         status = await shared.status()
         assert status.accounts["NEWS_TOKEN"]["quota"] == "2/1h"
         assert status.accounts["NEWS_TOKEN"]["used"] == 0
+
+
+async def test_a_done_job_enqueued_under_another_account_is_said_changed(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEWS_TOKEN", OTHER_TOKEN)
+    path = make_file(tmp_path / "moved.mp4", 2400)
+    job = va.UploadJob(path=path, title="moved", channel="news")
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        await shared.enqueue([job])
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        moved = await shared.enqueue([attrs.evolve(job, account="NEWS_TOKEN")])
+        assert (moved.added, len(moved.changed)) == (0, 1)  # said, not applied
+        assert len(emu.videos()) == 1
