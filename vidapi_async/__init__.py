@@ -18,6 +18,8 @@ if _typing.TYPE_CHECKING:
     from ._client import DEFAULT_BASE_URL, Client
     from ._config import ProgressCallback, Timeouts
     from ._errors import (
+        AccountError,
+        AccountNotSetError,
         APIError,
         AuthenticationError,
         BadRequestError,
@@ -112,6 +114,8 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "_config": ("ProgressCallback", "Timeouts"),
     "_errors": (
         "APIError",
+        "AccountError",
+        "AccountNotSetError",
         "AuthenticationError",
         "BadRequestError",
         "ClientClosedError",
@@ -244,6 +248,8 @@ __all__ = [
     "APIError",
     "AccessToken",
     "Account",
+    "AccountError",
+    "AccountNotSetError",
     "ApiKey",
     "AuthenticationError",
     "BadRequestError",

@@ -5,6 +5,9 @@ The tree::
     VidapiError
     ├── UsageError(ValueError)         the caller's mistake; raised before any request
     │   ├── InvalidArgumentError       a bad id, title, channel, language, password, ...
+    │   │   └── AccountError           a batch job's account cannot act for it (its
+    │   │       │                      variable's name, a video of another account)
+    │   │       └── AccountNotSetError     its variable is not set where the job runs
     │   ├── FileError                  a local file is missing, a directory, unreadable, empty
     │   ├── SubtitleFileError          a local .srt file does not parse; names the cue
     │   ├── ClientClosedError          the Client was closed and cannot be reopened
@@ -24,7 +27,7 @@ The tree::
     │   │   └── OAuthError                 the token endpoint refused a grant
     │   ├── ForbiddenError             403
     │   │   ├── InsufficientScopeError     the token lacks a scope (also raised locally)
-    │   │   └── QuotaExceededError         the account's daily quota; ``retry_after`` if said
+    │   │   └── QuotaExceededError         the account's quota (a rolling 24 h); ``retry_after``
     │   ├── NotFoundError              404
     │   ├── RateLimitedError           429; ``retry_after`` in seconds when the server said
     │   ├── ServerError                5xx
@@ -58,6 +61,8 @@ from typing import Any
 
 __all__ = [
     "APIError",
+    "AccountError",
+    "AccountNotSetError",
     "AuthenticationError",
     "BadRequestError",
     "ClientClosedError",
@@ -123,6 +128,23 @@ class InvalidArgumentError(UsageError):
         """The name of the parameter whose value was refused."""
         self.message = message
         """Why it was refused."""
+
+
+class AccountError(InvalidArgumentError):
+    """A batch job's ``account`` cannot act for it: the name is not one an account may
+    have (``[A-Z_][A-Z0-9_]*`` ending in ``_TOKEN``), or the job's key holds a video of
+    another account. Messages name the variable (never a value, never a non-name)."""
+
+    def __init__(self, message: str, *, variable: str | None = None) -> None:
+        super().__init__("account", message)
+        self.variable = variable
+        """The environment variable's name, when it is one (never its value)."""
+
+
+class AccountNotSetError(AccountError):
+    """A batch job's ``account`` names a variable not set where the job runs (a shared
+    queue's worker without it: the queue tries the job again, another worker may have
+    it)."""
 
 
 class FileError(UsageError):

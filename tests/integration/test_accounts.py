@@ -12,8 +12,9 @@ import pytest
 import vidapi_async as va
 from tests.conftest import make_file
 from tests.integration.test_cli import vidapi
-from vidapi_async.batch import jobs_from_manifest
+from vidapi_async.batch import LeftOut, jobs_from_manifest
 from vidapi_async.batch._accounts import in_turn
+from vidapi_async.batch._manifest import manifest_entries
 from vidapi_async.emulator import ALL_SCOPES, OTHER_TOKEN, Emulator
 from vidapi_async.testing import client_for
 
@@ -41,8 +42,13 @@ def owners(emu: Emulator) -> dict[str, str]:
 async def test_each_row_is_created_by_its_account(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
-    rows = [("a1.mp4", ""), ("b1.mp4", "ACCOUNT_B"), ("a2.mp4", ""), ("b2.mp4", "ACCOUNT_B")]
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
+    rows = [
+        ("a1.mp4", ""),
+        ("b1.mp4", "ACCOUNT_B_TOKEN"),
+        ("a2.mp4", ""),
+        ("b2.mp4", "ACCOUNT_B_TOKEN"),
+    ]
     source = manifest(tmp_path, rows)
     journal, report = tmp_path / "j.sqlite", tmp_path / "map.csv"
     caplog.set_level(logging.DEBUG)
@@ -72,11 +78,11 @@ async def test_each_row_is_created_by_its_account(
 async def test_two_accounts_are_paced_in_parallel_each_in_its_own_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
     files = [make_file(tmp_path / f"v{i}.mp4", 1200 + i) for i in range(12)]
     jobs = [  # one account's rows, then the other's: the batch takes them in turn
         va.UploadJob(path=f, title=f"{'A' if i < 6 else 'B'}{i}", channel="news",
-                     account=None if i < 6 else "ACCOUNT_B")
+                     account=None if i < 6 else "ACCOUNT_B_TOKEN")
         for i, f in enumerate(files)
     ]  # fmt: skip
     async with Emulator(quota="3/0.5s", probe=False) as emu, client_for(emu) as client:
@@ -98,10 +104,12 @@ async def test_two_accounts_are_paced_in_parallel_each_in_its_own_window(
 
 
 async def test_the_command_runs_two_accounts_and_never_shows_a_token(tmp_path: Path) -> None:
-    source = manifest(tmp_path, [("a.mp4", ""), ("b.mp4", "ACCOUNT_B"), ("c.mp4", "ACCOUNT_B")])
+    source = manifest(
+        tmp_path, [("a.mp4", ""), ("b.mp4", "ACCOUNT_B_TOKEN"), ("c.mp4", "ACCOUNT_B_TOKEN")]
+    )
     journal, report = tmp_path / "j.sqlite", tmp_path / "map.jsonl"
     async with Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu:
-        env = {"VIDAPI_TOKEN": OWN, "VIDAPI_BASE_URL": emu.base_url, "ACCOUNT_B": TOKEN_B}
+        env = {"VIDAPI_TOKEN": OWN, "VIDAPI_BASE_URL": emu.base_url, "ACCOUNT_B_TOKEN": TOKEN_B}
         code, out, err = await vidapi(
             "batch", str(source), "--journal", str(journal), "--report", str(report),
             "--quota", "2/0.5s", env=env,
@@ -115,9 +123,9 @@ async def test_the_command_runs_two_accounts_and_never_shows_a_token(tmp_path: P
 def test_an_unset_variable_is_named_never_a_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("NO_SUCH_ACCOUNT", raising=False)
-    source = manifest(tmp_path, [("a.mp4", "NO_SUCH_ACCOUNT")])
-    with pytest.raises(va.InvalidArgumentError, match="NO_SUCH_ACCOUNT is not set") as info:
+    monkeypatch.delenv("NO_SUCH_TOKEN", raising=False)
+    source = manifest(tmp_path, [("a.mp4", "NO_SUCH_TOKEN")])
+    with pytest.raises(va.InvalidArgumentError, match="NO_SUCH_TOKEN is not set") as info:
         list(jobs_from_manifest(source))
     assert "line 2" in str(info.value)
 
@@ -125,19 +133,24 @@ def test_an_unset_variable_is_named_never_a_value(
 async def test_a_job_whose_variable_is_gone_when_it_runs_fails_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("GONE_ACCOUNT", raising=False)
+    monkeypatch.delenv("GONE_TOKEN", raising=False)
     jobs = [
         va.UploadJob(path=make_file(tmp_path / "a.mp4", 900), title="a", channel="news",
-                     account="GONE_ACCOUNT"),
+                     account="GONE_TOKEN"),
         va.UploadJob(path=make_file(tmp_path / "b.mp4", 901), title="b", channel="news"),
     ]  # fmt: skip
+    journal = tmp_path / "j.sqlite"
     async with Emulator(probe=False) as emu, client_for(emu) as client:
-        async with va.BatchUploader(client) as batch:
+        async with va.BatchUploader(client, journal=journal) as batch:
             results = {r.job.title: r async for r in batch.run(jobs)}
     assert results["a"].status is va.JobStatus.FAILED
-    assert isinstance(results["a"].error, va.InvalidArgumentError)
-    assert "GONE_ACCOUNT is not set" in str(results["a"].error)
+    assert isinstance(results["a"].error, va.AccountNotSetError)
+    assert results["a"].error.variable == "GONE_TOKEN"
+    assert "GONE_TOKEN is not set" in str(results["a"].error)
     assert results["b"].status is va.JobStatus.DONE
+    # recorded failed, so that vidapi status sees it (and a re-run tries it again)
+    errors = [r.error for r in va.SQLiteJournal(journal).records_sync() if r.error]
+    assert len(errors) == 1 and "GONE_TOKEN is not set" in errors[0]
 
 
 @pytest.mark.parametrize(
@@ -145,9 +158,11 @@ async def test_a_job_whose_variable_is_gone_when_it_runs_fails_alone(
     [
         ({"account": "not a name"}, "account"),
         ({"account": "1ST"}, "account"),
+        ({"account": "PATH"}, "account"),
+        ({"account": "news_token"}, "account"),
         ({"profile": " "}, "profile"),
         ({"profile": "a\nb"}, "profile"),
-        ({"account": "ACCOUNT_B", "playlists": ["Best of"]}, "playlists"),
+        ({"account": "ACCOUNT_B_TOKEN", "playlists": ["Best of"]}, "playlists"),
     ],
 )
 def test_a_bad_account_or_profile_is_refused_when_the_job_is_built(
@@ -167,7 +182,7 @@ async def test_accounts_are_taken_in_turn_each_in_its_order() -> None:
         for n in range(4):
             yield job(n, None)
         for n in range(4, 7):
-            yield job(n, "B")
+            yield job(n, "B_TOKEN")
 
     taken = [j.title async for j in in_turn(source())]  # type: ignore[arg-type]
     assert taken == ["0", "4", "1", "5", "2", "6", "3"]
@@ -192,15 +207,15 @@ async def test_a_v2_row_is_created_under_its_profile(tmp_path: Path) -> None:
         assert profiles == {"a": "second", "b": demo}
 
 
-@pytest.mark.parametrize("first", ["", "ACCOUNT_B"])
+@pytest.mark.parametrize("first", ["", "ACCOUNT_B_TOKEN"])
 async def test_a_new_journal_adopts_each_accounts_videos_by_its_account(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str
 ) -> None:
     """The fresh user's look at issues 40/41: adoption listed one account's videos (the
     first job's) and compared every owner with that account: with a new journal the
     other account's rows were uploaded again (duplicates), whichever came first."""
-    monkeypatch.setenv("ACCOUNT_B", TOKEN_B)
-    other = "ACCOUNT_B" if first == "" else ""
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
+    other = "ACCOUNT_B_TOKEN" if first == "" else ""
     rows = [("a1.mp4", first), ("b1.mp4", other), ("a2.mp4", first), ("b2.mp4", other)]
     source = manifest(tmp_path, rows)
     async with (
@@ -218,3 +233,96 @@ async def test_a_new_journal_adopts_each_accounts_videos_by_its_account(
         assert sorted(plan.adopt) == sorted(r.key for r in again)
         assert {r.status for r in again} == {va.JobStatus.ADOPTED}
         assert owners(emu) == made  # no video made twice, each still its account's
+
+
+@pytest.mark.parametrize("variable", ["PATH", "HOME", "AWS_SECRET_ACCESS_KEY"])
+def test_an_account_naming_a_variable_that_is_no_token_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    secret = "s3cr3t-value-of-the-variable"
+    monkeypatch.setenv(variable, secret)
+    source = manifest(tmp_path, [("a.mp4", variable), ("b.mp4", "")])
+    entries = list(manifest_entries(source))
+    refused, kept = entries
+    assert isinstance(refused, LeftOut) and refused.argument == "account"
+    assert "_TOKEN" in refused.reason and secret not in refused.reason
+    assert isinstance(kept, va.UploadJob) and kept.account is None
+    with pytest.raises(va.InvalidArgumentError, match="line 2") as info:
+        list(jobs_from_manifest(source))
+    assert info.value.argument == "account" and secret not in str(info.value)
+    with pytest.raises(va.AccountError) as refused:  # the job itself, its own type
+        va.UploadJob(url="https://example.com/v.mp4", title="t", channel="n", account=variable)
+    assert refused.value.variable is None and secret not in str(refused.value)
+
+
+@pytest.mark.parametrize("text", ["not a name; $(id)", "<b>X</b>", "A" * 300 + "_TOKEN"])
+def test_an_account_that_is_no_name_is_refused_without_echoing_it(
+    tmp_path: Path, text: str
+) -> None:
+    source = manifest(tmp_path, [("a.mp4", text)])
+    with pytest.raises(va.InvalidArgumentError) as info:
+        list(jobs_from_manifest(source))
+    assert info.value.argument == "account"
+    assert text not in str(info.value) and "line 2" in str(info.value)
+
+
+@pytest.mark.parametrize(("before", "after"), [("", "ACCOUNT_B_TOKEN"), ("ACCOUNT_B_TOKEN", "")])
+async def test_a_done_row_moved_to_another_account_is_refused_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: str, after: str
+) -> None:
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
+    journal = tmp_path / "j.sqlite"
+    async with (
+        Emulator(tokens={OWN: ALL_SCOPES}, probe=False) as emu,
+        client_for(emu) as client,
+    ):
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [first] = [
+                r
+                async for r in batch.run(
+                    jobs_from_manifest(manifest(tmp_path, [("a.mp4", before)]))
+                )
+            ]
+        assert first.status is va.JobStatus.DONE
+        moved = tmp_path / "library.csv"  # the same file, the row's account changed
+        moved.write_text(f"path,title,channel,account\na.mp4,a.mp4,news,{after}\n")
+        async with va.BatchUploader(client, journal=journal) as batch:
+            plan = await batch.plan(jobs_from_manifest(moved))
+            [again] = [r async for r in batch.run(jobs_from_manifest(moved))]
+        assert plan.refuse == (first.key,) and not plan.update and not plan.skip, plan
+        assert again.status is va.JobStatus.FAILED
+        assert isinstance(again.error, va.AccountError)
+        said = str(again.error)
+        assert (before or "the client's own") in said and (after or "the client's own") in said
+        assert "not supported" in said and TOKEN_B not in said and OWN not in said
+        assert len(emu.videos()) == 1  # nothing made, nothing sent to the video
+
+
+def one_account_two_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[va.UploadJob]:
+    """Four jobs of one account (``TOKEN_B``) whose rows name it by two variables in
+    turn, ``NEWS_TOKEN`` and ``SPORT_TOKEN``."""
+    monkeypatch.setenv("NEWS_TOKEN", TOKEN_B)
+    monkeypatch.setenv("SPORT_TOKEN", TOKEN_B)  # the same account under two names
+    files = [make_file(tmp_path / f"s{i}.mp4", 1300 + i) for i in range(4)]
+    return [
+        va.UploadJob(path=f, title=f"t{i}", channel="news",
+                     account="NEWS_TOKEN" if i % 2 else "SPORT_TOKEN")
+        for i, f in enumerate(files)
+    ]  # fmt: skip
+
+
+async def test_two_variables_holding_one_token_share_one_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.integration.test_quota_pacing import quota_refusals
+
+    jobs = one_account_two_names(tmp_path, monkeypatch)
+    journal = tmp_path / "j.sqlite"
+    caplog.set_level(logging.DEBUG)
+    async with Emulator(quota="2/1s", probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, quota="2/1s", journal=journal) as batch:
+            results = [r async for r in batch.run(jobs)]
+        assert [r.status for r in results] == [va.JobStatus.DONE] * 4
+        assert quota_refusals(emu) == 0  # one window: the platform never had to refuse
+    assert TOKEN_B not in caplog.text
+    assert TOKEN_B.encode() not in journal.read_bytes()

@@ -354,6 +354,7 @@ async def test_a_job_with_nothing_after_its_create_is_recorded_done_with_its_vid
                 runs=1,
                 metadata=metadata,
                 source=os.path.abspath(r.job.path or ""),
+                account="",  # the client's own account made its video
             )
         # a job with work after its create still records each stage it passes
         live = [make_file(tmp_path / "live.mp4", 5000)]

@@ -168,5 +168,5 @@ async def test_a_version_2_journal_gains_the_source_columns(tmp_path: Path) -> N
     [record] = va.SQLiteJournal(path).records_sync()
     assert (record.source, record.origin) == ("/files/a.mp4", "m.csv")
     db = sqlite3.connect(path)
-    assert db.execute("pragma user_version").fetchone()[0] == 3
+    assert db.execute("pragma user_version").fetchone()[0] == 4
     db.close()

@@ -59,7 +59,7 @@ async def test_a_version_1_sqlite_journal_is_migrated_and_its_done_job_converges
         # the update keeps the job's bookkeeping tag (issue 40)
         assert video["title"] == "New title" and video["tags"] == ["t", "vidapi-k1"]
         db = sqlite3.connect(path)
-        assert db.execute("pragma user_version").fetchone()[0] == 3
+        assert db.execute("pragma user_version").fetchone()[0] == 4
         assert "metadata" in {r[1] for r in db.execute("pragma table_info(jobs)")}
         db.close()
         [record] = va.SQLiteJournal(path).records_sync()
@@ -108,7 +108,7 @@ async def test_a_version_1_postgres_journal_is_migrated_in_place(tmp_path: Path)
         version = await (
             await conn.execute(f"select value from \"{schema}\".meta where name = 'version'")  # noqa: S608
         ).fetchone()
-        assert version == ("3",)
+        assert version == ("4",)
     finally:
         await conn.execute(f'drop schema if exists "{schema}" cascade')
         await conn.close()

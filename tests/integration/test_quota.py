@@ -63,3 +63,5 @@ def test_the_cli_says_when_to_run_again() -> None:
     assert "7 job(s) not done" in text
     assert "run the same command again after 20" in text
     assert "once the quota resets" in quota_advice(1, va.QuotaExceededError("q", status=403))
+    # a rolling window, not a day; and the way to finish unattended
+    assert "daily" not in text and "--quota" in text and "15/24h" in text

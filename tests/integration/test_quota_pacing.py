@@ -171,3 +171,28 @@ def test_the_emulator_checks_a_quota_period_set_at_run_time() -> None:
             faults.update({"quota_period": bad})
     faults.update({"quota_period": 4, "videos_per_day": 3})
     assert (faults.videos_per_day, faults.quota_period) == (3, 4.0)
+
+
+async def test_the_emulators_reset_keeps_the_quota_it_was_started_with(tmp_path: Path) -> None:
+    import aiohttp
+
+    async with Emulator(quota="2/1h", probe=False) as emu:
+        emu.faults.error_rate = 0.5
+        emu.reset()
+        assert (emu.faults.videos_per_day, emu.faults.quota_period) == (2, 3600.0)
+        assert emu.faults.error_rate == 0  # the other faults: none
+        emu.faults.videos_per_day = None  # changed at run time: the start's back at a reset
+        control = {"X-Emulator-Control": emu.control_secret}
+        async with (
+            aiohttp.ClientSession(headers=control) as s,
+            s.post(f"{emu.base_url}/_emulator/reset") as r,
+        ):
+            assert r.status == 200
+        assert (emu.faults.videos_per_day, emu.faults.quota_period) == (2, 3600.0)
+        async with client_for(emu) as client:
+            for i in range(2):
+                up = await client.upload_file(make_file(tmp_path / f"r{i}.mp4", 900))
+                await client.create_video(url=up.url, title="t", channel="news")
+            up = await client.upload_file(make_file(tmp_path / "r2.mp4", 900))
+            with pytest.raises(va.QuotaExceededError):
+                await client.create_video(url=up.url, title="t", channel="news")

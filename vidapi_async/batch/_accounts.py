@@ -17,9 +17,9 @@ import os
 from collections.abc import AsyncIterator, Iterator
 
 from .._client import Client
-from .._errors import InvalidArgumentError
+from .._errors import AccountNotSetError
 from .._internals import internals
-from ._jobs import UploadJob
+from ._jobs import UploadJob, check_variable
 
 __all__ = ["LOOKAHEAD", "acting_for", "in_turn", "token_in"]
 
@@ -29,12 +29,17 @@ LOOKAHEAD = 1000
 
 def token_in(variable: str | None) -> str | None:
     """The token held by the environment variable ``variable`` (``None``: none asked);
-    ``InvalidArgumentError`` naming the variable, never a value, when it is not set."""
+    ``AccountError`` for a name an account may not have (``check_variable``: nothing
+    read), ``AccountNotSetError`` naming the variable, never a value, when it is not set
+    here."""
     if variable is None:
         return None
+    check_variable(variable)
     token = os.environ.get(variable, "")
     if not token.strip():
-        raise InvalidArgumentError("account", f"the environment variable {variable} is not set")
+        raise AccountNotSetError(
+            f"the environment variable {variable} is not set here", variable=variable
+        )
     return token
 
 

@@ -9,7 +9,14 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 
 from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError, UsageError, VidapiError
+from .._errors import (
+    AccountError,
+    AccountNotSetError,
+    InvalidArgumentError,
+    QuotaExceededError,
+    UsageError,
+    VidapiError,
+)
 from .._internals import internals
 from .._transfer.files import LocalFile
 from ._accounts import acting_for, token_in
@@ -94,11 +101,11 @@ class JobRunning:
             if held:
                 adopt.append(key)
             elif held is None:
-                skip.append(key)  # refused: another manifest's or feed's video
+                refuse.append(key)  # another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
                 create.append(key)
-            elif _other_source(record, job, origin) is not None:
-                refuse.append(key)  # never an update of another source's video
+            elif _refusal(record, job, origin) is not None:
+                refuse.append(key)  # never an update of another source's or account's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
                 update.append(key)
             else:
@@ -134,10 +141,8 @@ class JobRunning:
             return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, twice)
         try:
             token_in(job.account)
-        except InvalidArgumentError as exc:  # its account's variable is not set (now)
-            self._tally.count("failed")
-            log.warning("job %s failed: %s", key, exc)
-            return JobResult(job, key, JobStatus.FAILED, None, Stage.PENDING, exc)
+        except AccountNotSetError as exc:  # its account's variable is not set (here, now)
+            return await self._not_set(job, key, exc)
         self._in_flight.add(key)
         internals(self.client).observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
@@ -149,7 +154,7 @@ class JobRunning:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
-                refused = _other_source(record, job, self._origin)
+                refused = _refusal(record, job, self._origin)
                 if refused is not None:
                     self._tally.count("failed")
                     log.warning("job %s refused: %s", key, refused.message)
@@ -173,6 +178,8 @@ class JobRunning:
                     record.source = source
                 elif record.source is None and record.stage is not Stage.DONE:
                     record.source, record.origin = source, self._origin  # saved as it goes
+                if record.video_id is None and record.stage is not Stage.DONE:
+                    record.account = job.account or ""  # whose video it will be
                 if record.stage is Stage.DONE:
                     return await done_before(
                         self.client,
@@ -190,6 +197,27 @@ class JobRunning:
         finally:
             self._in_flight.discard(key)
             self._tally.files.pop(key, None)
+
+    async def _not_set(self, job: UploadJob, key: str, error: AccountNotSetError) -> JobResult:
+        """A job whose account's variable is not set here: its failure recorded (unless
+        it is done), so that ``vidapi status`` and the report see it; counted failed, or
+        handed back to a shared queue (another worker may have the variable)."""
+        assert self._journal is not None
+        claim = getattr(self._journal, "claim", None)
+        try:
+            record = await claim(key) if claim is not None else await self._journal.load(key)
+            record = record or JobRecord(key)
+            if record.stage is not Stage.DONE:
+                record.error = f"{type(error).__name__}: {error}"
+                await self._journal.save(record)
+        except JobLost:
+            return self._lost(JobRun(job, JobRecord(key)))
+        if not self._goes_back(error):
+            self._tally.count("failed")
+            log.warning("job %s failed: %s", key, error)
+        return JobResult(
+            job, key, JobStatus.FAILED, record.video_id, record.stage, error, record.runs
+        )
 
     async def _steps(self, run: JobRun) -> JobResult:
         """A job not done through its steps (``run_steps``), and its result: a failure
@@ -259,6 +287,32 @@ def origin_for(record: JobRecord | None, origin: str | None) -> str | None:
     """The origin a job's video is tagged with: the one its record holds (the manifest
     or feed that first ran it), else the run's."""
     return record.origin if record is not None and record.source is not None else origin
+
+
+def _refusal(record: JobRecord, job: UploadJob, origin: str | None) -> InvalidArgumentError | None:
+    """Why ``job`` may not run under ``record``: another source's key, or a video of
+    another account."""
+    return _other_source(record, job, origin) or _other_account(record, job)
+
+
+def _other_account(record: JobRecord, job: UploadJob) -> AccountError | None:
+    """Why ``job`` may not run under ``record``: its video was made by another account
+    (a row's ``account`` changed since). Its video stays that account's: moving videos
+    between accounts is not supported (neither a skip nor an update under the wrong
+    token). ``None`` for a record that does not say (made before journals kept it)."""
+    was, now = record.account, job.account or ""
+    if was is None or was == now or (record.video_id is None and record.stage is not Stage.DONE):
+        return None
+
+    def named(account: str) -> str:
+        return f"the account of {account}" if account else "the client's own account"
+
+    return AccountError(
+        f"key {record.key!r}: its video {record.video_id} belongs to {named(was)}; this "
+        f"job names {named(now)}: moving videos between accounts is not supported (give "
+        "the row its account back, or a key of its own for a new video)",
+        variable=job.account,
+    )
 
 
 def _other_source(

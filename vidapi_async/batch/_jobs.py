@@ -17,7 +17,7 @@ from typing import Any, cast
 import attrs
 
 from .. import _validate as check
-from .._errors import InvalidArgumentError, VidapiError
+from .._errors import AccountError, InvalidArgumentError, VidapiError
 from .._protocol import url_for_humans
 from .._resources.video_metadata import MAX_TAGS, video_form
 from .._s3 import S3Object, is_s3_url
@@ -111,15 +111,28 @@ class SubtitleSpec:
             raise InvalidArgumentError("subtitles.path", "has a NUL: no file has such a name")
 
 
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]{0,121}_TOKEN")
+"""An ``account``'s variable: capitals, digits and ``_``, ending in ``_TOKEN`` (the
+convention keeps a manifest from sending ``PATH`` or a cloud secret as a token)."""
+_A_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def check_variable(account: object) -> str:
+    """``account``, the name of a variable holding an account's token; ``AccountError``
+    otherwise, naming it only when it is a name (never echoing anything else)."""
+    if isinstance(account, str) and _VARIABLE.fullmatch(account):
+        return account
+    said = f"{account} is not" if isinstance(account, str) and _A_NAME.fullmatch(account) else "not"
+    raise AccountError(
+        f"{said} the name of a variable holding a token: capitals, digits and _, "
+        "ending in _TOKEN (e.g. NEWS_TOKEN)"
+    )
 
 
 def check_account(account: object, profile: object, playlists: tuple[str, ...]) -> None:
     """``UploadJob``'s ``account`` (an environment variable's name) and ``profile``."""
-    if account is not None and (not isinstance(account, str) or not _VARIABLE.fullmatch(account)):
-        raise InvalidArgumentError(
-            "account", "expected the name of an environment variable (letters, digits, _)"
-        )
+    if account is not None:
+        check_variable(account)
     if profile is not None:
         check.plain_text(check.text(profile, "profile", blank=False), "profile")
     if (account is not None or profile is not None) and playlists:
@@ -191,7 +204,8 @@ class UploadJob:
     account: str | None = None
     """The name of an environment variable holding the access token of the account
     that creates this job's video (a manifest's ``account``; read when the job runs,
-    never stored nor shown); ``None``: the client's own. Each account has its own
+    never stored nor shown): capitals, digits and ``_`` ending in ``_TOKEN``
+    (``AccountError`` otherwise); ``None``: the client's own. Each account has its own
     quota window (``BatchUploader(quota=)``)."""
     profile: str | None = None
     """API v2: the profile this job's video is created under (a manifest's
@@ -481,6 +495,10 @@ class BatchProgress:
     """Jobs done in an earlier run whose metadata this run updated."""
     adopted: int = 0
     """Jobs whose video the platform held already (``JobStatus.ADOPTED``)."""
+    quota: Mapping[str, tuple[int, int, float]] = attrs.field(factory=dict)
+    """Accounts waiting for their quota's window now (a paced batch): the account's
+    name (its variable's, ``""``: the client's own) -> (places used, places in the
+    window, when the next frees in seconds since the epoch)."""
 
     @property
     def rate(self) -> float:
@@ -503,8 +521,9 @@ class BatchPlan:
     """Jobs the journal does not know whose video the platform holds (found by the
     job's tag, one listing of the account's videos): adopted, no upload, no create."""
     refuse: tuple[str, ...] = ()
-    """Jobs done from another manifest or feed with another source (their key is
-    another's video): refused, the run fails them naming both sources."""
+    """Jobs the run would fail, naming why: a done key of another manifest or feed with
+    another source, a video the platform holds for the key that another manifest or
+    feed made (its origin tag), or a done row whose ``account`` changed since."""
 
 
 @attrs.frozen

@@ -159,6 +159,10 @@ class JobRecord:
     origin: str | None = None
     """The manifest or feed whose job made the record (``BatchUploader.run(origin=)``),
     or ``None``."""
+    account: str | None = None
+    """The account whose video it is: the name of the variable holding its token (a
+    job's ``account``), ``""`` for the client's own; ``None``: recorded before journals
+    kept it."""
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
@@ -228,7 +232,8 @@ class MemoryJournal:
             return
         self._records.pop(record.key, None)
         self._done[record.key] = (
-            record.video_id, record.runs, record.metadata, record.source, record.origin
+            record.video_id, record.runs, record.metadata, record.source, record.origin,
+            record.account,
         )  # fmt: skip
         self._done.move_to_end(record.key)
         while len(self._done) > self._keep_done:
@@ -250,22 +255,23 @@ class MemoryJournal:
         return [*self._records.values(), *done]
 
 
-_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None]
-"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin."""
+_Done = tuple[str | None, int, dict[str, Any] | None, str | None, str | None, str | None]
+"""What a ``MemoryJournal`` keeps of a done job: video id, runs, metadata, source, origin,
+account."""
 
 
 def _done_record(key: str, done: _Done) -> JobRecord:
-    video_id, runs, metadata, source, origin = done
+    video_id, runs, metadata, source, origin, account = done
     return JobRecord(
         key, Stage.DONE, video_id=video_id, runs=runs, metadata=metadata, source=source,
-        origin=origin,
+        origin=origin, account=account,
     )  # fmt: skip
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in SQLite's ``user_version``; a journal of a newer version is refused. Version 2
-added ``metadata``, version 3 ``source`` and ``origin``: an older journal gains the
-columns (empty) when a batch opens it."""
+added ``metadata``, version 3 ``source`` and ``origin``, version 4 ``account``: an older
+journal gains the columns (empty) when a batch opens it."""
 
 _SCHEMA = """
 create table if not exists jobs (
@@ -281,14 +287,15 @@ create table if not exists jobs (
     updated real not null,
     metadata text,
     source text,
-    origin text
+    origin text,
+    account text
 )
 """
 COLUMNS = (
     "key", "stage", "upload_url", "progress_url", "file_url", "video_id",
-    "subtitles_done", "runs", "error", "metadata", "source", "origin",
+    "subtitles_done", "runs", "error", "metadata", "source", "origin", "account",
 )  # fmt: skip
-_ADDED = ("metadata", "source", "origin")
+_ADDED = ("metadata", "source", "origin", "account")
 """Columns added since version 1 (an older journal lacks them until migrated)."""
 _MARKS = ", ".join("?" * (len(COLUMNS) + 1))
 _UPSERT = f"insert or replace into jobs ({', '.join(COLUMNS)}, updated) values ({_MARKS})"  # noqa: S608
@@ -300,6 +307,13 @@ def _select(columns: set[str]) -> str:
 
 
 _SELECT_ALL = _select(set(COLUMNS))
+_QUOTA_TABLE = (
+    "create table if not exists quota (account text primary key, videos integer not null, "
+    "period real not null, ends text not null, updated real not null)"
+)
+"""A paced batch's windows (``save_quota``): each account's quota and the creates of its
+last window, for ``vidapi status``."""
+_QUOTA_UPSERT = "insert or replace into quota values (?, ?, ?, ?, ?)"
 
 
 _Op = tuple[str, object]
@@ -529,6 +543,10 @@ class SQLiteJournal:
                 elif kind == "save":
                     assert isinstance(arg, tuple)
                     out.append(db.execute(_UPSERT, (*arg, time.time())).rowcount)
+                elif kind == "quota":
+                    assert isinstance(arg, tuple)
+                    db.execute(_QUOTA_TABLE)
+                    out.append(db.execute(_QUOTA_UPSERT, arg).rowcount)
                 else:
                     out.append(db.execute("delete from jobs where key = ?", (arg,)).rowcount)
             if writes:
@@ -621,26 +639,56 @@ class SQLiteJournal:
         without the lock, so a running batch can be watched; a journal whose schema is
         not written yet has no records. A file that is not a journal (or a directory, or
         none) raises ``JournalError`` naming it, as ``open`` does."""
-        if os.path.isdir(self.path):
-            raise self._fail("is a directory; give the journal's file, such as batch.sqlite")
-        if not os.path.isfile(self.path):
-            raise self._fail("no such file")
-        # A URI, so that read-only is asked for; the path escaped ('?', '#', '%' in it).
-        uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro"
-        try:
-            db = sqlite3.connect(uri, uri=True)
-        except sqlite3.Error as exc:
-            raise self._fail(f"cannot open it: {exc}") from None
-        try:
-            if not self._verify(db):
-                return []
+
+        def read(db: sqlite3.Connection) -> list[JobRecord]:
             columns = {r[1] for r in db.execute("pragma table_info(jobs)")}
             rows = db.execute(_select(columns) + " order by updated").fetchall()
             return [record_of_row(row, self.path) for row in rows]
-        except sqlite3.DatabaseError as exc:
-            raise self._fail(f"not a usable SQLite database: {exc}") from None
-        finally:
-            db.close()
+
+        return _read_only(self, read)
+
+    def quota_sync(self) -> list[tuple[str, int, float, list[float]]]:
+        """Each paced account's quota and the creates of its last window (``save_quota``;
+        blocking, read as ``records_sync`` reads): its name (``""``: the client's own),
+        videos, period, and when each create ended (seconds since the epoch)."""
+
+        def read(db: sqlite3.Connection) -> list[tuple[str, int, float, list[float]]]:
+            if db.execute("select 1 from sqlite_master where name = 'quota'").fetchone() is None:
+                return []
+            rows = db.execute("select account, videos, period, ends from quota order by account")
+            return [
+                (str(a), int(v), float(p), [float(t) for t in json.loads(e)]) for a, v, p, e in rows
+            ]
+
+        return _read_only(self, read)
+
+    async def save_quota(self, account: str, videos: int, period: float, ends: list[float]) -> None:
+        """Keep ``account``'s quota (``videos`` per ``period`` seconds) and when the
+        creates of its window now ended (what ``vidapi status`` shows of a local paced
+        batch)."""
+        values = (account, videos, period, json.dumps(ends), time.time())
+        await self._trip("quota", values)
+
+
+def _read_only(journal: SQLiteJournal, read: Callable[[sqlite3.Connection], list[T]]) -> list[T]:
+    """``read`` on ``journal`` opened read-only, without its lock (``[]`` when it has no
+    schema yet); ``JournalError`` naming what is wrong."""
+    if os.path.isdir(journal.path):
+        raise journal._fail("is a directory; give the journal's file, such as batch.sqlite")
+    if not os.path.isfile(journal.path):
+        raise journal._fail("no such file")
+    # A URI, so that read-only is asked for; the path escaped ('?', '#', '%' in it).
+    uri = f"file:{urllib.parse.quote(os.path.abspath(journal.path))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as exc:
+        raise journal._fail(f"cannot open it: {exc}") from None
+    try:
+        return read(db) if journal._verify(db) else []
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        raise journal._fail(f"not a usable SQLite database: {exc}") from None
+    finally:
+        db.close()
 
 
 def _private(fd: int, fail: Callable[[str], JournalError], name: str) -> None:

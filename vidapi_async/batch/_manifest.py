@@ -44,8 +44,9 @@ JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 - ``publish_date``, ``expiry_date``: ISO 8601 with an offset (``2027-01-31T09:00:00+01:00``);
 - ``thumbnail``: an image relative to the manifest's folder, or an http(s) url;
 - ``account``: the name of an environment variable holding the access token of the
-  account that creates the row's video (set when the manifest is read; never the token
-  itself); empty: the client's own; ``profile`` (API v2): the profile it goes to.
+  account that creates the row's video, ``[A-Z_][A-Z0-9_]*_TOKEN`` (set when the
+  manifest is read; never the token itself); empty: the client's own; ``profile``
+  (API v2): the profile it goes to.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, BinaryIO
 
-from .._errors import InvalidArgumentError, UsageError
+from .._errors import AccountError, InvalidArgumentError, UsageError
 from .._protocol import url_file_name
 from .._s3 import is_s3_url
 from ._accounts import token_in
@@ -247,12 +248,16 @@ def job_from_row(
             is_created_for_kids=bool(optional.pop("is_created_for_kids")),
             **{k: v for k, v in optional.items() if v is not None},
         )
+    except AccountError as exc:  # its own type kept (the variable's name, if one)
+        raise type(exc)(f"{where}: {exc.message}", variable=exc.variable) from None
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(exc.argument, f"{where}: {exc.message}") from None
 
 
 def _account(variable: str) -> str | None:
-    """A row's ``account``: the variable's name, once it is known to hold a token."""
+    """A row's ``account``: the variable's name (``[A-Z_][A-Z0-9_]*_TOKEN``), once it is
+    known to hold a token (``token_in``: a name an account may not have is refused
+    before anything is read)."""
     if not variable:
         return None
     token_in(variable)

@@ -338,13 +338,13 @@ class PostgresJournal:
                         "updated timestamptz not null default now(), metadata text)"
                     )
                 )
-                # An older journal gains the columns added since in place (empty):
-                # metadata (version 2), source and origin (version 3).
+                # An older journal gains the columns added since (version 2 to 4), empty
                 await conn.execute(
                     q(
                         "alter table {s}.jobs add column if not exists metadata text, "
                         "add column if not exists source text, "
-                        "add column if not exists origin text"
+                        "add column if not exists origin text, "
+                        "add column if not exists account text"
                     )
                 )
                 await conn.execute(

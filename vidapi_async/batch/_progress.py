@@ -4,13 +4,15 @@ uploads in flight, handed to the caller's ``progress`` callback as ``BatchProgre
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import _metrics
 from .._observe import outside_job
 from ._jobs import BatchProgress
+from ._quota import QuotaWindow, Told
 
-__all__ = ["Tally"]
+__all__ = ["QuotaTold", "Tally"]
 
 
 class Tally:
@@ -34,6 +36,8 @@ class Tally:
         """Bytes of the files known so far."""
         self.files: dict[str, tuple[str, int, int]] = {}
         """The uploads in flight by job key: source, bytes sent, bytes in all."""
+        self.quota: dict[str, tuple[int, int, float]] = {}
+        """Accounts waiting for their quota's window (``BatchProgress.quota``)."""
         self.started_at = time.monotonic()
 
     def reset(self) -> None:
@@ -62,6 +66,7 @@ class Tally:
             bytes_total=self.bytes_total,
             elapsed=time.monotonic() - self.started_at,
             files=dict(self.files),
+            quota=dict(self.quota),
         )
         outside_job(self.callback, progress)
 
@@ -89,3 +94,40 @@ class Tally:
             self.report()
 
         return progress if self.callback is not None else None
+
+
+class QuotaTold(Told):
+    """A local batch's windows told: their waits to the progress (``Tally.quota``),
+    their creates to the journal, when it keeps them (``SQLiteJournal.save_quota``,
+    read by ``vidapi status``), and to the metrics' gauges ``vidapi.quota.used`` and
+    ``vidapi.quota.next_free`` (when served; the estimate is a shared queue's only)."""
+
+    def __init__(self, tally: Tally, journal: Callable[[], object]) -> None:
+        self._tally = tally
+        self._journal = journal
+
+    def wait(self, window: QuotaWindow, waiting: tuple[int, float] | None) -> None:
+        if waiting is None:
+            if self._tally.quota.pop(window.label, None) is None:
+                return
+        else:
+            used, at = waiting
+            self._tally.quota[window.label] = (used, window.quota.videos, at)
+        _gauges(window)
+        self._tally.report()
+
+    async def ended(self, window: QuotaWindow) -> None:
+        ends = window.ends()
+        _gauges(window)
+        save: Callable[..., Awaitable[None]] | None = getattr(self._journal(), "save_quota", None)
+        if save is not None:
+            await save(window.label, window.quota.videos, window.quota.period, ends)
+
+
+def _gauges(window: QuotaWindow) -> None:
+    """``window``'s places used and seconds until the next frees, as the gauges a shared
+    queue's worker sets too (here as of the account's last create or wait)."""
+    if _metrics.REGISTRY.on:
+        labels = {"account": window.label or "own"}
+        _metrics.REGISTRY.set("vidapi.quota.used", window.used(), labels)
+        _metrics.REGISTRY.set("vidapi.quota.next_free", window.next_free(), labels)

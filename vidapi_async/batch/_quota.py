@@ -8,18 +8,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import hashlib
 import logging
 import math
+import os
 import re
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 import attrs
 
 from .._errors import InvalidArgumentError, QuotaExceededError
 
-__all__ = ["Pacing", "Quota", "QuotaStop", "QuotaWindow", "Slot", "quota_of"]
+__all__ = [
+    "Pacing",
+    "Quota",
+    "QuotaStop",
+    "QuotaWindow",
+    "Slot",
+    "finish_in",
+    "local_accounts",
+    "quota_of",
+]
 
 log = logging.getLogger("vidapi_async.batch")
 
@@ -152,8 +165,14 @@ class QuotaWindow:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        label: str = "",
+        told: Told | None = None,
     ) -> None:
         self.quota = quota
+        self.label = label
+        """The account's name as shown: its variable's, ``""`` for the client's own."""
+        self.told = told or Told()
+        """Who hears of its waits and creates (the progress, the journal)."""
         self._clock = clock
         self._sleep = sleep
         self._slots: list[Slot] = []
@@ -202,9 +221,34 @@ class QuotaWindow:
                         self._slots.append(slot)
                         return slot
                     self.waits += 1
+                    self.said_wait(len(self._slots), wait)
                     await self._sleep(wait)
         finally:
             self.waiting -= 1
+            self.told.wait(self, None)
+
+    def said_wait(self, used: int, wait: float) -> None:
+        """A job waits ``wait`` seconds for a place, ``used`` taken: said at INFO (the
+        account, the window, when the next place frees) and in the progress."""
+        at = time.time() + wait
+        shown = datetime.datetime.fromtimestamp(at).strftime(
+            "%H:%M:%S" if wait < 43200 else "%Y-%m-%d %H:%M:%S"
+        )
+        log.info(
+            "%s waits for its quota (%s): %d of %d places used; the next frees at %s",
+            self.label or "the client's own account",
+            self.quota,
+            used,
+            self.quota.videos,
+            shown,
+        )
+        self.told.wait(self, (used, at))
+
+    def ends(self) -> list[float]:
+        """When the creates counted in the window now ended (seconds since the epoch)."""
+        now, wall = self._clock(), time.time()
+        self._free_at(now)
+        return sorted(wall - (now - s.at) for s in self._slots if s.ended)
 
     async def ended(self, slot: Slot) -> None:
         """The create of ``slot`` ended (made, or its outcome unknown): the window counts
@@ -212,6 +256,7 @@ class QuotaWindow:
         if not slot.ended:
             slot.at, slot.ended = self._clock(), True
             self.created += 1
+            await self.told.ended(self)
 
     async def give_back(self, slot: Slot) -> None:
         """The job of ``slot`` ended: a place whose create was never sent is free again;
@@ -244,21 +289,102 @@ class QuotaWindow:
         log.info("the platform refused a create for the quota; waiting %.1f s, then again", wait)
 
 
+class Told:
+    """Who hears of a window's waits and creates: the batch's progress (``wait``) and
+    its journal (``ended``); by default, nobody."""
+
+    def wait(self, window: QuotaWindow, waiting: tuple[int, float] | None) -> None:
+        """``window``'s account waits (places used, when the next frees, in seconds
+        since the epoch), or (``None``) no longer does."""
+
+    async def ended(self, window: QuotaWindow) -> None:
+        """A create of ``window``'s account ended (counted in its window)."""
+
+
+def account_key(variable: str | None) -> str | None:
+    """The key of the account whose token the environment variable ``variable`` holds
+    (``None``: the client's own): a digest of the token (``token:`` and 16 hex digits
+    of its SHA-256), so that two variables holding one token share one window; never
+    the token. A variable not set here keys by its name (its job fails before a create)."""
+    if variable is None:
+        return None
+    token = os.environ.get(variable, "")
+    if not token.strip():
+        return variable
+    digest = hashlib.sha256(b"vidapi-quota-window\0" + token.encode("utf-8", "surrogateescape"))
+    return "token:" + digest.hexdigest()[:16]
+
+
 class Pacing:
-    """A batch's windows, one per account (``None``: the client's own token), each of
-    the same ``Quota``; ``new(account)`` makes one (default: a ``QuotaWindow``)."""
+    """A batch's windows, one per account (keyed by ``account_key``: two variables
+    holding one token are one account), each of the same ``Quota``; ``new(key, name)``
+    makes one (default: a ``QuotaWindow`` that tells ``told``) for the account of the
+    variable ``name`` (``None``: the client's own token), shown by that name."""
 
     def __init__(
-        self, quota: Quota, *, new: Callable[[str | None], QuotaWindow] | None = None
+        self,
+        quota: Quota,
+        *,
+        new: Callable[[str | None, str | None], QuotaWindow] | None = None,
+        told: Told | None = None,
     ) -> None:
         self.quota = quota
-        self._new = new or (lambda account: QuotaWindow(quota))
+        self._new = new or (lambda key, name: QuotaWindow(quota, label=name or "", told=told))
         self.windows: dict[str | None, QuotaWindow] = {}
-        """Each account's window, made by its first job."""
+        """Each account's window by its key, made by its first job."""
 
     def window(self, account: str | None) -> QuotaWindow:
-        """``account``'s window."""
-        found = self.windows.get(account)
+        """The window of the account whose token the variable ``account`` holds (the
+        first variable seen names it)."""
+        key = account_key(account)
+        found = self.windows.get(key)
         if found is None:
-            found = self.windows[account] = self._new(account)
+            found = self.windows[key] = self._new(key, account)
         return found
+
+
+def finish_in(left: int, used: int, free_in: float, quota: Quota) -> float:
+    """An estimate of the seconds until ``left`` more creates are made, with ``used``
+    places taken in the window and the next one free in ``free_in`` seconds: the places
+    free now, then a window's worth per period (uploads not counted)."""
+    now_free = max(0, quota.videos - used)
+    if left <= now_free:
+        return 0.0
+    rest = left - now_free
+    return free_in + (math.ceil(rest / quota.videos) - 1) * quota.period
+
+
+def local_accounts(
+    windows: Iterable[tuple[str, int, float, list[float]]], records: Iterable[Any]
+) -> dict[str, dict[str, Any]]:
+    """Each paced account of a local journal (``SQLiteJournal.quota_sync``: the quota
+    and the creates of its last window, kept by the batch as it went): its quota, the
+    places used now, when the next frees, its jobs journaled and not done, and an
+    estimate of when they are (``accounts_status``' shape; by the variable's name,
+    ``""``: the client's own token). ``records``: the journal's ``JobRecord``s; jobs a
+    run has not reached yet are not counted."""
+    left: dict[str, int] = {}
+    for record in records:
+        if str(record.stage) != "done" and record.account is not None:
+            left[record.account] = left.get(record.account, 0) + 1
+    now = time.time()
+    out: dict[str, dict[str, Any]] = {}
+    for name, videos, period, ends in windows:
+        quota = Quota(videos, period)
+        inside = sorted(t for t in ends if t > now - period)
+        free_in = 0.0
+        if len(inside) >= videos:
+            free_in = max(0.0, inside[len(inside) - videos] + period - now)
+        mine = left.get(name, 0)
+
+        def at(seconds: float) -> str:
+            return datetime.datetime.fromtimestamp(now + seconds, datetime.UTC).isoformat()
+
+        out[name] = {
+            "quota": str(quota),
+            "used": len(inside),
+            "next_free": at(free_in),
+            "left": mine,
+            "finish_estimate": at(finish_in(mine, len(inside), free_in, quota)),
+        }
+    return out

@@ -64,7 +64,7 @@ from ._jobs import (
 from ._journal import Journal, MemoryJournal, SQLiteJournal
 from ._playlists import Playlists
 from ._postgres import PostgresJournal
-from ._progress import Tally
+from ._progress import QuotaTold, Tally
 from ._quota import Pacing, Quota, QuotaStop, quota_of
 from ._report import JobReport
 from ._spares import Spares
@@ -243,10 +243,17 @@ class BatchUploader(JobRunning):
             duplicates=Duplicates(self.client, self._journal, self._settle_for),
             waiting=lambda: self._waiting,
             ready_timeout=None,
-            pacing=self._shared_pacing or (None if self.quota is None else Pacing(self.quota)),
+            pacing=self._shared_pacing or self._pacing(),
         )
         self._pipeline.adopt_only = self.adopt_only
         return self
+
+    def _pacing(self) -> Pacing | None:
+        """A local paced batch's windows, their waits in the progress and their creates
+        in the journal."""
+        if self.quota is None:
+            return None
+        return Pacing(self.quota, told=QuotaTold(self._tally, lambda: self._journal))
 
     async def __aexit__(self, *exc_info: object) -> None:
         # Leaving the block stops a run whose iteration was abandoned (a ``break`` does

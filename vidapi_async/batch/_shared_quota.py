@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import math
 from typing import TYPE_CHECKING, Any
 
 from .. import _metrics
 from .._errors import QuotaExceededError
-from ._quota import Pacing, Quota, QuotaWindow, Slot
+from ._quota import Pacing, Quota, QuotaWindow, Slot, finish_in
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
@@ -48,10 +47,13 @@ STALE_AFTER = 3600.0
 class SharedWindow(QuotaWindow):
     """One account's window in PostgreSQL (a shared queue's)."""
 
-    def __init__(self, quota: Quota, journal: PostgresJournal, account: str | None) -> None:
-        super().__init__(quota)
+    def __init__(
+        self, quota: Quota, journal: PostgresJournal, account: str | None, name: str | None = None
+    ) -> None:
+        super().__init__(quota, label=name or "")
         self._journal = journal
         self._account = account or ""
+        """Its key in the tables (``account_key``: a digest of the token, never it)."""
         self._ready = False
 
     async def _tables(self) -> None:
@@ -85,12 +87,16 @@ class SharedWindow(QuotaWindow):
                         "key, videos integer not null, period double precision not null)"
                     )
                 )
+                await conn.execute(  # the variable's name that shows it (jobs name it)
+                    q("alter table {s}.quota_accounts add column if not exists name text")
+                )
             await conn.execute(  # what vidapi status reads: this account's quota
                 q(
-                    "insert into {s}.quota_accounts values (%s, %s, %s) on conflict (account) "
-                    "do update set videos = excluded.videos, period = excluded.period"
+                    "insert into {s}.quota_accounts (account, videos, period, name) "
+                    "values (%s, %s, %s, %s) on conflict (account) do update set "
+                    "videos = excluded.videos, period = excluded.period, name = excluded.name"
                 ),
-                (self._account, self.quota.videos, self.quota.period),
+                (self._account, self.quota.videos, self.quota.period, self.label),
             )
 
         await journal.run(fn)
@@ -213,17 +219,6 @@ async def _window_now(journal: PostgresJournal, account: str, quota: Quota) -> t
     return int(row[0]), float(row[1])
 
 
-def finish_in(left: int, used: int, free_in: float, quota: Quota) -> float:
-    """An estimate of the seconds until ``left`` more creates are made, with ``used``
-    places taken in the window and the next one free in ``free_in`` seconds: the places
-    free now, then a window's worth per period (uploads not counted)."""
-    now_free = max(0, quota.videos - used)
-    if left <= now_free:
-        return 0.0
-    rest = left - now_free
-    return free_in + (math.ceil(rest / quota.videos) - 1) * quota.period
-
-
 async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]:
     """Each paced account of a shared queue (workers given ``--quota``): its quota, the
     places used in its window, when the next frees, its jobs not done and an estimate
@@ -235,19 +230,20 @@ async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]
     )
     if not exists or not exists[0]:
         return {}
-    rows = await journal.fetchall(
+    rows = await journal.fetchall(  # a.name read so, as a table of 0.x may lack it
         q(
             "select a.account, a.videos, a.period, now(), (select count(*) from {s}.specs s "
             "left join {s}.jobs j on j.key = s.key where j.stage is distinct from 'done' "
-            "and coalesce(s.spec::json->>'account', '') = a.account) "
-            "from {s}.quota_accounts a order by a.account"
+            "and coalesce(s.spec::json->>'account', '') = coalesce(to_jsonb(a)->>'name', "
+            "a.account)), coalesce(to_jsonb(a)->>'name', a.account) "
+            "from {s}.quota_accounts a order by 6"
         )
     )
     out: dict[str, dict[str, Any]] = {}
-    for account, videos, period, now, left in rows:
+    for account, videos, period, now, left, name in rows:
         quota = Quota(int(videos), float(period))
         used, free_in = await _window_now(journal, account, quota)
-        out[account] = {
+        out[name] = {
             "quota": str(quota),
             "used": used,
             "next_free": (now + datetime.timedelta(seconds=free_in)).isoformat(),
@@ -278,4 +274,4 @@ async def publish_quota(journal: PostgresJournal) -> None:
 
 def shared_pacing(quota: Quota, journal: PostgresJournal) -> Pacing:
     """A shared queue's windows: one per account, in the batch's PostgreSQL schema."""
-    return Pacing(quota, new=lambda account: SharedWindow(quota, journal, account))
+    return Pacing(quota, new=lambda key, name: SharedWindow(quota, journal, key, name))

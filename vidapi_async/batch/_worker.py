@@ -18,6 +18,7 @@ import attrs
 from .. import _metrics
 from .._client import Client
 from .._errors import (
+    AccountNotSetError,
     APIError,
     AuthenticationError,
     InsufficientScopeError,
@@ -403,10 +404,11 @@ def _refused_credentials(
 
 
 def _transient(error: BaseException | None) -> bool:
-    """A failure the queue tries again (the network, the server, a rate limit)."""
-    return isinstance(error, TransportError | ServerError | RateLimitedError) or (
-        isinstance(error, APIError) and error.status is None
-    )
+    """A failure the queue tries again (the network, the server, a rate limit; an
+    account's variable not set on this worker: another may have it)."""
+    return isinstance(
+        error, TransportError | ServerError | RateLimitedError | AccountNotSetError
+    ) or (isinstance(error, APIError) and error.status is None)
 
 
 def requeued(error: BaseException) -> bool:

@@ -19,7 +19,7 @@ from ._args import add_metrics_port, add_quota, add_source_policy
 from ._defaults import MAX_FEED_BYTES
 from ._exit import EXIT_JOBS_FAILED, EXIT_OK
 from ._journal_spec import JournalSpec, journal_arg
-from ._progress import output_console, progress_bar, time_column
+from ._progress import jobs_line, output_console, progress_bar, time_column
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -524,7 +524,8 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
     per_file: dict[str, TaskID] = {}
 
     def on_progress(p: BatchProgress) -> None:
-        files_bar.update(overall, completed=p.done + p.skipped + p.failed + p.updated + p.adopted)
+        done = p.done + p.skipped + p.failed + p.updated + p.adopted
+        files_bar.update(overall, completed=done, description=jobs_line(p.quota))
         for key, (path, sent, size) in p.files.items():
             if key not in per_file:
                 per_file[key] = bytes_bar.add_task(path.rsplit("/", 1)[-1][:40], total=size)
@@ -672,6 +673,7 @@ def quota_advice(jobs: int, error: BaseException | None) -> str:
         at = datetime.datetime.now() + datetime.timedelta(seconds=wait)
         when = f"after {at:%Y-%m-%d %H:%M} (the quota resets then)"
     return (
-        f"[yellow]the account's daily quota is reached[/yellow]: {jobs} job(s) not done; "
-        f"run the same command again {when}: the journal resumes them"
+        f"[yellow]the account's upload quota is reached[/yellow] (videos in any 24 hours): "
+        f"{jobs} job(s) not done; run the same command again {when}: the journal resumes "
+        "them; or give --quota 15/24h (96/24h premium) to pace the batch to it unattended"
     )

@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import functools
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from .._client import Client
 
 __all__ = [
+    "jobs_line",
     "output_console",
     "progress_bar",
     "rate_column",
@@ -46,6 +48,17 @@ def _output_console_class() -> type[Console]:
             raise BrokenPipeError  # to main(), which says nothing and exits 141
 
     return Output
+
+
+def jobs_line(quota: Mapping[str, tuple[int, int, float]]) -> str:
+    """A batch bar's label: ``jobs``, then each account waiting for its quota's window
+    (``BatchProgress.quota``): its places used and when the next frees (local time)."""
+    waits = [
+        f"{name or 'own account'} waits for its quota ({used}/{videos} used) until "
+        f"{datetime.datetime.fromtimestamp(at):%H:%M:%S}"
+        for name, (used, videos, at) in sorted(quota.items())
+    ]
+    return "; ".join(["jobs", *waits])
 
 
 def progress_bar(console: Console) -> Progress:

@@ -386,12 +386,12 @@ def _print_status(
     output_console().print(table)
     accounts = status.get("accounts")
     if isinstance(accounts, dict) and accounts:
-        quota = Table(title="quota per account (workers given --quota)")
+        quota = Table(title="quota per account (batches and workers given --quota)")
         for column in ("account", "quota", "used", "next free place", "jobs left", "done by"):
             quota.add_column(column)
         for name, values in accounts.items():
             quota.add_row(
-                name or "(the workers' own)",
+                name or "(the command's own token)",
                 values["quota"],
                 str(values["used"]),
                 _when(values["next_free"]),
@@ -414,17 +414,23 @@ def sqlite_status(path: str) -> dict[str, object]:
     if not os.path.exists(path):
         raise InvalidArgumentError("--journal", f"no journal at {path!r}")
     from ..batch import SQLiteJournal, Stage
+    from ..batch._quota import local_accounts
 
-    records = SQLiteJournal(path).records_sync()
+    journal = SQLiteJournal(path)
+    records = journal.records_sync()
     done = sum(r.stage is Stage.DONE for r in records)
     failed = sum(r.stage is not Stage.DONE and r.error is not None for r in records)
     stages = collections.Counter(str(r.stage) for r in records)
-    return {
+    counts: dict[str, object] = {
         "done": done,
         "failed": failed,
         "unfinished": len(records) - done - failed,
         "stages": dict(sorted(stages.items())),
     }
+    accounts = local_accounts(journal.quota_sync(), records)
+    if accounts:  # a paced batch (--quota) used this journal
+        counts["accounts"] = accounts
+    return counts
 
 
 async def _watch_sqlite(

@@ -588,5 +588,6 @@ class Emulator:
         return profile_id
 
     def reset(self) -> None:
-        """Forget all objects and the request log; faults back to none."""
+        """Forget all objects and the request log; faults back to none but the quota
+        it was started with (``quota=``, ``faults``' ``videos_per_day``/``quota_period``)."""
         self._p().reset()

@@ -236,18 +236,29 @@ class Platform:
     """Bytes received so far by uploads in flight (kept in memory, not in SQLite)."""
     busy: set[str] = attrs.Factory(set)
     """Uploads a single-shot request is writing now: a second one at once gets 409."""
+    quota: dict[str, Any] = attrs.field(init=False)
+    """The quota the platform was started with (``videos_per_day``, ``quota_period``:
+    ``Emulator(quota=)``, ``vidapi serve --quota``), which a reset keeps."""
+
+    def __attrs_post_init__(self) -> None:
+        self.quota = {
+            "videos_per_day": self.faults.videos_per_day,
+            "quota_period": self.faults.quota_period,
+        }
 
     @property
     def state(self) -> State:
         return self.backend.store
 
     def reset(self) -> None:
-        """Forget every object, the log and counters; no faults. Static tokens stay."""
+        """Forget every object, the log and counters; no faults but the quota it was
+        started with. Static tokens stay."""
         self.backend.reset()
         self.log.clear()
         self.counters.clear()
         self.progress.clear()
-        self.faults.update({f: v for f, v in Faults().as_dict().items() if f != "seed"})
+        cleared = {f: v for f, v in Faults().as_dict().items() if f != "seed"}
+        self.faults.update({**cleared, **self.quota})
 
     def record(self, host: str, request: web.Request, headers_refused: int = 0) -> None:
         headers = dict(request.headers)

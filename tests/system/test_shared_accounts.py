@@ -1,0 +1,121 @@
+"""A shared queue's job whose account's variable is not set on the worker that takes it
+(issue 41, the attacker's look): recorded failed with an error naming the variable
+(never a value), seen by ``status`` and the report, tried again by the queue (another
+worker may have the variable) and, once failed for good, enqueued again and done."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from pathlib import Path
+
+import attrs
+import pytest
+
+import vidapi_async as va
+from tests.conftest import make_file
+from tests.system.test_shared_queue import dsn
+from vidapi_async.emulator import OTHER_TOKEN, Emulator
+from vidapi_async.testing import client_for
+
+pytestmark = pytest.mark.system  # workers against PostgreSQL
+pytest.importorskip("psycopg")
+batch = pytest.importorskip("vidapi_async.batch")
+
+__all__ = ["dsn"]  # the fixture, imported for its use here
+
+
+async def test_a_job_whose_account_is_not_set_on_the_worker_is_failed_not_done(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SPORT_TOKEN", raising=False)
+    own = make_file(tmp_path / "own.mp4", 2100)
+    sport = make_file(tmp_path / "sport.mp4", 2200)
+    jobs = [
+        va.UploadJob(path=own, title="own", channel="news"),
+        va.UploadJob(path=sport, title="sport", channel="news", account="SPORT_TOKEN"),
+    ]
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 2
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        status = await shared.status()
+        assert (status.done, status.failed, status.queued, status.running) == (1, 1, 0, 0)
+        [(error,)] = await shared.journal.fetchall(
+            shared.journal.statement("select error from {s}.jobs where error is not null")
+        )
+        assert "SPORT_TOKEN" in error and "not set" in error
+        report = tmp_path / "map.csv"
+        await shared.write_report(report)
+        with report.open(encoding="utf-8") as text:
+            rows = {r["source"]: r for r in csv.DictReader(text)}
+        assert rows[str(sport)]["status"] == "failed"
+        assert "SPORT_TOKEN" in rows[str(sport)]["error"]
+        assert [v["title"] for v in emu.videos()] == ["own"]
+        # retryable: once the variable is set, an enqueue runs it again, by its account
+        monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)
+        assert (await shared.enqueue(jobs)).added == 1
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        status = await shared.status()
+        assert (status.done, status.failed) == (2, 0)
+        assert sorted(v["title"] for v in emu.videos()) == ["own", "sport"]
+
+
+async def test_two_variables_holding_one_token_share_one_window_across_workers(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.test_accounts import one_account_two_names
+    from tests.system.test_shared_quota import refusals
+
+    jobs = one_account_two_names(tmp_path, monkeypatch)  # OTHER_TOKEN, by two names
+    async with Emulator(quota="2/1s", probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 4
+        async with client_for(emu) as client:
+            await asyncio.wait_for(
+                shared.work(client, concurrency=4, until_empty=True, poll=0.2, quota="2/1s"), 120
+            )
+        status = await shared.status()
+        assert (status.done, status.failed) == (4, 0)
+        assert refusals(emu) == 0  # one window for the one account
+        tables = await shared.journal.fetchall(
+            shared.journal.statement(
+                "select account from {s}.quota_slots union all "
+                "select account || coalesce(name, '') from {s}.quota_accounts"
+            )
+        )
+        assert tables and all(OTHER_TOKEN not in row[0] for row in tables)
+        assert len(status.accounts) == 1  # shown by the first variable's name
+
+
+async def test_status_reads_the_quota_table_an_earlier_worker_made(dsn: str) -> None:
+    async with batch.SharedBatch(dsn) as shared:
+        await shared.status()  # the schema made
+        journal = shared.journal
+        for statement in (  # the table as workers before the name column made it
+            "create table {s}.quota_accounts (account text primary key, "
+            "videos integer not null, period double precision not null)",
+            "insert into {s}.quota_accounts values ('NEWS_TOKEN', 2, 3600)",
+            "create table {s}.quota_slots (id bigserial primary key, account text not null, "
+            "at timestamptz not null default now(), ended boolean not null default false)",
+            "create table {s}.quota_blocks (account text primary key, until timestamptz not null)",
+        ):
+            await journal.execute(journal.statement(statement))
+        status = await shared.status()
+        assert status.accounts["NEWS_TOKEN"]["quota"] == "2/1h"
+        assert status.accounts["NEWS_TOKEN"]["used"] == 0
+
+
+async def test_a_done_job_enqueued_under_another_account_is_said_changed(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEWS_TOKEN", OTHER_TOKEN)
+    path = make_file(tmp_path / "moved.mp4", 2400)
+    job = va.UploadJob(path=path, title="moved", channel="news")
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        await shared.enqueue([job])
+        async with client_for(emu) as client:
+            await asyncio.wait_for(shared.work(client, until_empty=True, poll=0.2), 120)
+        moved = await shared.enqueue([attrs.evolve(job, account="NEWS_TOKEN")])
+        assert (moved.added, len(moved.changed)) == (0, 1)  # said, not applied
+        assert len(emu.videos()) == 1
