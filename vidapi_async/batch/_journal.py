@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import errno
+import functools
 import json
+import logging
 import os
 import sqlite3
 import stat
@@ -48,6 +50,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger("vidapi_async.batch")
 
 
 class Stage(enum.StrEnum):
@@ -302,6 +305,10 @@ def _select(columns: set[str]) -> str:
 _SELECT_ALL = _select(set(COLUMNS))
 
 
+_KEYS_KEPT = 20_000
+"""Up to this many keys, an ``SQLiteJournal`` keeps them in memory (about 3 MB), and a
+new job's ``load`` costs no trip to its thread."""
+
 _Op = tuple[str, object]
 """An operation of a trip to an SQLite journal's thread: ``load`` (a key), ``save`` (a
 row's values) or ``forget`` (a key)."""
@@ -335,6 +342,13 @@ class SQLiteJournal:
         """A trip is asked for at the end of this loop turn."""
         self._in_flight: asyncio.Future[list[object]] | None = None
         """The trip under way."""
+        self._keys: set[str] | None = None
+        """Every key the file holds or a queued save adds (read by ``open``, kept up to
+        date by ``save`` and ``forget``; the lock makes this process the only writer):
+        a ``load`` of any other key is ``None`` without a trip (a new job's). ``None``:
+        not known (not opened, more than ``_KEYS_KEPT`` keys, a failed write)."""
+        self._keys_moved = False
+        """A write was queued while ``open`` read the keys: what it read is not kept."""
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -563,6 +577,8 @@ class SQLiteJournal:
         def back(trip: asyncio.Future[list[object]]) -> None:
             self._in_flight = None
             failed = None if trip.cancelled() else trip.exception()
+            if trip.cancelled() or failed is not None:
+                self._keys = None  # its writes undone (or not known): no more shortcut
             for i, (_, done) in enumerate(queued):
                 if done.done():
                     continue  # its caller was cancelled meanwhile
@@ -585,11 +601,36 @@ class SQLiteJournal:
         self._unlock()
 
     async def open(self) -> None:
-        """Check the journal and take its lock (``JournalError`` if it cannot be used)."""
-        await self._run(self._connect)
+        """Check the journal and take its lock (``JournalError`` if it cannot be used);
+        read the keys it holds, if there are not too many."""
+        self._keys_moved = False
+        keys = await self._run(self._read_keys)
+        self._keys = None if self._keys_moved else keys
+
+    def _read_keys(self) -> set[str] | None:
+        db = self._connect()
+        (count,) = db.execute("select count(*) from jobs").fetchone()
+        if count > _KEYS_KEPT:
+            return None
+        return {key for (key,) in db.execute("select key from jobs")}
+
+    def _wrote(self, key: str, kept: bool) -> None:
+        """Keep ``_keys`` up to date with a write queued now (on the loop)."""
+        self._keys_moved = True
+        keys = self._keys
+        if keys is None:
+            return
+        if not kept:
+            keys.discard(key)
+        elif len(keys) < _KEYS_KEPT:
+            keys.add(key)
+        else:
+            self._keys = None
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
+        if self._keys is not None and check_key(key) not in self._keys:
+            return None  # not in the file, nor in a save queued: no trip
         found = await self._trip("load", check_key(key))
         assert found is None or isinstance(found, JobRecord)
         return found
@@ -598,10 +639,23 @@ class SQLiteJournal:
         """Durably record ``record`` before returning: committed, with the other
         saves of the same loop turn (group commit), before this returns."""
         check_key(record.key)
-        await self._trip("save", row_values(record))  # its values as they are now
+        values = row_values(record)  # its values as they are now
+        self._wrote(record.key, kept=True)
+        await self._trip("save", values)
+
+    def save_soon(self, record: JobRecord) -> None:
+        """Queue ``record``'s write for the next trip without waiting for it: for a
+        stage whose next step saves again, awaited, before anything depends on it (a
+        job's ``uploaded``, then ``creating``: both in one trip, one transaction). A
+        write that fails is logged; the next save of the job reports its own."""
+        check_key(record.key)
+        values = row_values(record)
+        self._wrote(record.key, kept=True)
+        self._trip("save", values).add_done_callback(functools.partial(_soon_done, record.key))
 
     async def forget(self, key: str) -> None:
         """Drop a job's record (one recorded under a key the job no longer has)."""
+        self._wrote(key, kept=False)
         await self._trip("forget", key)
 
     async def close(self) -> None:
@@ -641,6 +695,12 @@ class SQLiteJournal:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
+
+
+def _soon_done(key: str, written: asyncio.Future[Any]) -> None:
+    """A ``save_soon`` write's end: its failure logged (and retrieved)."""
+    if not written.cancelled() and (failed := written.exception()) is not None:
+        log.warning("job %s: the journal did not record its stage: %s", key, failed)
 
 
 def _private(fd: int, fail: Callable[[str], JournalError], name: str) -> None:
