@@ -13,8 +13,7 @@ asking callgrind to dump its counters between runs (``callgrind_control --dump``
 instructions of the N extra repetitions over N are the piece's marginal cost. The
 pieces: building the request (``Videos.get``'s checks, then ``Legacy.video_request``:
 query, ``Request``), its headers and body, decoding the answer (``decode_api_response``),
-structuring the
-``Video``, making the ``RawResponse``; then the layers as coroutines: the stubbed
+structuring the ``Video``, making the ``RawResponse``; then the layers as coroutines: the stubbed
 ``send``, ``call_once``, ``call`` (with the retry loop) and the whole ``get_video``
 (operation wrapper included). ``json.loads`` of the same bytes (and of the text) is the
 reference for the decoding: what bare aiohttp's ``resp.json()`` does.
