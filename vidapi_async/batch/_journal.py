@@ -342,13 +342,7 @@ class SQLiteJournal:
         """A trip is asked for at the end of this loop turn."""
         self._in_flight: asyncio.Future[list[object]] | None = None
         """The trip under way."""
-        self._keys: set[str] | None = None
-        """Every key the file holds or a queued save adds (read by ``open``, kept up to
-        date by ``save`` and ``forget``; the lock makes this process the only writer):
-        a ``load`` of any other key is ``None`` without a trip (a new job's). ``None``:
-        not known (not opened, more than ``_KEYS_KEPT`` keys, a failed write)."""
-        self._keys_moved = False
-        """A write was queued while ``open`` read the keys: what it read is not kept."""
+        self._keys = _KnownKeys()
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -578,7 +572,7 @@ class SQLiteJournal:
             self._in_flight = None
             failed = None if trip.cancelled() else trip.exception()
             if trip.cancelled() or failed is not None:
-                self._keys = None  # its writes undone (or not known): no more shortcut
+                self._keys.keys = None  # its writes undone (or not known): no shortcut
             for i, (_, done) in enumerate(queued):
                 if done.done():
                     continue  # its caller was cancelled meanwhile
@@ -603,33 +597,12 @@ class SQLiteJournal:
     async def open(self) -> None:
         """Check the journal and take its lock (``JournalError`` if it cannot be used);
         read the keys it holds, if there are not too many."""
-        self._keys_moved = False
-        keys = await self._run(self._read_keys)
-        self._keys = None if self._keys_moved else keys
-
-    def _read_keys(self) -> set[str] | None:
-        db = self._connect()
-        (count,) = db.execute("select count(*) from jobs").fetchone()
-        if count > _KEYS_KEPT:
-            return None
-        return {key for (key,) in db.execute("select key from jobs")}
-
-    def _wrote(self, key: str, kept: bool) -> None:
-        """Keep ``_keys`` up to date with a write queued now (on the loop)."""
-        self._keys_moved = True
-        keys = self._keys
-        if keys is None:
-            return
-        if not kept:
-            keys.discard(key)
-        elif len(keys) < _KEYS_KEPT:
-            keys.add(key)
-        else:
-            self._keys = None
+        self._keys.moved = False
+        self._keys.opened(await self._run(lambda: _KnownKeys.read(self._connect())))
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
-        if self._keys is not None and check_key(key) not in self._keys:
+        if self._keys.absent(check_key(key)):
             return None  # not in the file, nor in a save queued: no trip
         found = await self._trip("load", check_key(key))
         assert found is None or isinstance(found, JobRecord)
@@ -640,22 +613,21 @@ class SQLiteJournal:
         saves of the same loop turn (group commit), before this returns."""
         check_key(record.key)
         values = row_values(record)  # its values as they are now
-        self._wrote(record.key, kept=True)
+        self._keys.wrote(record.key, kept=True)
         await self._trip("save", values)
 
     def save_soon(self, record: JobRecord) -> None:
-        """Queue ``record``'s write for the next trip without waiting for it: for a
-        stage whose next step saves again, awaited, before anything depends on it (a
-        job's ``uploaded``, then ``creating``: both in one trip, one transaction). A
-        write that fails is logged; the next save of the job reports its own."""
+        """Queue ``record``'s write for the next trip, not waited for: a stage whose
+        next step saves again, awaited, before anything depends on it (``uploaded``,
+        then ``creating``: one trip, one transaction). A failure is logged."""
         check_key(record.key)
         values = row_values(record)
-        self._wrote(record.key, kept=True)
+        self._keys.wrote(record.key, kept=True)
         self._trip("save", values).add_done_callback(functools.partial(_soon_done, record.key))
 
     async def forget(self, key: str) -> None:
         """Drop a job's record (one recorded under a key the job no longer has)."""
-        self._wrote(key, kept=False)
+        self._keys.wrote(key, kept=False)
         await self._trip("forget", key)
 
     async def close(self) -> None:
@@ -695,6 +667,45 @@ class SQLiteJournal:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
+
+
+class _KnownKeys:
+    """Every key an ``SQLiteJournal``'s file holds or a queued save adds (read by
+    ``open``, kept up to date by ``save`` and ``forget``; its lock makes the process the
+    only writer): a ``load`` of any other key is ``None`` without a trip (a new job's).
+    ``keys`` is ``None`` when not known (not opened, more than ``_KEYS_KEPT``, a failed
+    write)."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] | None = None
+        self.moved = False
+        """A write was queued while ``open`` read the keys: what it read is not kept."""
+
+    @staticmethod
+    def read(db: sqlite3.Connection) -> set[str] | None:
+        """The file's keys (on the journal's thread), ``None`` if there are too many."""
+        (count,) = db.execute("select count(*) from jobs").fetchone()
+        if count > _KEYS_KEPT:
+            return None
+        return {key for (key,) in db.execute("select key from jobs")}
+
+    def opened(self, keys: set[str] | None) -> None:
+        self.keys = None if self.moved else keys
+
+    def absent(self, key: str) -> bool:
+        return self.keys is not None and key not in self.keys
+
+    def wrote(self, key: str, *, kept: bool) -> None:
+        """A write of ``key`` queued now (on the loop): ``kept`` a save, else a forget."""
+        self.moved = True
+        if self.keys is None:
+            return
+        if not kept:
+            self.keys.discard(key)
+        elif len(self.keys) < _KEYS_KEPT:
+            self.keys.add(key)
+        else:
+            self.keys = None
 
 
 def _soon_done(key: str, written: asyncio.Future[Any]) -> None:
