@@ -6,7 +6,6 @@ create is sent)."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ def count_trips(journal: va.SQLiteJournal, monkeypatch: pytest.MonkeyPatch) -> l
     trips: list[int] = []
     submit = journal._thread.submit
 
-    def counted(fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+    def counted(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         trips.append(1)
         return submit(fn, *args, **kwargs)
 
@@ -196,3 +195,21 @@ async def test_a_failed_save_soon_is_logged_not_lost_in_the_loop(
     finally:
         monkeypatch.undo()
         await journal.close()
+
+
+async def test_the_journals_thread_ends_with_it(tmp_path: Path) -> None:
+    """The journal's own worker thread (issue 43: no executor) runs its work in order
+    and is gone once the journal is closed; an error on it is its caller's."""
+    import threading
+
+    journal = va.SQLiteJournal(tmp_path / "j.sqlite")
+    await journal.open()
+    saves = [journal.save(va.JobRecord(f"k{i}", va.Stage.UPLOADED)) for i in range(5)]
+    await asyncio.gather(*saves)
+    assert [t for t in threading.enumerate() if t.name == "vidapi-journal"]
+    with pytest.raises(ZeroDivisionError):
+        await journal._run(lambda: 1 / 0)
+    await journal.close()
+    await journal.close()
+    assert not [t for t in threading.enumerate() if t.name == "vidapi-journal"]
+    assert len(va.SQLiteJournal(tmp_path / "j.sqlite").records_sync()) == 5

@@ -14,20 +14,22 @@ loss may lose the last ones; use ``synchronous="FULL"`` for that).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import errno
 import functools
 import json
 import logging
 import os
+import queue
 import sqlite3
 import stat
+import threading
 import time
 import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
@@ -333,7 +335,7 @@ class SQLiteJournal:
         self.path = os.fspath(path)
         """The journal's file."""
         self._synchronous = synchronous
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
+        self._thread = _Worker("vidapi-journal")
         self._db: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
         self._ops: list[tuple[_Op, asyncio.Future[Any]]] = []
@@ -348,7 +350,7 @@ class SQLiteJournal:
         return f"SQLiteJournal({self.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        return await self._thread.submit(fn, *args)  # type: ignore[no-any-return]
 
     def _fail(self, message: str) -> JournalError:
         return JournalError(self.path, message)
@@ -565,7 +567,7 @@ class SQLiteJournal:
         if not queued:
             return
         loop = asyncio.get_running_loop()
-        trip = loop.run_in_executor(self._thread, self._apply, [op for op, _ in queued])
+        trip = self._thread.submit(self._apply, [op for op, _ in queued])
         self._in_flight = trip
 
         def back(trip: asyncio.Future[list[object]]) -> None:
@@ -640,7 +642,7 @@ class SQLiteJournal:
                     self._go()
             await self._run(self._close)
         finally:
-            self._thread.shutdown(wait=True)
+            self._thread.shutdown()
 
     def records_sync(self) -> list[JobRecord]:
         """Every record (blocking; for tools and tests, not for the event loop). Reads
@@ -667,6 +669,54 @@ class SQLiteJournal:
             raise self._fail(f"not a usable SQLite database: {exc}") from None
         finally:
             db.close()
+
+
+class _Worker:
+    """The one thread an ``SQLiteJournal``'s work runs on, in order, each result handed
+    back to the loop by one ``call_soon_threadsafe``: ``run_in_executor``'s futures, its
+    ``Condition`` and semaphore were Python on both threads, most of a trip's cost
+    (issue 43). Started on the first call; ``shutdown`` ends it once what is queued ran."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+            self._thread.start()
+        self._calls.put((loop, done, fn, args))
+        return done
+
+    def _serve(self) -> None:
+        while (call := self._calls.get()) is not None:
+            loop, done, fn, args = call
+            try:
+                outcome: tuple[bool, Any] = (True, fn(*args))
+            except BaseException as exc:  # the caller's, on the loop
+                outcome = (False, exc)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it
+                loop.call_soon_threadsafe(_settle, done, outcome)
+            del call, done, outcome
+
+    def shutdown(self) -> None:
+        """Wait for what is queued, then end the thread (blocking; idempotent)."""
+        if self._thread is not None:
+            self._calls.put(None)
+            self._thread.join()
+            self._thread = None
+
+
+def _settle(done: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if done.cancelled():
+        return
+    if outcome[0]:
+        done.set_result(outcome[1])
+    else:
+        done.set_exception(outcome[1])
 
 
 class _KnownKeys:
