@@ -11,9 +11,9 @@ transport's ``send`` is stubbed (it returns the benchmark's answer at once: no s
 no aiohttp), then runs each piece of a ``get_video`` N times and 2N times in a row,
 asking callgrind to dump its counters between runs (``callgrind_control --dump``); the
 instructions of the N extra repetitions over N are the piece's marginal cost. The
-pieces: building the request (``_video_request``: checks, query, ``Request``), its
-headers and body, decoding the answer (``decode_api_response``), structuring the
-``Video``, making the ``RawResponse``; then the layers as coroutines: the stubbed
+pieces: building the request (``Videos.get``'s checks, then ``Legacy.video_request``:
+query, ``Request``), its headers and body, decoding the answer (``decode_api_response``),
+structuring the ``Video``, making the ``RawResponse``; then the layers as coroutines: the stubbed
 ``send``, ``call_once``, ``call`` (with the retry loop) and the whole ``get_video``
 (operation wrapper included). ``json.loads`` of the same bytes (and of the text) is the
 reference for the decoding: what bare aiohttp's ``resp.json()`` does.
@@ -67,9 +67,9 @@ def dump(label: str) -> None:
 
 async def pieces(n: int) -> None:
     from multidict import CIMultiDict, CIMultiDictProxy
-    from vidapi_async._videos import _video_request
 
     import vidapi_async as va
+    from vidapi_async import _validate as check
     from vidapi_async._aio._response import RawResponse
     from vidapi_async._aio._transport import api_timeout
     from vidapi_async._convert import structure
@@ -86,22 +86,30 @@ async def pieces(n: int) -> None:
             return RawResponse(200, headers, BODY)
 
         transport.send = send  # type: ignore[method-assign]
-        _, request = _video_request(requester, "x8abc12", FIELDS, None)
-        data = requester._decode(request, 200, headers, BODY, secrets=("demo-token",))
+        dialect = client._dialect
+        names = ",".join(FIELDS)
+
+        def video_request() -> Any:
+            # what Videos.get does before sending: the checks, then the dialect's request
+            check.fields_value(FIELDS)
+            check.video_id("x8abc12")
+            return dialect.video_request(requester, "x8abc12", names, None)
+
+        request = video_request()
+        decode = requester._decode  # the dialect's decode (Legacy: decode_api_response)
+        data = decode(request, 200, headers, BODY, secrets=("demo-token",))
         text = BODY.decode()
         sync: dict[str, Callable[[], object]] = {
             "empty": lambda: None,
-            "video_request": lambda: _video_request(requester, "x8abc12", FIELDS, None),
+            "video_request": video_request,
             "headers": lambda: (
                 request.headers("demo-token", requester.origin),
                 request.payload(),
                 api_timeout(requester.timeouts),
             ),
-            "decode": lambda: requester._decode(
-                request, 200, headers, BODY, secrets=("demo-token",)
-            ),
+            "decode": lambda: decode(request, 200, headers, BODY, secrets=("demo-token",)),
             "structure": lambda: structure(
-                {"id": "x8abc12", **requester.dialect.video_from(data)}, Video, what=request.what
+                {"id": "x8abc12", **dialect.video_from(data)}, Video, what=request.what
             ),
             "rawresp": lambda: RawResponse(200, headers, BODY),
             "json_loads_bytes": lambda: json.loads(BODY),

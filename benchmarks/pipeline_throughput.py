@@ -271,6 +271,10 @@ def child_stub(port_file: str, latency: float, trace: bool = False) -> None:
             values["channel"] = form["channel"]
         return answer(json.dumps({f: values.get(f) for f in fields}).encode())
 
+    async def my_videos(request: web.Request) -> web.Response:
+        # The batch's adoption lists the account's videos once per run (none here).
+        return answer(json.dumps({"list": [], "has_more": False, "page": 1}).encode())
+
     async def stub_requests(request: web.Request) -> web.Response:
         seen = dict(counts)
         counts.clear()
@@ -289,6 +293,8 @@ def child_stub(port_file: str, latency: float, trace: bool = False) -> None:
         app.router.add_get("/file/upload", file_upload)
         app.router.add_post("/upload", upload)
         app.router.add_post("/me/videos", create)
+        app.router.add_get("/me/videos", my_videos)
+        app.router.add_get("/me", auth)  # (the adoption's look at the account)
         app.router.add_get("/_stub/requests", stub_requests)
         app.router.add_get("/_stub/trace", stub_trace)
         runner = web.AppRunner(app, access_log=None)

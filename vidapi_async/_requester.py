@@ -10,7 +10,8 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
@@ -22,9 +23,14 @@ from ._errors import (
     ClientClosedError,
     InsufficientScopeError,
     InvalidTokenError,
+    VidapiError,
 )
 from ._models import AccessToken
+from ._observe import ATTEMPT
 from ._retry import RetryPolicy, retrying
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["LARGE_ANSWER_BYTES", "Decode", "Requester"]
 
@@ -76,6 +82,25 @@ class Requester:
         self._decode = decode
         """The API dialect's reading of an answer (JSON object, or its typed error)."""
         self._default_token_url = default_token_url
+        self._bearer_made: tuple[str, Mapping[str, str]] | None = None
+        self._timeout_made: tuple[Timeouts, aiohttp.ClientTimeout] | None = None
+
+    def _bearer(self, token: str) -> Mapping[str, str]:
+        """``Request.headers`` of a request without a body to the API's origin: the
+        same two headers for every call with ``token`` (made once, read-only)."""
+        made = self._bearer_made
+        if made is None or made[0] != token:
+            headers = {"Accept": "application/json", "Authorization": f"Bearer {token}"}
+            made = self._bearer_made = (token, MappingProxyType(headers))
+        return made[1]
+
+    def _timeout(self) -> aiohttp.ClientTimeout:
+        """``api_timeout(self.timeouts)``, kept while ``timeouts`` is the same object
+        (no hash of the ``Timeouts`` per call)."""
+        made = self._timeout_made
+        if made is None or made[0] is not self.timeouts:
+            made = self._timeout_made = (self.timeouts, api_timeout(self.timeouts))
+        return made[1]
 
     @property
     def token_url(self) -> str:
@@ -164,13 +189,28 @@ class Requester:
 
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
-        (to be awaited: a plain function, one coroutine fewer per call)."""
+        (to be awaited; a closed client refused at once)."""
         self.check_open()
-        return retrying(
-            self.retry,
+        return self._call(request)
+
+    async def _call(self, request: wire.Request) -> Mapping[str, Any]:
+        policy = self.retry
+        started = policy.clock()
+        failed = None
+        if ATTEMPT.get() == 1:
+            # The first attempt here, not in ``retrying``'s loop: one coroutine fewer for
+            # the call that succeeds (no retry around this one: nothing to set).
+            try:
+                return await self.call_once(request)
+            except VidapiError as exc:
+                failed = exc
+        return await retrying(
+            policy,
             lambda _: self.call_once(request),
             idempotent=request.idempotent,
             what=request.what,
+            started=started,
+            failed=failed,
         )
 
     async def call_once(self, request: wire.Request) -> Mapping[str, Any]:
@@ -187,12 +227,17 @@ class Requester:
                 token = auth._token if type(auth) is StaticToken else await self.access_token()
             if request.scope is not None:
                 token = await self.scoped_token(request, token)
+            plain = request.form is None and request.json_body is None
             resp = await self.transport.send(
                 request.method,
                 request.url,
-                headers=request.headers(token.token, self.origin),
-                data=request.payload(),
-                timeout=api_timeout(self.timeouts),
+                headers=(
+                    self._bearer(token.token)
+                    if plain and request.url_origin == self.origin and request.authenticated
+                    else request.headers(token.token, self.origin)
+                ),
+                data=None if plain else request.payload(),
+                timeout=self._timeout(),
                 exact_url=request.exact_url,
                 api_origin=self.origin,
             )

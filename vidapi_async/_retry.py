@@ -104,11 +104,19 @@ async def retrying(
     *,
     idempotent: bool,
     what: str,
+    started: float | None = None,
+    failed: VidapiError | None = None,
 ) -> T:
     """Run ``operation(attempt)`` until it succeeds or the policy gives up; the error
-    raised then carries ``attempts``."""
-    started = policy.clock()
+    raised then carries ``attempts``. ``failed``: the first attempt was the caller's own
+    (``Requester.call``, inline: one coroutine fewer when it succeeds) and raised this;
+    ``started``: the clock when it started."""
+    if started is None:
+        started = policy.clock()
     attempt = 0
+    if failed is not None:
+        attempt = 1
+        await _before_next(policy, failed, attempt, started, idempotent, what)
     while True:
         attempt += 1
         # Seen by the request's span (http.request.resend_count) and its log line; set
@@ -117,22 +125,35 @@ async def retrying(
         try:
             return await operation(attempt)
         except VidapiError as exc:
-            wait = policy.delay(exc, attempt, started, idempotent=idempotent)
-            exc.attempts = attempt
-            if wait is None:
-                raise
-            log.info(
-                "%s: attempt %d failed (%s); retrying in %.2fs",
-                what,
-                attempt,
-                type(exc).__name__,
-                wait,
-            )
-            retried(_reason(exc))
-            await policy.sleep(wait)
+            await _before_next(policy, exc, attempt, started, idempotent, what)
         finally:
             if token is not None:
                 ATTEMPT.reset(token)
+
+
+async def _before_next(
+    policy: RetryPolicy,
+    exc: VidapiError,
+    attempt: int,
+    started: float,
+    idempotent: bool,
+    what: str,
+) -> None:
+    """After failed attempt ``attempt``: raise ``exc`` (carrying ``attempts``) if the
+    policy gives up, else wait for the next one."""
+    wait = policy.delay(exc, attempt, started, idempotent=idempotent)
+    exc.attempts = attempt
+    if wait is None:
+        raise exc
+    log.info(
+        "%s: attempt %d failed (%s); retrying in %.2fs",
+        what,
+        attempt,
+        type(exc).__name__,
+        wait,
+    )
+    retried(_reason(exc))
+    await policy.sleep(wait)
 
 
 def _reason(exc: VidapiError) -> str:

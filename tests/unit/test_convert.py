@@ -148,3 +148,33 @@ def test_a_model_missing_its_id_is_refused_by_the_fast_path_too() -> None:
         structure({"title": "no id"}, va.Video, what="v")
     with pytest.raises(va.UnexpectedResponseError, match="id"):
         structure({"label": "no id"}, va.Player, what="p")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("title", 1),
+        ("title", True),
+        ("title", ["a"]),
+        ("password_protected", "true"),
+        ("password_protected", 1),
+        ("duration", "12"),
+        ("duration", True),
+        ("duration", -1),
+        ("duration", 1.5),
+        ("id", ""),
+        ("id", None),
+        ("tags", "a,b"),
+        ("created_time", 1.5),
+    ],
+)
+def test_an_answer_of_known_fields_only_is_as_strict(field: str, value: object) -> None:
+    """Every key a field of the model (the fast path's usual answer): a value not of
+    its wire type is refused all the same, and null is a field's absence, not a value
+    to convert."""
+    answer = {"id": "x1", "title": "t", "duration": 3, "password_protected": False}
+    with pytest.raises(va.UnexpectedResponseError, match=field):
+        structure({**answer, field: value}, va.Video, what="v")
+    video = structure({**answer, "title": None, "duration": None}, va.Video, what="v")
+    assert (video.title, video.duration, video.password_protected) == (None, None, False)
+    assert video.fields == {**answer, "title": None, "duration": None}

@@ -25,6 +25,61 @@ def test_api_request_keeps_the_base_path_and_encodes_the_query() -> None:
     assert REQ.encoded_form() == b"a=b"
 
 
+def test_api_request_is_the_request_attrs_would_build() -> None:
+    """``api_request`` fills the ``Request`` without attrs' ``__init__`` (issue 43): the
+    object is the one ``Request(...)`` makes, every field, the hidden ones too."""
+    origin = wire.origin("https://h.example/rest")
+    for method, path, form, scope, idempotent in (
+        ("GET", "/video/x1", None, None, True),
+        ("POST", "/me/videos", [("title", "a b")], "manage_videos", False),
+    ):
+        made = wire.api_request(
+            "https://h.example/rest/",
+            method,
+            path,
+            query=[("fields", "id,title")],
+            form=form,
+            scope=scope,
+            idempotent=idempotent,
+        )
+        built = wire.Request(
+            method,
+            f"https://h.example/rest{path}?fields=id,title",
+            form=None if form is None else tuple(form),
+            scope=scope,
+            idempotent=idempotent,
+            url_origin=origin,
+            known_what=f"{method} /rest{path}",
+        )
+        assert type(made) is wire.Request
+        assert made == built
+        assert vars(made) == vars(built)
+    # a path that is not plain: its origin and name are worked out from the url
+    odd = wire.api_request("https://h.example/", "GET", "/a?b")
+    assert (odd.url_origin, odd.known_what) == (None, None)
+    assert odd.what == "GET /a"
+
+
+@pytest.mark.parametrize("base", ["https://h.example/rest/", "http://127.0.0.1:8080"])
+@pytest.mark.parametrize("names", ["id,title", "id,owner.screenname", "a b"])
+def test_a_video_read_is_the_request_api_request_builds(base: str, names: str) -> None:
+    """The legacy read of a video, built without ``api_request`` (issue 43), is the
+    request it builds, every field; an id that is not plain letters and digits goes
+    through it."""
+    from vidapi_async._protocol import _legacy
+
+    for scope in (None, "manage_videos"):
+        fast = _legacy.get_video(base, "x8abc12", names, scope)
+        slow = wire.api_request(
+            base, "GET", "/video/x8abc12", query=[("fields", names)], scope=scope
+        )
+        assert vars(fast) == vars(slow)
+    odd = _legacy.get_video(base, "x\u00e9", names)
+    assert vars(odd) == vars(
+        wire.api_request(base, "GET", "/video/x\u00e9", query=[("fields", names)])
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.text(), st.text()), max_size=6))
 def test_a_form_is_encoded_as_urlencode_writes_it(pairs: list[tuple[str, str]]) -> None:

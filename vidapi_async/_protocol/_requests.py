@@ -22,7 +22,10 @@ __all__ = [
     "form_bool",
     "form_fields",
     "form_value",
+    "made_request",
     "origin",
+    "plain_get",
+    "query_text",
     "redact",
     "redact_data",
     "shown",
@@ -292,29 +295,85 @@ def api_request(
     idempotent: bool = True,
 ) -> Request:
     """A request to ``base_url`` + ``path``; the base's own path (``/rest``) is kept."""
-    # A str subclass (an Enum member) is str() first, as urlencode does, and before the
-    # cache: keyed by equality, it would hand it the text of another, equal value.
-    q = "&".join(
-        [
-            f"{_quote(k if type(k) is str else str(k))}={_quote(v if type(v) is str else str(v))}"
-            for k, v in query
-        ]
-    )
-    base = base_url.rstrip("/")
+    q = query_text(query)
+    base, base_origin, base_path = _base_parts(base_url)
     url_origin = what = None
     if _PLAIN_PATH.fullmatch(path):
         # A path that starts with "/" cannot move the url off the base's host, and one
         # without "?", "#" or what urlsplit drops is the url's path after the base's.
-        url_origin, base_path = _base_parts(base)
-        what = f"{method} {base_path}{path}"
-    return Request(
-        method=method,
-        url=base + path + (f"?{q}" if q else ""),
-        form=None if form is None else tuple(form),
-        scope=scope,
-        idempotent=idempotent,
-        url_origin=url_origin,
-        known_what=what,
+        url_origin, what = base_origin, f"{method} {base_path}{path}"
+    return made_request(
+        method,
+        base + path + (f"?{q}" if q else ""),
+        None if form is None else tuple(form),
+        scope,
+        idempotent,
+        url_origin,
+        what,
+    )
+
+
+def made_request(
+    method: str,
+    url: str,
+    form: Form | None,
+    scope: str | None,
+    idempotent: bool,
+    url_origin: tuple[str, str, int | None] | None,
+    what: str | None,
+) -> Request:
+    """``Request(method, url, form=form, scope=scope, idempotent=idempotent,
+    url_origin=url_origin, known_what=what)``, every other field its default: the same
+    object, its ``__dict__`` made in one piece rather than by eleven stores through
+    attrs' ``__init__`` (one is made per API call; ``test_sansio`` compares both)."""
+    made = _new(Request)
+    _set(
+        made,
+        "__dict__",
+        {
+            "method": method,
+            "url": url,
+            "form": form,
+            "authenticated": True,
+            "scope": scope,
+            "idempotent": idempotent,
+            "exact_url": False,
+            "url_origin": url_origin,
+            "known_what": what,
+            "json_body": None,
+            "body_secrets": (),
+        },
+    )
+    return made
+
+
+def plain_get(base_url: str, path: str, query: str, scope: str | None) -> Request:
+    """``api_request(base_url, "GET", path, query=..., scope=scope)`` for a path known
+    plain (``/video/<checked id>``) and a query already encoded (``fields=...``): the
+    same request, without the checks and quoting ``api_request`` does per call."""
+    base, url_origin, base_path = _base_parts(base_url)
+    return made_request(
+        "GET", f"{base}{path}?{query}", None, scope, True, url_origin, f"GET {base_path}{path}"
+    )
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+_QUERIES: dict[tuple[tuple[str, str], ...], str] = {}
+"""``_query_text``'s answers for queries of plain strings (bounded)."""
+
+
+def query_text(query: Iterable[tuple[str, str]]) -> str:
+    """``query`` as ``urlencode(..., safe=",")`` writes it."""
+    # A str subclass (an Enum member) is str() first, as urlencode does, and before the
+    # cache: keyed by equality, it would hand it the text of another, equal value.
+    return "&".join(
+        [
+            f"{_quote(k if type(k) is str else str(k))}={_quote(v if type(v) is str else str(v))}"
+            for k, v in query
+        ]
     )
 
 
@@ -343,9 +402,11 @@ def _quote(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _base_parts(base_url: str) -> tuple[tuple[str, str, int | None], str]:
-    """The base url's origin and path: worked out once per base."""
-    return origin(base_url), urlsplit(base_url).path
+def _base_parts(base_url: str) -> tuple[str, tuple[str, str, int | None], str]:
+    """The base url without its trailing ``/``, its origin and its path: worked out
+    once per base."""
+    base = base_url.rstrip("/")
+    return base, origin(base), urlsplit(base).path
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

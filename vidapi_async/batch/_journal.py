@@ -14,18 +14,22 @@ loss may lose the last ones; use ``synchronous="FULL"`` for that).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import errno
+import functools
 import json
+import logging
 import os
+import queue
 import sqlite3
 import stat
+import threading
 import time
 import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
@@ -48,6 +52,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger("vidapi_async.batch")
 
 
 class Stage(enum.StrEnum):
@@ -316,6 +321,10 @@ last window, for ``vidapi status``."""
 _QUOTA_UPSERT = "insert or replace into quota values (?, ?, ?, ?, ?)"
 
 
+_KEYS_KEPT = 20_000
+"""Up to this many keys, an ``SQLiteJournal`` keeps them in memory (about 3 MB), and a
+new job's ``load`` costs no trip to its thread."""
+
 _Op = tuple[str, object]
 """An operation of a trip to an SQLite journal's thread: ``load`` (a key), ``save`` (a
 row's values) or ``forget`` (a key)."""
@@ -340,7 +349,7 @@ class SQLiteJournal:
         self.path = os.fspath(path)
         """The journal's file."""
         self._synchronous = synchronous
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-journal")
+        self._thread = _Worker("vidapi-journal")
         self._db: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
         self._ops: list[tuple[_Op, asyncio.Future[Any]]] = []
@@ -349,12 +358,13 @@ class SQLiteJournal:
         """A trip is asked for at the end of this loop turn."""
         self._in_flight: asyncio.Future[list[object]] | None = None
         """The trip under way."""
+        self._keys = _KnownKeys()
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        return await self._thread.submit(fn, *args)  # type: ignore[no-any-return]
 
     def _fail(self, message: str) -> JournalError:
         return JournalError(self.path, message)
@@ -575,12 +585,14 @@ class SQLiteJournal:
         if not queued:
             return
         loop = asyncio.get_running_loop()
-        trip = loop.run_in_executor(self._thread, self._apply, [op for op, _ in queued])
+        trip = self._thread.submit(self._apply, [op for op, _ in queued])
         self._in_flight = trip
 
         def back(trip: asyncio.Future[list[object]]) -> None:
             self._in_flight = None
             failed = None if trip.cancelled() else trip.exception()
+            if trip.cancelled() or failed is not None:
+                self._keys.keys = None  # its writes undone (or not known): no shortcut
             for i, (_, done) in enumerate(queued):
                 if done.done():
                     continue  # its caller was cancelled meanwhile
@@ -603,11 +615,15 @@ class SQLiteJournal:
         self._unlock()
 
     async def open(self) -> None:
-        """Check the journal and take its lock (``JournalError`` if it cannot be used)."""
-        await self._run(self._connect)
+        """Check the journal and take its lock (``JournalError`` if it cannot be used);
+        read the keys it holds, if there are not too many."""
+        self._keys.moved = False
+        self._keys.opened(await self._run(lambda: _KnownKeys.read(self._connect())))
 
     async def load(self, key: str) -> JobRecord | None:
         """The record of ``key``, or ``None`` when the journal has none."""
+        if self._keys.absent(check_key(key)):
+            return None  # not in the file, nor in a save queued: no trip
         found = await self._trip("load", check_key(key))
         assert found is None or isinstance(found, JobRecord)
         return found
@@ -616,10 +632,22 @@ class SQLiteJournal:
         """Durably record ``record`` before returning: committed, with the other
         saves of the same loop turn (group commit), before this returns."""
         check_key(record.key)
-        await self._trip("save", row_values(record))  # its values as they are now
+        values = row_values(record)  # its values as they are now
+        self._keys.wrote(record.key, kept=True)
+        await self._trip("save", values)
+
+    def save_soon(self, record: JobRecord) -> None:
+        """Queue ``record``'s write for the next trip, not waited for: a stage whose
+        next step saves again, awaited, before anything depends on it (``uploaded``,
+        then ``creating``: one trip, one transaction). A failure is logged."""
+        check_key(record.key)
+        values = row_values(record)
+        self._keys.wrote(record.key, kept=True)
+        self._trip("save", values).add_done_callback(functools.partial(_soon_done, record.key))
 
     async def forget(self, key: str) -> None:
         """Drop a job's record (one recorded under a key the job no longer has)."""
+        self._keys.wrote(key, kept=False)
         await self._trip("forget", key)
 
     async def close(self) -> None:
@@ -632,7 +660,7 @@ class SQLiteJournal:
                     self._go()
             await self._run(self._close)
         finally:
-            self._thread.shutdown(wait=True)
+            self._thread.shutdown()
 
     def records_sync(self) -> list[JobRecord]:
         """Every record (blocking; for tools and tests, not for the event loop). Reads
@@ -689,6 +717,99 @@ def _read_only(journal: SQLiteJournal, read: Callable[[sqlite3.Connection], list
         raise journal._fail(f"not a usable SQLite database: {exc}") from None
     finally:
         db.close()
+
+
+class _Worker:
+    """The one thread an ``SQLiteJournal``'s work runs on, in order, each result handed
+    back to the loop by one ``call_soon_threadsafe``: ``run_in_executor``'s futures, its
+    ``Condition`` and semaphore were Python on both threads, most of a trip's cost
+    (issue 43). Started on the first call; ``shutdown`` ends it once what is queued ran."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+            self._thread.start()
+        self._calls.put((loop, done, fn, args))
+        return done
+
+    def _serve(self) -> None:
+        while (call := self._calls.get()) is not None:
+            loop, done, fn, args = call
+            try:
+                outcome: tuple[bool, Any] = (True, fn(*args))
+            except BaseException as exc:  # the caller's, on the loop
+                outcome = (False, exc)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it
+                loop.call_soon_threadsafe(_settle, done, outcome)
+            del call, done, outcome
+
+    def shutdown(self) -> None:
+        """Wait for what is queued, then end the thread (blocking; idempotent)."""
+        if self._thread is not None:
+            self._calls.put(None)
+            self._thread.join()
+            self._thread = None
+
+
+def _settle(done: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if done.cancelled():
+        return
+    if outcome[0]:
+        done.set_result(outcome[1])
+    else:
+        done.set_exception(outcome[1])
+
+
+class _KnownKeys:
+    """Every key an ``SQLiteJournal``'s file holds or a queued save adds (read by
+    ``open``, kept up to date by ``save`` and ``forget``; its lock makes the process the
+    only writer): a ``load`` of any other key is ``None`` without a trip (a new job's).
+    ``keys`` is ``None`` when not known (not opened, more than ``_KEYS_KEPT``, a failed
+    write)."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] | None = None
+        self.moved = False
+        """A write was queued while ``open`` read the keys: what it read is not kept."""
+
+    @staticmethod
+    def read(db: sqlite3.Connection) -> set[str] | None:
+        """The file's keys (on the journal's thread), ``None`` if there are too many."""
+        (count,) = db.execute("select count(*) from jobs").fetchone()
+        if count > _KEYS_KEPT:
+            return None
+        return {key for (key,) in db.execute("select key from jobs")}
+
+    def opened(self, keys: set[str] | None) -> None:
+        self.keys = None if self.moved else keys
+
+    def absent(self, key: str) -> bool:
+        return self.keys is not None and key not in self.keys
+
+    def wrote(self, key: str, *, kept: bool) -> None:
+        """A write of ``key`` queued now (on the loop): ``kept`` a save, else a forget."""
+        self.moved = True
+        if self.keys is None:
+            return
+        if not kept:
+            self.keys.discard(key)
+        elif len(self.keys) < _KEYS_KEPT:
+            self.keys.add(key)
+        else:
+            self.keys = None
+
+
+def _soon_done(key: str, written: asyncio.Future[Any]) -> None:
+    """A ``save_soon`` write's end: its failure logged (and retrieved)."""
+    if not written.cancelled() and (failed := written.exception()) is not None:
+        log.warning("job %s: the journal did not record its stage: %s", key, failed)
 
 
 def _private(fd: int, fail: Callable[[str], JournalError], name: str) -> None:

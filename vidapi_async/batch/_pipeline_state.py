@@ -117,8 +117,24 @@ class PipelineState:
 
     async def advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
         """Record ``stage`` (and ``changes``) for the job, its last error cleared."""
-        for name, value in changes.items():
-            setattr(record, name, value)
-        record.stage = stage
-        record.error = None
+        _moved(record, stage, changes)
         await self.journal.save(record)
+
+    async def advance_soon(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
+        """``advance`` for a stage whose next step saves again, and waits for that,
+        before anything depends on either (``uploaded``, then ``creating`` before the
+        create): a journal with ``save_soon`` queues this write with that one's trip."""
+        _moved(record, stage, changes)
+        save_soon = getattr(self.journal, "save_soon", None)
+        if save_soon is None:
+            await self.journal.save(record)
+        else:
+            save_soon(record)
+
+
+def _moved(record: JobRecord, stage: Stage, changes: dict[str, Any]) -> None:
+    """``record`` at ``stage`` with ``changes``, its last error cleared."""
+    for name, value in changes.items():
+        setattr(record, name, value)
+    record.stage = stage
+    record.error = None

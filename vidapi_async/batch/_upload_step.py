@@ -65,7 +65,10 @@ class UploadStep(PipelineState):
         self.tally.files.pop(record.key, None)  # off the list of uploads in flight
         if not acts(run):  # (the next job's may be another account's: none fetched for it)
             self.spares.ahead(self.waiting())  # the next job's address, during this create
-        await self.advance(
+        # Not waited for: the create's step saves 'creating' next, in this loop turn,
+        # and waits for it before sending (issue 43: one trip to an SQLite journal less).
+        # A crash before that commit uploads again, as one before this write did.
+        await self.advance_soon(
             record,
             record.stage if again else Stage.UPLOADED,
             file_url=uploaded.url,
