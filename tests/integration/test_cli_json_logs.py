@@ -201,7 +201,8 @@ async def test_a_failing_worker_command_writes_its_error_as_json(
             extra = ["--retries", "0"]
         elif case == "no-database":  # (a server that is away is waited for: issue 29)
             journal = "postgresql://postgres@127.0.0.1:5432/no_such_database_here"
-        else:
+        else:  # the port is claimed before the database is opened (or waited for)
+            journal = "postgresql://postgres@127.0.0.1:1/test"
             extra = ["--metrics-port", str(taken.getsockname()[1])]
         got, _, err = await vidapi(
             "--token",

@@ -229,40 +229,41 @@ async def _work_then_status(
 async def run_worker(args: argparse.Namespace, client: Client, console: Console) -> int:
     from ..batch import SharedBatch
 
-    # started while the database is away: it waits for it (a signal stops the wait)
-    shared = SharedBatch(_postgres(args.journal, "worker"), wait_for_database=True)
-    opening = asyncio.create_task(shared.__aenter__())
-    try:
-        await _until_signalled(opening, shared)
-    except JournalError:
-        if not shared.stopped:
-            raise
-    if shared.stopped:
-        if not opening.cancelled() and opening.exception() is None:
-            await shared.__aexit__(None, None, None)  # it answered as the signal came
-        print("vidapi: stopped before the database answered", file=sys.stderr)
-        return EXIT_OK
-    try:
-        with (
-            WorkerView(console, as_log=args.log_format == "json") as view,
-            claim_metrics_port(args, view.say),
-        ):
-            status = await _work_then_status(
-                shared,
-                shared.work(
-                    client,
-                    concurrency=args.concurrency,
-                    until_empty=args.until_empty,
-                    stalled_after=args.stalled_after,
-                    max_requests_per_second=args.max_requests_per_second,
-                    progress=view,
-                    metrics_port=args.metrics_port,
-                    quota=args.quota,
-                ),
-                as_log=view.as_log,
-            )
-    finally:
-        await shared.__aexit__(None, None, None)
+    said: list[str] = []  # said once the worker's view is up
+    with claim_metrics_port(args, said.append):  # a busy port: before the database
+        # started while the database is away: it waits for it (a signal stops the wait)
+        shared = SharedBatch(_postgres(args.journal, "worker"), wait_for_database=True)
+        opening = asyncio.create_task(shared.__aenter__())
+        try:
+            await _until_signalled(opening, shared)
+        except JournalError:
+            if not shared.stopped:
+                raise
+        if shared.stopped:
+            if not opening.cancelled() and opening.exception() is None:
+                await shared.__aexit__(None, None, None)  # it answered as the signal came
+            print("vidapi: stopped before the database answered", file=sys.stderr)
+            return EXIT_OK
+        try:
+            with WorkerView(console, as_log=args.log_format == "json") as view:
+                for line in said:
+                    view.say(line)
+                status = await _work_then_status(
+                    shared,
+                    shared.work(
+                        client,
+                        concurrency=args.concurrency,
+                        until_empty=args.until_empty,
+                        stalled_after=args.stalled_after,
+                        max_requests_per_second=args.max_requests_per_second,
+                        progress=view,
+                        metrics_port=args.metrics_port,
+                        quota=args.quota,
+                    ),
+                    as_log=view.as_log,
+                )
+        finally:
+            await shared.__aexit__(None, None, None)
     if status is not None:
         if view.as_log:  # --log-format json: a log line as every other
             view.say(view.totals(status))
