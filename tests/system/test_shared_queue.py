@@ -7,6 +7,7 @@ test_postgres_journal)."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import random
 import re
@@ -302,6 +303,26 @@ async def test_the_cli_enqueues_once_works_and_reports(tmp_path: Path, dsn: str)
         status = json.loads(out)
         assert (status["done"], status["queued"], status["stages"]) == (5, 0, {"done": 5})
         assert uploads_per_title(emu) == Counter(f.stem for f in files)
+
+
+async def test_a_shared_batch_writes_the_report_it_is_given(tmp_path: Path, dsn: str) -> None:
+    """``vidapi batch --journal postgresql://... --report FILE`` writes the queue's
+    mapping report (it was ignored, with no word: only ``vidapi status`` wrote one)."""
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    files = [make_file(folder / f"r{i}.mp4", 4100 + i) for i in range(3)]
+    async with Emulator() as emu:
+        cli = cli_for(emu)
+        report = tmp_path / "mapping.csv"
+        batch = ["batch", str(folder), "--channel", "news", "--journal", dsn]
+        code, _, err = await cli(*batch, "--report", str(report))
+        assert code == 0, err
+        with report.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        ids = {video["id"] for video in emu.videos()}
+    assert len(rows) == len(files) == len(ids)
+    assert {row["video_id"] for row in rows} == ids
+    assert {row["status"] for row in rows} == {"done"}
 
 
 async def test_a_request_rate_shared_by_two_workers(tmp_path: Path, dsn: str) -> None:

@@ -47,6 +47,7 @@ import attrs
 
 from .._client import Client
 from .._errors import (
+    MissingExtraError,
     QuotaExceededError,
     UsageError,
 )
@@ -148,13 +149,7 @@ class SharedBatch:
         self._enqueue: Enqueuer | None = None
 
     async def __aenter__(self) -> SharedBatch:
-        try:
-            from . import _queue  # noqa: F401 - procrastinate, the queue's
-        except ImportError:
-            raise UsageError(
-                "the shared queue needs procrastinate: the postgres extra "
-                "(pip install '.[postgres]' from a checkout, or the wheel with [postgres])"
-            ) from None
+        needs_the_extra()
         await self.journal.open(wait=self._wait)
         journal = self.journal
         q = journal.statement
@@ -423,9 +418,23 @@ class SharedBatch:
         )
 
 
+def needs_the_extra() -> None:
+    """``MissingExtraError`` naming the ``postgres`` extra when its packages (psycopg,
+    procrastinate) are not installed."""
+    try:
+        import psycopg  # noqa: F401
+
+        from . import _queue  # noqa: F401 - procrastinate, the queue's
+    except ImportError:
+        raise MissingExtraError(
+            "postgres", "a shared queue (a PostgreSQL journal) and its workers"
+        ) from None
+
+
 async def batch_exists(dsn: str, *, schema: str = "vidapi") -> bool:
     """Whether ``dsn``'s database holds a shared batch in ``schema`` (its journal and
     the queue's tables), reading only: ``vidapi status`` creates nothing."""
+    needs_the_extra()
     import psycopg
 
     journal = PostgresJournal(dsn, schema=schema)

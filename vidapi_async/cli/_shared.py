@@ -347,6 +347,7 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
                 highlight=False,
             )
         if args.enqueue_only:  # a file not there is a failed job (recorded so)
+            await _write_report(args, shared, client, console)
             return EXIT_JOBS_FAILED if enqueued.unreadable else EXIT_OK
         status = await _work_then_status(
             shared,
@@ -358,10 +359,21 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
                 quota=args.quota,
             ),
         )
+        await _write_report(args, shared, client, console)
     if status is None:
         return EXIT_OK
     _print_status(args, status.as_dict())
     return EXIT_OK if status.failed == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
+
+
+async def _write_report(
+    args: argparse.Namespace, shared: SharedBatch, client: Client, console: Console
+) -> None:
+    """``--report FILE``: the queue's mapping report, as ``vidapi status --report``
+    writes it (one row per job enqueued, as the queue holds it now)."""
+    if getattr(args, "report", None):
+        rows = await shared.write_report(args.report, client)
+        console.print(f"{rows} job(s) reported in {args.report}", highlight=False)
 
 
 def _print_status(
