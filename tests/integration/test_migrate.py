@@ -280,6 +280,36 @@ async def test_what_a_rerun_cannot_change_is_said_not_applied_silently(
         assert video["id"] == done.video_id and video.get("password") is None
 
 
+async def test_another_password_on_a_rerun_is_said_not_applied(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The fresh user's look: only giving or removing a password was said; another
+    password was skipped in silence (the journal kept only whether one was given). It
+    keeps a salted digest, never the password: another one is said, the same one not."""
+    clip = make_file(tmp_path / "a.mp4", 3000)
+    journal = tmp_path / "j.sqlite"
+
+    def job(password: str) -> va.UploadJob:
+        return va.UploadJob(path=clip, key="k", title="T", channel="news", password=password)
+
+    async with Emulator() as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [done] = [r async for r in batch.run([job("s3cret-one")])]
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [same] = [r async for r in batch.run([job("s3cret-one")])]
+        assert "does not change its password" not in caplog.text
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [other] = [r async for r in batch.run([job("s3cret-two")])]
+        [video] = emu.videos()
+    assert done.status is va.JobStatus.DONE
+    assert (same.status, other.status) == (va.JobStatus.SKIPPED, va.JobStatus.SKIPPED)
+    assert "a re-run does not change its password (not applied" in caplog.text
+    assert video["password"] == "s3cret-one"  # the platform keeps the first
+    for secret in ("s3cret-one", "s3cret-two"):
+        assert secret not in caplog.text
+        assert secret.encode() not in journal.read_bytes()
+
+
 @pytest.mark.parametrize("name", ["library.csv", "library.jsonl", "feed.xml", "videos"])
 def test_a_source_that_does_not_exist_is_named_as_missing(tmp_path: Path, name: str) -> None:
     """The fresh user's look at issue 37: a missing manifest was 'not a folder, a .csv or

@@ -293,7 +293,7 @@ class UploadJob:
         """What a journal keeps of a done job to see what changed on a re-run: each
         field as the platform's form writes it, the thumbnail (a url without
         credentials or signature), the playlists, and under ``kept`` what a re-run
-        does not change (whether a password was given, never the password; live; the
+        does not change (a salted digest of the password, never the password; live; the
         subtitles' languages)."""
         out: dict[str, Any] = dict(video_form(self.metadata_arguments()))
         if self.thumbnail is not None:
@@ -304,11 +304,38 @@ class UploadJob:
             )
         out["playlists"] = list(self.playlists)
         out["kept"] = {
-            "protected": self.password is not None,
+            "protected": password_mark(self.password),
             "live": self.live,
             "subtitles": sorted(spec.language for spec in self.subtitles),
         }
         return out
+
+
+def password_mark(password: str | None, salt: bytes | None = None) -> str | bool:
+    """What a journal keeps of a job's video password: ``False`` without one, else
+    ``scrypt$SALT$DIGEST`` (a fresh random salt, or ``salt``), so that a re-run can tell
+    another password from the same one without the password being kept anywhere."""
+    if password is None:
+        return False
+    salt = os.urandom(16) if salt is None else salt
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**10, r=8, p=1, dklen=16)
+    return f"scrypt${salt.hex()}${digest.hex()}"
+
+
+def same_password_mark(mark: object, password: str | None) -> bool:
+    """Whether ``password`` is the one a job recorded as ``mark`` (``True``, from a
+    journal that kept only that one was given: any password is that one)."""
+    if password is None or mark is False:
+        return password is None and mark is False
+    if mark is True:
+        return True
+    if not isinstance(mark, str) or mark.count("$") != 2:
+        return False
+    salt = mark.split("$")[1]
+    try:
+        return password_mark(password, bytes.fromhex(salt)) == mark
+    except ValueError:
+        return False
 
 
 _CREDENTIAL_PREFIXES = ("x-amz-", "x-goog-")

@@ -12,7 +12,7 @@ from .._errors import VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
 from ._adopt import RESERVED_PREFIXES, own_tags
-from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, shown_source
+from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, same_password_mark, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
@@ -36,6 +36,10 @@ def metadata_now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> d
     change there is said at WARNING (not applied, never silently)."""
     new = job.metadata()
     old = record.metadata
+    if old is not None and isinstance(old.get("kept"), Mapping):
+        mark = old["kept"].get("protected")
+        if same_password_mark(mark, job.password):  # a fresh salt each time: compared
+            new["kept"]["protected"] = mark
     if old is not None and isinstance(old.get("kept"), Mapping) and old["kept"] != new["kept"]:
         if not quiet:
             names = sorted(n for n in new["kept"] if old["kept"].get(n) != new["kept"][n])
