@@ -392,6 +392,19 @@ class GivenBack(Exception):
         self.wait = wait
 
 
+def _expected_without_traceback(record: logging.LogRecord) -> bool:
+    """procrastinate's line for a job that ended on one of our expected failures
+    (``Transient``, ``GivenBack``: recorded in the journal, said by our own log) keeps
+    its text and loses the traceback; any other keeps it."""
+    if record.exc_info and isinstance(record.exc_info[1], (Transient, GivenBack)):
+        record.exc_info = None
+        record.exc_text = None
+    return True
+
+
+logging.getLogger("procrastinate.worker").addFilter(_expected_without_traceback)
+
+
 class Retry(procrastinate.BaseRetryStrategy):
     """The queue's retries: a job handed back always; a transient failure
     (``Transient``) until the attempts it counts reach ``MAX_ATTEMPTS``; any other
