@@ -73,8 +73,8 @@ def _optional_networks(value: Iterable[str] | None) -> tuple[Network, ...] | Non
 
 UNKNOWN_ORIGIN: Final = "unknown"
 """``SourcePolicy.origin`` (and ``UploadJob.origin``) for a feed whose address is not
-known here (fetched through a proxy, its name not resolved here): judged as a public
-one, so the rule fails closed."""
+known here (fetched through a proxy from a name: the proxy resolves it, whatever it
+resolves to here): judged as a public one, so the rule fails closed."""
 
 
 def _origin(value: str | None) -> str | None:
@@ -134,7 +134,7 @@ class SourcePolicy:
     to http. With ``origin`` (the address a feed naming the sources was fetched from),
     each source's first request is judged as a redirect from there: a feed fetched from
     a public address cannot name an internal one. An ``origin`` of ``"unknown"`` (a feed
-    fetched through a proxy from a name not resolved here) is judged as a public one.
+    fetched through a proxy from a name, not an IP address) is judged as a public one.
 
     Through a proxy the proxy connects: a source's name is resolved here and judged on
     what it resolves to here. A name that does not resolve here cannot be judged: it
@@ -157,7 +157,7 @@ class SourcePolicy:
     origin: str | None = attrs.field(default=None, converter=_origin)
     """The address of the document that named the sources (a feed's, ``vidapi batch
     URL`` sets it): a source's first request is judged as a redirect from it;
-    ``"unknown"``: fetched through a proxy from a name not resolved here, judged as a
+    ``"unknown"``: fetched through a proxy from a name (not an IP address), judged as a
     public address."""
 
     def is_public(self, ip: Address) -> bool:

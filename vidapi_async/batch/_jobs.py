@@ -219,7 +219,7 @@ class UploadJob:
     sets it): its video, thumbnail and subtitle urls are judged with it as the client's
     ``SourcePolicy.origin`` wherever the job runs, a shared queue's worker too (a feed
     fetched from a public address cannot name an internal one); ``"unknown"``: a feed
-    fetched through a proxy from a name not resolved here, judged as public. ``None``:
+    fetched through a proxy from a name (the proxy resolved it), judged as public. ``None``:
     the client's policy alone."""
 
     @property

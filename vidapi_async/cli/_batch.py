@@ -461,7 +461,7 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         from .._protocol import url_for_humans
 
         args.feed_address = url_for_humans(args.source)  # what its items are named by
-        # its address ("unknown" through a proxy from a name not resolved here: judged
+        # its address ("unknown" through a proxy from a name, the proxy resolving it: judged
         # public, so its items' hosts that cannot be checked here are refused)
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         args.feed_saved = args.source
