@@ -155,3 +155,51 @@ async def test_a_fetched_feeds_items_are_named_by_its_address_not_a_temporary_fi
     said = out + err + report.read_text()
     assert f"{address} line" in said, said
     assert "vidapi-feed-" not in said, said
+
+
+async def test_two_feeds_at_one_path_differing_in_the_query_are_two_origins(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Issue 38, third attack F2: ``feed.xml?c=alice`` and ``feed.xml?c=bob`` were one
+    origin (the query left out), so bob's guid 1 turned into an update of alice's video
+    (retitled). Now bob's item is refused (one key is one video) and alice's video
+    stays hers; the journal never holds the query."""
+    feeds_by_query = {
+        who: rss(("1", f"http://127.0.0.1:{{port}}/{who}.mp4")).replace(
+            "<title>1<", f"<title>{who}'s video<"
+        )
+        for who in ("alice", "bob")
+    }
+
+    def serve(seen: Seen) -> Reply:
+        if seen.path == "/feed.xml":
+            who = seen.target.rsplit("=", 1)[1]
+            text = feeds_by_query[who].replace("{port}", str(port))
+            return Reply(200, text.encode(), {"Content-Type": "application/rss+xml"})
+        return Reply(200, DATA)
+
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = tmp_path / "j.sqlite"
+    async with WireServer(serve) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        runs = []
+        for who in ("alice", "bob"):
+            runs.append(
+                await vidapi(
+                    "batch",
+                    f"{server.url}/feed.xml?c={who}",
+                    "--channel",
+                    "news",
+                    "--journal",
+                    str(journal),
+                    "--json",
+                    env=env,
+                )
+            )
+    assert runs[0][0] == 0, runs[0]
+    code, out, err = runs[1]
+    assert code == 6, (out, err)
+    (bob,) = json.loads(out)
+    assert bob["status"] == "failed" and "one key is one video" in bob["error"], bob
+    assert [v["title"] for v in emulator.videos()] == ["alice's video"]
+    assert b"c=alice" not in journal.read_bytes() and b"c=bob" not in journal.read_bytes()

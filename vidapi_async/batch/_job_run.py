@@ -32,6 +32,7 @@ from ._jobs import (
     url_key,
 )
 from ._journal import JobLost, JobRecord, Journal, Stage
+from ._origins import same_origin
 from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import QuotaStop
@@ -323,8 +324,8 @@ def _other_source(
     is one video: never re-uploaded, never an update of its video from another file."""
     if record.source is None or record.source == job_source(job):
         return None
-    if origin is not None and record.origin == origin:
-        return None  # the same manifest or feed: its file moved
+    if same_origin(record.origin, origin):
+        return None  # the same manifest or feed (an earlier release's form too): moved
 
     def named(what: str | None) -> str:
         return "no manifest named" if what is None else what

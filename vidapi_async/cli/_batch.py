@@ -400,11 +400,12 @@ def bucket_left_out(args: argparse.Namespace) -> list[LeftOut]:
 
 def origin_of(source: str) -> str:
     """What the journal records as the jobs' manifest or feed: its absolute path, or
-    its address without a query (which may hold a credential)."""
+    its address without credentials and a digest of its query (``feed_origin``: never
+    the query itself, which may hold a credential)."""
     if source.lower().startswith(("http://", "https://")):
-        from .._protocol import url_for_humans
+        from ..batch._origins import feed_origin
 
-        return url_for_humans(source)
+        return feed_origin(source)
     return os.path.abspath(source)
 
 
