@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import nullcontext
 
 from .._client import Client
 from .._errors import (
@@ -14,6 +15,7 @@ from .._errors import (
     AccountNotSetError,
     InvalidArgumentError,
     QuotaExceededError,
+    SourceError,
     UsageError,
     VidapiError,
 )
@@ -90,6 +92,7 @@ class JobRunning:
         update: list[str] = []
         skip: list[str] = []
         refuse: list[str] = []
+        refused_sources: dict[str, str] = {}
         async for job in each(jobs):
             if not isinstance(job, UploadJob):
                 raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
@@ -104,7 +107,12 @@ class JobRunning:
             elif held is None:
                 refuse.append(key)  # another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
-                create.append(key)
+                why = await source_refusal(self.client, job)
+                if why is not None:  # the run would fail it at its source
+                    refuse.append(key)
+                    refused_sources[key] = why
+                else:
+                    create.append(key)
             elif _refusal(record, job, origin) is not None:
                 refuse.append(key)  # never an update of another source's or account's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
@@ -117,6 +125,7 @@ class JobRunning:
             skip=tuple(skip),
             adopt=tuple(adopt),
             refuse=tuple(refuse),
+            refused_sources=refused_sources,
         )
 
     async def _run_job_inner(
@@ -282,6 +291,23 @@ class JobRunning:
     def _goes_back(self, error: BaseException | None) -> bool:
         """A job that failed with ``error`` goes back to a shared queue (``_requeue``)."""
         return error is not None and self._requeue is not None and self._requeue(error)
+
+
+async def source_refusal(client: Client, job: UploadJob) -> str | None:
+    """Why the run would refuse one of ``job``'s urls (its video's, thumbnail's and
+    subtitles') by the client's source policy and its feed's origin, judged as the
+    fetch judges its first request (resolved here, nothing connected); ``None``: none
+    is."""
+    urls = [job.url, job.thumbnail, *(spec.url for spec in job.subtitles)]
+    with internals(client).named_by(job.origin) if job.origin is not None else nullcontext():
+        for url in urls:
+            if url is None:
+                continue
+            try:
+                await internals(client).judge(url)
+            except SourceError as exc:
+                return str(exc)
+    return None
 
 
 def origin_for(record: JobRecord | None, origin: str | None) -> str | None:

@@ -177,6 +177,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     out = output_console()
     shown = LeftOutShown(out)
     left: list[dict[str, str]] = []
+    refused_sources: dict[str, str] = {}
 
     async def left_out(entry: LeftOut) -> None:
         if args.json:
@@ -193,16 +194,21 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
             what = next(k for k in planned if getattr(plan, k))
             key = getattr(plan, what)[0]
             planned[what].append(key)
+            why = plan.refused_sources.get(key)
+            if why is not None:
+                refused_sources[key] = why
             if not args.json:
+                said = "" if why is None else f": {why}"
                 out.print(
-                    f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})",
+                    f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})"
+                    + escape(said),
                     highlight=False,
                     soft_wrap=True,
                 )
     # exits as the run would: 6 when a row or item would fail, or a job be refused
     would_fail = bool(planned["refuse"]) or any(e["status"] == "failed" for e in left)
     if args.json:
-        print(json.dumps({**planned, "left_out": left}))
+        print(json.dumps({**planned, "refused_sources": refused_sources, "left_out": left}))
         return EXIT_JOBS_FAILED if would_fail else EXIT_OK
     shown.summary()
     failed = f", {shown.failed} row(s) or item(s) failed" if shown.failed else ""
