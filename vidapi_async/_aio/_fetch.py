@@ -112,6 +112,18 @@ def _peer(resp: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
+def _source_address(resp: aiohttp.ClientResponse, resolver: _CheckedResolver) -> str | None:
+    """The source's own address, for a redirect's rule (the previous hop) and for the
+    caller (a feed's origin). Through a proxy (the peer is then the proxy), only an IP
+    address in the url is known: the proxy resolves a name where it stands, so this
+    machine's answer for it (split DNS, [127.0.0.1, a public one]) says nothing of where
+    it went: ``None``, not known (judged public, fail closed)."""
+    if resolver.proxied:
+        return resolver.literal
+    # a body read whole has let its connection go: the address connected, else resolved
+    return _peer(resp) or resolver.connected or next(iter(resolver.last), resolver.literal)
+
+
 class _Deadline:
     """The source's two clocks: silence between bytes and the whole read."""
 
@@ -240,14 +252,7 @@ async def fetch_source(
                 session, resolver, url, headers, policy, previous, clock, timeouts, proxy_for
             )
             try:
-                # The previous hop for a redirect's rule and the address yielded: the
-                # source's own. Through a proxy (the peer is then the proxy), only an IP
-                # literal's is known: the proxy resolves a name where it stands, so this
-                # machine's answer for it (split DNS, [127.0.0.1, a public one]) says
-                # nothing of where it went: not known (judged public, fail closed).
-                peer = resolver.literal
-                if not resolver.proxied:  # a body read whole has let its connection go
-                    peer = _peer(resp) or resolver.connected or next(iter(resolver.last), peer)
+                peer = _source_address(resp, resolver)
                 if 300 <= resp.status < 400 and "Location" in resp.headers:
                     if headers:
                         raise e.SourceError(
