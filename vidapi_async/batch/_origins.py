@@ -2,9 +2,10 @@
 tag hold it): a manifest's absolute path; a feed's address without its credentials,
 and, when it has a query, a short digest of the query (``?query-sha256=...``): two
 feeds at one path that differ in the query are two origins, and no query value (a
-signature, a token) is kept. Parameters that sign a url for a while (``X-Amz-*``,
-``Signature``, ``Expires``...) are left out of the digest: a feed whose signature is
-renewed stays one feed.
+signature, a token) is kept. The parameters a url job's key leaves out as credentials
+or signatures (``source_identity``: ``X-Amz-*``, ``X-Goog-*``, ``hdnts``, a signing
+family's with its signature) are left out of the digest too: a feed whose signature
+is renewed stays one feed; the others are sorted.
 
 An earlier release recorded a feed's address without its query: a record or an
 origin tag made from that form is the same feed's (``same_origin``, ``earlier_form``),
@@ -13,36 +14,28 @@ so a re-run does not refuse its own jobs."""
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Final
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from .._protocol import url_for_humans
+from ._jobs import source_identity
 
 __all__ = ["QUERY_MARK", "earlier_form", "feed_origin", "same_origin"]
 
 QUERY_MARK: Final = "?query-sha256="
 """What separates a feed's address from its query's digest in its origin."""
 
-_SIGNING_PREFIXES: Final = ("x-amz-", "x-goog-")
-_SIGNING: Final = frozenset(
-    {"signature", "expires", "key-pair-id", "policy", "awsaccesskeyid", "sig", "se", "st"}
-)
-"""Query parameters (lowercased) that sign a url for a while, renewed without the
-feed changing: not part of its origin."""
-
 
 def feed_origin(url: str) -> str:
     """A feed's origin: its address without credentials, query or fragment, and a
     digest of the query's other parameters, sorted, when there are any."""
     shown = url_for_humans(url)
-    kept = sorted(
-        (name, value)
-        for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True)
-        if not name.lower().startswith(_SIGNING_PREFIXES) and name.lower() not in _SIGNING
-    )
+    query = urlsplit(source_identity(url)).query
+    kept = sorted(piece for piece in re.split(r"[&;]", query) if piece)
     if not kept:
         return shown
-    digest = hashlib.sha256(urlencode(kept).encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256("&".join(kept).encode("utf-8", "surrogatepass")).hexdigest()
     return f"{shown}{QUERY_MARK}{digest[:16]}"
 
 
