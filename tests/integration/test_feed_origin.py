@@ -260,3 +260,28 @@ async def test_a_dry_run_refuses_what_the_source_policy_would(
         assert feed_plan["refuse"] == ["one"] and feed_plan["create"] == ["two"], feed_plan
         assert "SourcePolicy.origin" in feed_plan["refused_sources"]["one"], feed_plan
     assert inner.seen == []  # judged, never connected to
+
+
+async def test_a_dry_run_judges_only_the_urls_the_run_would_still_fetch(
+    emulator: Emulator,
+) -> None:
+    """The video's url until it is uploaded, the thumbnail's and subtitles' until the
+    video is created (the run's steps): a job resumed past them is not refused for a
+    url it will not fetch again."""
+    from vidapi_async.batch._job_run import source_refusal
+    from vidapi_async.batch._journal import JobRecord
+
+    policy = va.SourcePolicy(deny=["10.0.0.0/8"])
+    async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+        job = va.UploadJob(url="http://10.1.2.3/a.mp4", title="t", channel="news")
+        thumbed = va.UploadJob(
+            url="http://127.0.0.1:9/a.mp4", title="t", channel="news",
+            thumbnail="http://10.1.2.4/t.jpg",
+        )  # fmt: skip
+        for stage in (va.Stage.PENDING, va.Stage.UPLOADING):
+            why = await source_refusal(client, job, JobRecord("k", stage))
+            assert why is not None and "10.1.2.3" in why and "SourcePolicy.deny" in why, stage
+        assert await source_refusal(client, job, JobRecord("k", va.Stage.UPLOADED)) is None
+        why = await source_refusal(client, thumbed, JobRecord("k", va.Stage.CREATING))
+        assert why is not None and "10.1.2.4" in why
+        assert await source_refusal(client, thumbed, JobRecord("k", va.Stage.CREATED)) is None

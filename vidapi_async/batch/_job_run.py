@@ -107,7 +107,7 @@ class JobRunning:
             elif held is None:
                 refuse.append(key)  # another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
-                why = await source_refusal(self.client, job)
+                why = await source_refusal(self.client, job, record)
                 if why is not None:  # the run would fail it at its source
                     refuse.append(key)
                     refused_sources[key] = why
@@ -293,12 +293,15 @@ class JobRunning:
         return error is not None and self._requeue is not None and self._requeue(error)
 
 
-async def source_refusal(client: Client, job: UploadJob) -> str | None:
-    """Why the run would refuse one of ``job``'s urls (its video's, thumbnail's and
-    subtitles') by the client's source policy and its feed's origin, judged as the
-    fetch judges its first request (resolved here, nothing connected); ``None``: none
-    is."""
-    urls = [job.url, job.thumbnail, *(spec.url for spec in job.subtitles)]
+async def source_refusal(client: Client, job: UploadJob, record: JobRecord | None) -> str | None:
+    """Why the run would refuse one of the urls it would fetch for ``job`` (its
+    video's, before it is uploaded; its thumbnail's and subtitles', before its video is
+    created) by the client's source policy and its feed's origin, judged as the fetch
+    judges its first request (resolved here, nothing connected); ``None``: none is."""
+    rank = Stage.PENDING.rank if record is None else record.stage.rank
+    urls = [job.url] if rank < Stage.UPLOADED.rank else []
+    if rank < Stage.CREATED.rank:
+        urls += [job.thumbnail, *(spec.url for spec in job.subtitles)]
     with internals(client).named_by(job.origin) if job.origin is not None else nullcontext():
         for url in urls:
             if url is None:

@@ -524,7 +524,8 @@ class BatchPlan:
     """Jobs the run would fail, naming why: a done key of another manifest or feed with
     another source, a video the platform holds for the key that another manifest or
     feed made (its origin tag), a done row whose ``account`` changed since, or a job to
-    create one of whose urls (video, thumbnail, subtitle) the source policy refuses
+    create one of whose urls the run would still fetch (video, thumbnail, subtitle)
+    the source policy refuses
     (``deny``/``allow``, its feed's origin rule: judged, nothing connected)."""
     refused_sources: Mapping[str, str] = attrs.field(factory=dict)
     """For each job in ``refuse`` because of the source policy, the refusal's message."""
