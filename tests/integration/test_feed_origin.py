@@ -20,7 +20,8 @@ import vidapi_async as va
 from tests.integration.test_cli import vidapi
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.batch import jobs_from_source
-from vidapi_async.cli._batch import feed_source
+from vidapi_async.cli._batch import feed_source, run_plan
+from vidapi_async.cli._journal_spec import JournalSpec
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -155,3 +156,132 @@ async def test_a_fetched_feeds_items_are_named_by_its_address_not_a_temporary_fi
     said = out + err + report.read_text()
     assert f"{address} line" in said, said
     assert "vidapi-feed-" not in said, said
+
+
+async def test_two_feeds_at_one_path_differing_in_the_query_are_two_origins(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Issue 38, third attack F2: ``feed.xml?c=alice`` and ``feed.xml?c=bob`` were one
+    origin (the query left out), so bob's guid 1 turned into an update of alice's video
+    (retitled). Now bob's item is refused (one key is one video) and alice's video
+    stays hers; the journal never holds the query."""
+    feeds_by_query = {
+        who: rss(("1", f"http://127.0.0.1:{{port}}/{who}.mp4")).replace(
+            "<title>1<", f"<title>{who}'s video<"
+        )
+        for who in ("alice", "bob")
+    }
+
+    def serve(seen: Seen) -> Reply:
+        if seen.path == "/feed.xml":
+            who = seen.target.rsplit("=", 1)[1]
+            text = feeds_by_query[who].replace("{port}", str(port))
+            return Reply(200, text.encode(), {"Content-Type": "application/rss+xml"})
+        return Reply(200, DATA)
+
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = tmp_path / "j.sqlite"
+    async with WireServer(serve) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        runs = []
+        for who in ("alice", "bob"):
+            runs.append(
+                await vidapi(
+                    "batch",
+                    f"{server.url}/feed.xml?c={who}",
+                    "--channel",
+                    "news",
+                    "--journal",
+                    str(journal),
+                    "--json",
+                    env=env,
+                )
+            )
+    assert runs[0][0] == 0, runs[0]
+    code, out, err = runs[1]
+    assert code == 6, (out, err)
+    (bob,) = json.loads(out)
+    assert bob["status"] == "failed" and "one key is one video" in bob["error"], bob
+    assert [v["title"] for v in emulator.videos()] == ["alice's video"]
+    assert b"c=alice" not in journal.read_bytes() and b"c=bob" not in journal.read_bytes()
+
+
+async def test_a_dry_run_refuses_what_the_source_policy_would(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, third attack F3: ``--dry-run`` planned ``create`` and exited 0 for a
+    row whose url ``--deny`` refuses (and for a feed's item its origin rule refuses),
+    where the run fails it and exits 6. Nothing is connected to judge them."""
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    async with WireServer(lambda seen: Reply(200, DATA), host="127.0.0.2") as inner:
+        manifest = tmp_path / "m.jsonl"
+        rows = [
+            {"key": "denied", "url": f"{inner.url}/internal.mp4", "title": "x", "channel": "news"},
+            {"key": "fine", "url": "http://127.0.0.1:9/a.mp4", "title": "y", "channel": "news"},
+            {
+                "key": "thumb",
+                "url": "http://127.0.0.1:9/b.mp4",
+                "title": "z",
+                "channel": "news",
+                "thumbnail": f"{inner.url}/t.jpg",
+            },
+        ]
+        manifest.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        code, out, err = await vidapi(
+            "batch", str(manifest), "--deny", "127.0.0.2/32", "--dry-run", "--json",
+            "--journal", str(tmp_path / "j.sqlite"), env=env,
+        )  # fmt: skip
+        assert code == 6, (out, err)
+        plan = json.loads(out)
+        assert sorted(plan["refuse"]) == ["denied", "thumb"] and plan["create"] == ["fine"], plan
+        code, out, err = await vidapi(
+            "batch", str(manifest), "--deny", "127.0.0.2/32", "--dry-run",
+            "--journal", str(tmp_path / "j.sqlite"), env=env,
+        )  # fmt: skip
+        assert code == 6, (out, err)
+        assert "refuse denied" in out and "SourcePolicy.deny" in out, out
+        # a feed's item its origin rule refuses (127.0.0.1 plays a public host)
+        feed_text = rss(("one", f"{inner.url}/meta"), ("two", "http://127.0.0.1:9/b.mp4"))
+
+        def serve_feed(seen: Seen) -> Reply:
+            return Reply(200, feed_text.encode(), {"Content-Type": "application/rss+xml"})
+
+        async with WireServer(serve_feed) as feeds:
+            policy = va.SourcePolicy(internal=["127.0.0.2/32"])
+            async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+                args = argparse.Namespace(
+                    source=f"{feeds.url}/feed.rss", channel="news", encoding=None,
+                    json=True, dry_run=True,
+                    journal=JournalSpec("sqlite", str(tmp_path / "none.sqlite")),
+                )  # fmt: skip
+                planned = await run_plan(args, client)
+        assert planned == 6
+        feed_plan = json.loads(capsys.readouterr().out)
+        assert feed_plan["refuse"] == ["one"] and feed_plan["create"] == ["two"], feed_plan
+        assert "SourcePolicy.origin" in feed_plan["refused_sources"]["one"], feed_plan
+    assert inner.seen == []  # judged, never connected to
+
+
+async def test_a_dry_run_judges_only_the_urls_the_run_would_still_fetch(
+    emulator: Emulator,
+) -> None:
+    """The video's url until it is uploaded, the thumbnail's and subtitles' until the
+    video is created (the run's steps): a job resumed past them is not refused for a
+    url it will not fetch again."""
+    from vidapi_async.batch._job_run import source_refusal
+    from vidapi_async.batch._journal import JobRecord
+
+    policy = va.SourcePolicy(deny=["10.0.0.0/8"])
+    async with client_for(emulator, retry=va.NO_RETRY, source_policy=policy) as client:
+        job = va.UploadJob(url="http://10.1.2.3/a.mp4", title="t", channel="news")
+        thumbed = va.UploadJob(
+            url="http://127.0.0.1:9/a.mp4", title="t", channel="news",
+            thumbnail="http://10.1.2.4/t.jpg",
+        )  # fmt: skip
+        for stage in (va.Stage.PENDING, va.Stage.UPLOADING):
+            why = await source_refusal(client, job, JobRecord("k", stage))
+            assert why is not None and "10.1.2.3" in why and "SourcePolicy.deny" in why, stage
+        assert await source_refusal(client, job, JobRecord("k", va.Stage.UPLOADED)) is None
+        why = await source_refusal(client, thumbed, JobRecord("k", va.Stage.CREATING))
+        assert why is not None and "10.1.2.4" in why
+        assert await source_refusal(client, thumbed, JobRecord("k", va.Stage.CREATED)) is None

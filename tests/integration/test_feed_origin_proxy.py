@@ -14,6 +14,7 @@ import argparse
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.forward_proxy import ForwardProxy, forward_proxy
 from tests.integration.test_cli import vidapi
 from tests.integration.test_feed_origin import DATA, rss
 from tests.wire import Reply, Seen, WireServer
+from vidapi_async.batch._feed import download_feed
 from vidapi_async.cli._batch import _read_in_thread, feed_source
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
@@ -120,3 +122,57 @@ def test_an_unknown_origin_is_judged_public_and_goes_into_the_shared_queue() -> 
     assert va.SourcePolicy(origin="unknown", allow_private=True).refusal("10.0.0.5") is None
     job = va.UploadJob(url="http://x.invalid/a.mp4", title="t", channel="news", origin="unknown")
     assert job_of(json.loads(json.dumps(spec_of(job)))).origin == "unknown"
+
+
+async def test_a_proxied_feed_named_by_a_name_has_an_unknown_origin_whatever_it_resolves_to_here(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38, third attack F1: through a proxy the proxy resolves the feed's name,
+    not this machine; a name answering here [127.0.0.1, a public address] (or split
+    DNS) must not make the feed's origin loopback and so switch the rule off."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def split_dns(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "attacker-feed.test":  # what this machine's DNS answers
+            return [
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, 80))
+                for ip in ("127.0.0.1", PUBLIC)
+            ]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", split_dns)
+    async with WireServer(lambda seen: Reply(200, b'{"secret": "internal"}')) as inner:
+        feed_text = rss(
+            ("lo", f"http://127.0.0.1:{_port(inner)}/internal.mp4"),
+            ("meta", "http://169.254.169.254/latest.mp4"),
+        )
+
+        def serve_feed(seen: Seen) -> Reply:
+            return Reply(200, feed_text.encode(), {"Content-Type": "application/rss+xml"})
+
+        async with WireServer(serve_feed) as feeds:
+            hosts = {
+                "attacker-feed.test": ("127.0.0.1", _port(feeds)),  # the proxy's own answer
+                "169.254.169.254": ("127.0.0.1", _port(inner)),
+            }
+            async with forward_proxy(hosts) as proxy:
+                monkeypatch.setenv("HTTP_PROXY", proxy.url)
+                monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+                for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
+                    monkeypatch.delenv(name, raising=False)
+                feed = "http://attacker-feed.test/feed.rss"
+                async with client_for(emulator, retry=va.NO_RETRY) as client:
+                    _, origin = await download_feed(client, feed, str(tmp_path))
+                    assert origin == "unknown"
+                    args = argparse.Namespace(source=feed, channel="news", encoding=None)
+                    async with feed_source(args, client):
+                        journal = tmp_path / "j.sqlite"
+                        async with va.BatchUploader(client, journal=journal) as batch:
+                            results = {r.key: r async for r in batch.run(_read_in_thread(args))}
+    for key in ("lo", "meta"):
+        assert results[key].status is va.JobStatus.FAILED, key
+        assert "SourcePolicy.origin" in str(results[key].error), results[key].error
+    assert inner.seen == []  # neither item reached the internal server
+    assert emulator.videos() == []

@@ -48,6 +48,8 @@ class _CheckedResolver(AbstractResolver):
         self.proxied = False
         self.refused: str | None = None
         self.last: list[str] = []
+        self.literal: str | None = None
+        """The request's host when it is an IP address (``None``: a name)."""
         self.connected: str | None = None
         """The peer address of the connection this request made (``None``: it made
         none, a pooled one served it)."""
@@ -108,6 +110,18 @@ def _peer(resp: aiohttp.ClientResponse) -> str | None:
     transport = None if connection is None else connection.transport
     peer = None if transport is None else transport.get_extra_info("peername")
     return str(peer[0]) if peer else None
+
+
+def _source_address(resp: aiohttp.ClientResponse, resolver: _CheckedResolver) -> str | None:
+    """The source's own address, for a redirect's rule (the previous hop) and for the
+    caller (a feed's origin). Through a proxy (the peer is then the proxy), only an IP
+    address in the url is known: the proxy resolves a name where it stands, so this
+    machine's answer for it (split DNS, [127.0.0.1, a public one]) says nothing of where
+    it went: ``None``, not known (judged public, fail closed)."""
+    if resolver.proxied:
+        return resolver.literal
+    # a body read whole has let its connection go: the address connected, else resolved
+    return _peer(resp) or resolver.connected or next(iter(resolver.last), resolver.literal)
 
 
 class _Deadline:
@@ -217,10 +231,11 @@ async def fetch_source(
     proxy_for: Callable[[str], Proxy | None],
 ) -> AsyncIterator[tuple[int | None, AsyncIterator[bytes], str | None]]:
     """GET a source: its length (when it said), its body in pieces of at most
-    ``piece`` bytes and the address it came from (through a proxy, the one its name
-    resolved to here; ``None`` when not known); a body in any content coding but
-    ``identity`` (what is asked for) is refused, never decoded. Every refusal is a
-    ``SourceError`` naming the rule; nothing of the source's answer is kept."""
+    ``piece`` bytes and the address it came from (``None`` when not known: through a
+    proxy, unless the host is an IP address, the proxy resolves the name); a body in
+    any content coding but ``identity`` (what is asked for) is refused, never decoded.
+    Every refusal is a ``SourceError`` naming the rule; nothing of the source's answer
+    is kept."""
     resolver = _CheckedResolver()
     connector = _PeerCheckedConnector(resolver, ssl=ssl, use_dns_cache=False)
     async with aiohttp.ClientSession(
@@ -237,11 +252,7 @@ async def fetch_source(
                 session, resolver, url, headers, policy, previous, clock, timeouts, proxy_for
             )
             try:
-                # The previous hop for a redirect's rule: the source's own address (through
-                # a proxy, the one checked for its name; the peer is then the proxy's).
-                peer = resolver.last[0] if resolver.last else None
-                if not resolver.proxied:  # a body read whole has let its connection go
-                    peer = _peer(resp) or resolver.connected or peer
+                peer = _source_address(resp, resolver)
                 if 300 <= resp.status < 400 and "Location" in resp.headers:
                     if headers:
                         raise e.SourceError(
@@ -330,7 +341,7 @@ async def _get_checked(
     resolver.connected = None
     resolver.peer_check = check if via is None else None
     resolver.proxied = via is not None
-    literal = _judged_literal(host, check)
+    literal = resolver.literal = _judged_literal(host, check)
     if via is not None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         resolver.last = [literal] if literal else await _check_name(host, port, policy, check)

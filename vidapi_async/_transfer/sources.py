@@ -58,11 +58,24 @@ Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
+_MAPPED: Final = ipaddress.IPv6Network("::ffff:0:0/96")
+
+
+def _unmapped(net: Network) -> Network:
+    """An IPv4-mapped IPv6 network (``::ffff:127.0.0.0/104``) as its IPv4 network: a
+    connected address is judged as IPv4 (``address``), so the mapped form would match
+    nothing."""
+    if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96 and net.subnet_of(_MAPPED):
+        first = ipaddress.IPv4Address(int(net.network_address) & 0xFFFFFFFF)
+        return ipaddress.IPv4Network((first, net.prefixlen - 96))
+    return net
+
+
 def _networks(value: Iterable[str]) -> tuple[Network, ...]:
     if isinstance(value, str):
         raise InvalidArgumentError("networks", "expected a sequence of CIDR strings, not one")
     try:
-        return tuple(ipaddress.ip_network(v, strict=False) for v in value)
+        return tuple(_unmapped(ipaddress.ip_network(v, strict=False)) for v in value)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError("networks", f"expected CIDR strings: {exc}") from None
 
@@ -73,8 +86,8 @@ def _optional_networks(value: Iterable[str] | None) -> tuple[Network, ...] | Non
 
 UNKNOWN_ORIGIN: Final = "unknown"
 """``SourcePolicy.origin`` (and ``UploadJob.origin``) for a feed whose address is not
-known here (fetched through a proxy, its name not resolved here): judged as a public
-one, so the rule fails closed."""
+known here (fetched through a proxy from a name: the proxy resolves it, whatever it
+resolves to here): judged as a public one, so the rule fails closed."""
 
 
 def _origin(value: str | None) -> str | None:
@@ -113,8 +126,33 @@ def reaches(ip: Address) -> tuple[Address, ...]:
     return (ip,)
 
 
+_NOT_PUBLIC_V6: Final = (
+    ipaddress.IPv6Network("fec0::/10"),  # site-local (deprecated, still routed in sites)
+    ipaddress.IPv6Network("64:ff9b:1::/48"),  # NAT64 for local use (RFC 8215)
+)
+_V4_INSIDE: Final = (
+    ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64 (RFC 6052): the IPv4 address last
+    ipaddress.IPv6Network("::/96"),  # IPv4-compatible (deprecated)
+)
+
+
+def _inside(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a NAT64, 6to4 or IPv4-compatible address leads to."""
+    if any(ip in net for net in _V4_INSIDE):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour
+
+
 def is_public(ip: Address) -> bool:
-    """Not loopback, link-local, private, unspecified or otherwise reserved."""
+    """Not loopback, link-local, private, unspecified or otherwise reserved; an IPv6
+    address not site-local, and one that leads to an IPv4 address (NAT64, 6to4,
+    IPv4-compatible) judged by that one."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if any(ip in net for net in _NOT_PUBLIC_V6):
+            return False
+        inside = _inside(ip)
+        if inside is not None:
+            return is_public(inside)
     return ip.is_global and not ip.is_multicast
 
 
@@ -134,7 +172,7 @@ class SourcePolicy:
     to http. With ``origin`` (the address a feed naming the sources was fetched from),
     each source's first request is judged as a redirect from there: a feed fetched from
     a public address cannot name an internal one. An ``origin`` of ``"unknown"`` (a feed
-    fetched through a proxy from a name not resolved here) is judged as a public one.
+    fetched through a proxy from a name, not an IP address) is judged as a public one.
 
     Through a proxy the proxy connects: a source's name is resolved here and judged on
     what it resolves to here. A name that does not resolve here cannot be judged: it
@@ -157,7 +195,7 @@ class SourcePolicy:
     origin: str | None = attrs.field(default=None, converter=_origin)
     """The address of the document that named the sources (a feed's, ``vidapi batch
     URL`` sets it): a source's first request is judged as a redirect from it;
-    ``"unknown"``: fetched through a proxy from a name not resolved here, judged as a
+    ``"unknown"``: fetched through a proxy from a name (not an IP address), judged as a
     public address."""
 
     def is_public(self, ip: Address) -> bool:

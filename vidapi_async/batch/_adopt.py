@@ -38,6 +38,7 @@ from .._client import Client
 from .._errors import InvalidArgumentError, UsageError, VidapiError
 from .._models import Video
 from ._jobs import METADATA_FIELDS, UploadJob, job_source, shown_source
+from ._origins import earlier_form
 
 __all__ = [
     "ORIGIN_PREFIX",
@@ -53,6 +54,7 @@ __all__ = [
     "own_tags",
     "refusal",
     "tag",
+    "tags_of",
 ]
 
 log = logging.getLogger("vidapi_async.batch")
@@ -149,8 +151,7 @@ def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> s
     title. ``foreign`` tells a video of another origin."""
     if me is not None and held.owner is not None and held.owner != me:
         return f"it belongs to account {held.owner}, not this one"
-    mine = origin_tag(origin)
-    if mine is not None and held.origin == mine:
+    if held.origin is not None and held.origin in tags_of(origin):
         return None  # the job's own video: a title edited since is an update
     if foreign(held, origin):
         return f"it was made from another manifest or feed (its tag {held.origin})"
@@ -162,8 +163,8 @@ def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> s
 def foreign(held: Held, origin: str | None) -> bool:
     """Whether ``held`` was made from another manifest or feed than ``origin``: both
     known, and not the same."""
-    mine = origin_tag(origin)
-    return mine is not None and held.origin is not None and held.origin != mine
+    mine = tags_of(origin)
+    return bool(mine) and held.origin is not None and held.origin not in mine
 
 
 def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> InvalidArgumentError:
@@ -247,7 +248,7 @@ class Adoption:
         by_title: Held | None = None
         for held in (await self.index(job)).get(name, ()):
             why = belongs(held, job, await self.me(job), origin)
-            if why is None and origin is not None and held.origin == origin_tag(origin):
+            if why is None and held.origin is not None and held.origin in tags_of(origin):
                 return held  # made from its origin: before one found by its title
             if why is None:
                 by_title = by_title or held
@@ -301,6 +302,14 @@ def key_tags(key: str) -> list[str]:
 ORIGIN_PREFIX = "vidapih-origin-"
 """The prefix of a video's origin tag (``origin_tag``): inside the reserved ``vidapih-``,
 and never a key's tag (those are ``vidapih-`` and 32 hexadecimal digits)."""
+
+
+def tags_of(origin: str | None) -> tuple[str, ...]:
+    """The origin tags a video made from ``origin`` may carry: its own and, for a feed
+    with a query, the one an earlier release gave it (its address without the query,
+    ``_origins.earlier_form``)."""
+    found = (origin_tag(origin), origin_tag(earlier_form(origin)))
+    return tuple(name for name in found if name is not None)
 
 
 def origin_tag(origin: str | None) -> str | None:

@@ -19,7 +19,15 @@ import attrs
 
 from .._errors import FileError, UsageError
 from .._transfer.files import inspect_file
-from ._jobs import METADATA_FIELDS, SubtitleSpec, UploadJob, file_key, missing_key, url_key
+from ._jobs import (
+    METADATA_FIELDS,
+    SubtitleSpec,
+    UploadJob,
+    file_key,
+    missing_key,
+    source_identity,
+    url_key,
+)
 from ._postgres import PostgresJournal
 from ._runner import each
 
@@ -425,23 +433,55 @@ def _digest(password: str, salt: bytes) -> str:
     return f"pbkdf2-sha256${_DIGEST_ROUNDS}${salt.hex()}${done.hex()}"
 
 
+_URLS_CLEARED: Final = "urls_cleared"
+"""In a done job's spec: its urls are kept without their credentials (``cleared``)."""
+
+
+def _urls_without_credentials(values: dict[str, Any]) -> dict[str, Any]:
+    """A spec's values with each http(s) url (the video's, the thumbnail's, the
+    subtitles') as ``source_identity`` gives it: no ``user:password@``, no signature
+    or credential in the query (what its key and the journal name it by)."""
+
+    def bare(url: Any) -> Any:
+        if isinstance(url, str) and url.lower().startswith(("http://", "https://")):
+            return source_identity(url)
+        return url
+
+    out: dict[str, Any] = dict(values)
+    for name in ("url", "thumbnail"):
+        if name in values:
+            out[name] = bare(values[name])
+    if isinstance(values.get("subtitles"), list):
+        out["subtitles"] = [
+            {**s, "url": bare(s["url"])} if isinstance(s, dict) and "url" in s else s
+            for s in values["subtitles"]
+        ]
+    return out
+
+
 def cleared(spec: str) -> str | None:
     """A done job's spec without its password (a salted digest of it kept in
-    ``password_digest``, to see a re-enqueue unchanged), or ``None`` when it holds
-    none: the queue keeps a video password in clear only while a job needs it."""
+    ``password_digest``, to see a re-enqueue unchanged) and its urls without their
+    credentials (``urls_cleared``: a re-enqueue's urls are compared without theirs), or
+    ``None`` when it holds neither: the queue keeps them in clear only while a job
+    needs them."""
     values = json.loads(spec)
+    bare = _urls_without_credentials(values)
+    if bare != values:
+        values = {**bare, _URLS_CLEARED: True}
     password = values.get("password")
-    if not isinstance(password, str):
-        return None
-    values["password"] = None
-    values["password_digest"] = _digest(password, os.urandom(16))
-    return json.dumps(values)
+    if isinstance(password, str):
+        values["password"] = None
+        values["password_digest"] = _digest(password, os.urandom(16))
+    return None if values == json.loads(spec) else json.dumps(values)
 
 
 def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``new``, a spec enqueued, as ``old`` (the one kept) would hold it if it is the
     same job: a password that matches ``old``'s digest (its password cleared once
     done) compared as that digest."""
+    if old.get(_URLS_CLEARED) is True:  # compared without their credentials
+        new = {**_urls_without_credentials(new), _URLS_CLEARED: True}
     kept, password = old.get("password_digest"), new.get("password")
     if not isinstance(kept, str) or not isinstance(password, str):
         return new
@@ -458,7 +498,7 @@ def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_of(spec: dict[str, Any]) -> UploadJob:
-    spec = {k: v for k, v in spec.items() if k != "password_digest"}  # done: cleared
+    spec = {k: v for k, v in spec.items() if k not in ("password_digest", _URLS_CLEARED)}
     subs = [SubtitleSpec(s["language"], path=s["path"], url=s["url"]) for s in spec["subtitles"]]
     dates = {
         name: datetime.datetime.fromisoformat(spec[name])

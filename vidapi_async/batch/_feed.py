@@ -700,8 +700,8 @@ async def download_feed(
     is: through the client's source policy, trust and proxy, with no token; at most
     ``max_bytes`` (a larger feed is refused and its part removed). The file's path and
     the address the feed came from (``SourcePolicy.origin`` for its items' urls;
-    ``"unknown"`` when it is not known here, a feed fetched through a proxy from a name
-    not resolved here: judged as a public address); a refusal is a ``SourceError``; a
+    ``"unknown"`` when it is not known here, a feed fetched through a proxy from a name,
+    whatever it resolves to here: judged as a public address); a refusal is a ``SourceError``; a
     name no file can have (a NUL, over 255 bytes), an ``InvalidArgumentError``."""
     check.http_url(url, "feed")
     check.positive_int(max_bytes, "max_bytes")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import nullcontext
 
 from .._client import Client
 from .._errors import (
@@ -14,6 +15,7 @@ from .._errors import (
     AccountNotSetError,
     InvalidArgumentError,
     QuotaExceededError,
+    SourceError,
     UsageError,
     VidapiError,
 )
@@ -32,6 +34,7 @@ from ._jobs import (
     url_key,
 )
 from ._journal import JobLost, JobRecord, Journal, Stage
+from ._origins import same_origin
 from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import QuotaStop
@@ -89,6 +92,7 @@ class JobRunning:
         update: list[str] = []
         skip: list[str] = []
         refuse: list[str] = []
+        refused_sources: dict[str, str] = {}
         async for job in each(jobs):
             if not isinstance(job, UploadJob):
                 raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
@@ -103,7 +107,12 @@ class JobRunning:
             elif held is None:
                 refuse.append(key)  # another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
-                create.append(key)
+                why = await source_refusal(self.client, job, record)
+                if why is not None:  # the run would fail it at its source
+                    refuse.append(key)
+                    refused_sources[key] = why
+                else:
+                    create.append(key)
             elif _refusal(record, job, origin) is not None:
                 refuse.append(key)  # never an update of another source's or account's video
             elif changed(record.metadata, metadata_now(job, record, quiet=True)):
@@ -116,6 +125,7 @@ class JobRunning:
             skip=tuple(skip),
             adopt=tuple(adopt),
             refuse=tuple(refuse),
+            refused_sources=refused_sources,
         )
 
     async def _run_job_inner(
@@ -283,6 +293,26 @@ class JobRunning:
         return error is not None and self._requeue is not None and self._requeue(error)
 
 
+async def source_refusal(client: Client, job: UploadJob, record: JobRecord | None) -> str | None:
+    """Why the run would refuse one of the urls it would fetch for ``job`` (its
+    video's, before it is uploaded; its thumbnail's and subtitles', before its video is
+    created) by the client's source policy and its feed's origin, judged as the fetch
+    judges its first request (resolved here, nothing connected); ``None``: none is."""
+    rank = Stage.PENDING.rank if record is None else record.stage.rank
+    urls = [job.url] if rank < Stage.UPLOADED.rank else []
+    if rank < Stage.CREATED.rank:
+        urls += [job.thumbnail, *(spec.url for spec in job.subtitles)]
+    with internals(client).named_by(job.origin) if job.origin is not None else nullcontext():
+        for url in urls:
+            if url is None:
+                continue
+            try:
+                await internals(client).judge(url)
+            except SourceError as exc:
+                return str(exc)
+    return None
+
+
 def origin_for(record: JobRecord | None, origin: str | None) -> str | None:
     """The origin a job's video is tagged with: the one its record holds (the manifest
     or feed that first ran it), else the run's."""
@@ -323,8 +353,8 @@ def _other_source(
     is one video: never re-uploaded, never an update of its video from another file."""
     if record.source is None or record.source == job_source(job):
         return None
-    if origin is not None and record.origin == origin:
-        return None  # the same manifest or feed: its file moved
+    if same_origin(record.origin, origin):
+        return None  # the same manifest or feed (an earlier release's form too): moved
 
     def named(what: str | None) -> str:
         return "no manifest named" if what is None else what

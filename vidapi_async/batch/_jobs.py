@@ -219,7 +219,7 @@ class UploadJob:
     sets it): its video, thumbnail and subtitle urls are judged with it as the client's
     ``SourcePolicy.origin`` wherever the job runs, a shared queue's worker too (a feed
     fetched from a public address cannot name an internal one); ``"unknown"``: a feed
-    fetched through a proxy from a name not resolved here, judged as public. ``None``:
+    fetched through a proxy from a name (the proxy resolved it), judged as public. ``None``:
     the client's policy alone."""
 
     @property
@@ -550,7 +550,12 @@ class BatchPlan:
     refuse: tuple[str, ...] = ()
     """Jobs the run would fail, naming why: a done key of another manifest or feed with
     another source, a video the platform holds for the key that another manifest or
-    feed made (its origin tag), or a done row whose ``account`` changed since."""
+    feed made (its origin tag), a done row whose ``account`` changed since, or a job to
+    create one of whose urls the run would still fetch (video, thumbnail, subtitle)
+    the source policy refuses
+    (``deny``/``allow``, its feed's origin rule: judged, nothing connected)."""
+    refused_sources: Mapping[str, str] = attrs.field(factory=dict)
+    """For each job in ``refuse`` because of the source policy, the refusal's message."""
 
 
 @attrs.frozen

@@ -177,6 +177,7 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     out = output_console()
     shown = LeftOutShown(out)
     left: list[dict[str, str]] = []
+    refused_sources: dict[str, str] = {}
 
     async def left_out(entry: LeftOut) -> None:
         if args.json:
@@ -193,16 +194,21 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
             what = next(k for k in planned if getattr(plan, k))
             key = getattr(plan, what)[0]
             planned[what].append(key)
+            why = plan.refused_sources.get(key)
+            if why is not None:
+                refused_sources[key] = why
             if not args.json:
+                said = "" if why is None else f": {why}"
                 out.print(
-                    f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})",
+                    f"{what} {escape(key)}: {escape(job.title)} ({escape(job.where)})"
+                    + escape(said),
                     highlight=False,
                     soft_wrap=True,
                 )
     # exits as the run would: 6 when a row or item would fail, or a job be refused
     would_fail = bool(planned["refuse"]) or any(e["status"] == "failed" for e in left)
     if args.json:
-        print(json.dumps({**planned, "left_out": left}))
+        print(json.dumps({**planned, "refused_sources": refused_sources, "left_out": left}))
         return EXIT_JOBS_FAILED if would_fail else EXIT_OK
     shown.summary()
     failed = f", {shown.failed} row(s) or item(s) failed" if shown.failed else ""
@@ -400,11 +406,12 @@ def bucket_left_out(args: argparse.Namespace) -> list[LeftOut]:
 
 def origin_of(source: str) -> str:
     """What the journal records as the jobs' manifest or feed: its absolute path, or
-    its address without a query (which may hold a credential)."""
+    its address without credentials and a digest of its query (``feed_origin``: never
+    the query itself, which may hold a credential)."""
     if source.lower().startswith(("http://", "https://")):
-        from .._protocol import url_for_humans
+        from ..batch._origins import feed_origin
 
-        return url_for_humans(source)
+        return feed_origin(source)
     return os.path.abspath(source)
 
 
@@ -461,7 +468,7 @@ async def feed_source(args: argparse.Namespace, client: Client) -> AsyncIterator
         from .._protocol import url_for_humans
 
         args.feed_address = url_for_humans(args.source)  # what its items are named by
-        # its address ("unknown" through a proxy from a name not resolved here: judged
+        # its address ("unknown" through a proxy from a name, the proxy resolving it: judged
         # public, so its items' hosts that cannot be checked here are refused)
         args.source, origin = await download_feed(client, args.source, folder, max_bytes=cap)
         args.feed_saved = args.source

@@ -1,0 +1,65 @@
+"""Issue 38, third attack F2: a feed's origin (what the journal and the origin tag say
+made a job) identifies its query too, without holding it: two feeds at one path that
+differ in the query (``?c=alice``, ``?c=bob``) are two origins, so one's item can never
+update the other's video. A record or a video tag made by an earlier release (the
+origin without its query) is still the same feed's."""
+
+from __future__ import annotations
+
+import vidapi_async as va
+from vidapi_async.batch._adopt import Held, belongs, origin_tag
+from vidapi_async.batch._job_run import _refusal
+from vidapi_async.batch._journal import JobRecord, Stage
+from vidapi_async.cli._batch import origin_of
+
+FEED = "https://feeds.example.com/feed.xml"
+
+
+def test_the_query_is_part_of_a_feeds_origin_and_never_kept() -> None:
+    alice, bob = origin_of(FEED + "?c=alice"), origin_of(FEED + "?c=bob")
+    assert alice != bob
+    assert alice.startswith(FEED) and bob.startswith(FEED)
+    assert "alice" not in alice and "bob" not in bob
+    assert origin_of(FEED + "?a=1&b=2") == origin_of(FEED + "?b=2&a=1")  # its order is not
+    assert origin_of(FEED) == FEED  # no query: as before
+    signed = origin_of(FEED + "?c=alice&X-Amz-Signature=SIGSECRET&X-Amz-Date=20261128T0000Z")
+    assert "SIGSECRET" not in signed
+    # a signature is renewed, the feed stays one
+    again = origin_of(FEED + "?c=alice&X-Amz-Signature=OTHER&X-Amz-Date=20261129T0000Z")
+    assert signed == again
+    assert origin_of("https://u:PASSWORD@feeds.example.com/feed.xml") == FEED
+
+
+def _record(origin: str | None) -> JobRecord:
+    return JobRecord(
+        "1", Stage.DONE, video_id="x1", source="https://media.example.com/alice.mp4",
+        origin=origin,
+    )  # fmt: skip
+
+
+def _job() -> va.UploadJob:
+    return va.UploadJob(url="https://media.example.com/bob.mp4", title="t", channel="news")
+
+
+def test_another_querys_feed_cannot_take_a_keys_video() -> None:
+    alice, bob = origin_of(FEED + "?c=alice"), origin_of(FEED + "?c=bob")
+    refused = _refusal(_record(alice), _job(), bob)
+    assert refused is not None and "one key is one video" in refused.message
+    assert _refusal(_record(alice), _job(), alice) is None  # its own feed: the file moved
+
+
+def test_a_record_of_an_earlier_release_is_its_queried_feeds() -> None:
+    """An earlier release recorded the feed without its query: a re-run of that feed
+    (its query now part of the origin) does not refuse its own jobs."""
+    assert _refusal(_record(FEED), _job(), origin_of(FEED + "?c=alice")) is None
+    other = "https://feeds.example.com/other.xml"
+    assert _refusal(_record(other), _job(), origin_of(FEED + "?c=alice")) is not None
+
+
+def test_a_video_tagged_by_an_earlier_release_is_its_queried_feeds() -> None:
+    job = va.UploadJob(url="https://media.example.com/a.mp4", title="edited", channel="news")
+    earlier = Held("x1", "first title", None, False, None, origin_tag(FEED))
+    assert belongs(earlier, job, None, origin_of(FEED + "?c=alice")) is None
+    bobs = Held("x1", "first title", None, False, None, origin_tag(origin_of(FEED + "?c=bob")))
+    why = belongs(bobs, job, None, origin_of(FEED + "?c=alice"))
+    assert why is not None and "another manifest or feed" in why
