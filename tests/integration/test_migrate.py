@@ -15,6 +15,7 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file, stored_bytes
+from tests.integration.test_cli import vidapi
 from tests.wire import Reply, WireServer
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.emulator import Emulator
@@ -308,6 +309,31 @@ async def test_another_password_on_a_rerun_is_said_not_applied(
     for secret in ("s3cret-one", "s3cret-two"):
         assert secret not in caplog.text
         assert secret.encode() not in journal.read_bytes()
+
+
+async def test_a_dry_run_refuses_a_missing_file_and_an_unknown_channel_as_the_run_does(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    """The fresh user's look: ``--dry-run`` planned ``create`` and exited 0 for a row
+    whose file is not there and one whose channel is no category, which the run fails
+    (exit 6). The plan reads the disk and the category list, and writes nothing."""
+    make_file(tmp_path / "a.mp4", 3000)
+    manifest = tmp_path / "b.csv"
+    manifest.write_text(
+        "key,path,title,channel\nfine,a.mp4,T1,news\nb4,nope.mp4,T4,news\nb6,a.mp4,T6,bogus\n",
+        encoding="utf-8",
+    )
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    journal = tmp_path / "j.sqlite"
+    code, out, err = await vidapi(
+        "batch", str(manifest), "--dry-run", "--json", "--journal", str(journal), env=env
+    )
+    assert code == 6, (out, err)
+    plan = json.loads(out)
+    assert plan["create"] == ["fine"] and sorted(plan["refuse"]) == ["b4", "b6"], plan
+    assert "no such file" in plan["refused_sources"]["b4"], plan
+    assert "is not a category" in plan["refused_sources"]["b6"], plan
+    assert not journal.exists() and emulator.videos() == []
 
 
 @pytest.mark.parametrize("name", ["library.csv", "library.jsonl", "feed.xml", "videos"])

@@ -96,7 +96,8 @@ class JobRunning:
         async for job in each(jobs):
             if not isinstance(job, UploadJob):
                 raise InvalidArgumentError("jobs", f"expected UploadJob, got {job!r}")
-            key = (await asyncio.to_thread(prepare, job))[0]
+            prepared = await asyncio.to_thread(prepare, job)
+            key = prepared[0]
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
@@ -107,7 +108,9 @@ class JobRunning:
             elif held is None:
                 refuse.append(key)  # another manifest's or feed's video
             elif record is None or record.stage is not Stage.DONE:
-                why = await source_refusal(self.client, job, record)
+                why = _disk_refusal(prepared, record) or await source_refusal(
+                    self.client, job, record
+                )
                 if why is not None:  # the run would fail it at its source
                     refuse.append(key)
                     refused_sources[key] = why
@@ -293,12 +296,30 @@ class JobRunning:
         return error is not None and self._requeue is not None and self._requeue(error)
 
 
+def _disk_refusal(prepared: Prepared, record: JobRecord | None) -> str | None:
+    """Why the run would fail a job at its disk checks (its file or a subtitle file
+    missing or unreadable), as ``prepare`` found them; ``None``: it would not (or the
+    file is uploaded already)."""
+    _, local, subtitles, _ = prepared
+    rank = Stage.PENDING.rank if record is None else record.stage.rank
+    if isinstance(local, Exception) and rank < Stage.UPLOADED.rank:
+        return str(local)
+    if isinstance(subtitles, Exception) and rank < Stage.CREATED.rank:
+        return str(subtitles)
+    return None
+
+
 async def source_refusal(client: Client, job: UploadJob, record: JobRecord | None) -> str | None:
     """Why the run would refuse one of the urls it would fetch for ``job`` (its
     video's, before it is uploaded; its thumbnail's and subtitles', before its video is
     created) by the client's source policy and its feed's origin, judged as the fetch
     judges its first request (resolved here, nothing connected); ``None``: none is."""
     rank = Stage.PENDING.rank if record is None else record.stage.rank
+    if job.channel is not None and rank < Stage.CREATING.rank:
+        try:  # the platform's category list, as the create checks it (one read a run)
+            await internals(client).check_category(job.channel)
+        except InvalidArgumentError as exc:
+            return str(exc)
     urls = [job.url] if rank < Stage.UPLOADED.rank else []
     if rank < Stage.CREATED.rank:
         urls += [job.thumbnail, *(spec.url for spec in job.subtitles)]

@@ -553,9 +553,11 @@ class BatchPlan:
     feed made (its origin tag), a done row whose ``account`` changed since, or a job to
     create one of whose urls the run would still fetch (video, thumbnail, subtitle)
     the source policy refuses
-    (``deny``/``allow``, its feed's origin rule: judged, nothing connected)."""
+    (``deny``/``allow``, its feed's origin rule: judged, nothing connected), or one
+    whose file or subtitle file is missing, or whose channel is no category."""
     refused_sources: Mapping[str, str] = attrs.field(factory=dict)
-    """For each job in ``refuse`` because of the source policy, the refusal's message."""
+    """For each job in ``refuse`` because of its sources (the source policy, a file
+    missing, a channel that is no category), the refusal's message."""
 
 
 @attrs.frozen
