@@ -226,6 +226,17 @@ async def test_adopt_only_rebuilds_a_lost_journal_and_its_report_uploading_nothi
     before = posts(emulator)
     journal = str(tmp_path / "rebuilt.sqlite")
     report = tmp_path / "mapping.csv"
+    # its dry run plans what it does (the fresh user's look: it planned a normal run,
+    # 'create old-3', exit 0)
+    code, out, err = await vidapi(
+        "--json", "batch", str(manifest), "--journal", journal, "--adopt-only", "--dry-run",
+        env=env,
+    )  # fmt: skip
+    planned = json.loads(out)
+    assert code == 6, (out, err)
+    assert (planned["adopt"], planned["create"]) == (["old-1", "old-2"], []), planned
+    assert planned["refuse"] == ["old-3"], planned
+    assert "run without it to upload it" in planned["refused_sources"]["old-3"]
     code, out, err = await vidapi(
         "--json",
         "batch",

@@ -38,7 +38,7 @@ from ._origins import same_origin
 from ._playlists import Playlists
 from ._progress import Tally
 from ._quota import QuotaStop
-from ._stages import CHECKS, JobRun, Pipeline, run_steps
+from ._stages import CHECKS, NOT_HELD, JobRun, Pipeline, run_steps
 from ._updates import changed, done_before, metadata_now
 
 __all__ = ["JobRunning", "each"]
@@ -101,6 +101,15 @@ class JobRunning:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
+            if self.adopt_only:  # as the run: a done job skipped, any other adopted or failed
+                if record is not None and record.stage is Stage.DONE:
+                    skip.append(key)
+                elif await self._held(job, key, origin_for(record, origin)):
+                    adopt.append(key)
+                else:
+                    refuse.append(key)
+                    refused_sources[key] = NOT_HELD
+                continue
             new = record is None or record.stage is Stage.PENDING
             held = await self._held(job, key, origin_for(record, origin)) if new else False
             if held:

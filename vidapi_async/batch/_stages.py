@@ -35,7 +35,17 @@ from ._journal import JobLost, Stage
 from ._pipeline_state import JobRun
 from ._updates import changed_fields, keep_tag, with_added
 
-__all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
+__all__ = [
+    "CHECKS",
+    "NOT_HELD",
+    "STEPS",
+    "JobRun",
+    "Pipeline",
+    "Step",
+    "earlier_tag",
+    "run_steps",
+    "tag",
+]
 
 
 log = logging.getLogger("vidapi_async.batch")
@@ -59,6 +69,13 @@ async def run_steps(pipeline: Pipeline, run: JobRun, steps: Sequence[Step] | Non
     for step in STEPS if steps is None else steps:
         if run.record.stage.rank < step.stage.rank:
             await step.run(pipeline, run)
+
+
+NOT_HELD = (
+    "no video on the platform carries its tag (made from its manifest or feed, or with its "
+    "title): not adopted, and an adopt-only batch uploads nothing; run without it to upload it"
+)
+"""Why an adopt-only batch fails a job (and its plan refuses it)."""
 
 
 class Pipeline(CreateStep):
@@ -173,11 +190,7 @@ class Pipeline(CreateStep):
         held = await self.adoption.find(run.job, record.key, record.origin)
         if held is None:
             if self.adopt_only:
-                raise UsageError(
-                    "no video on the platform carries its tag (made from its manifest or feed, "
-                    "or with its title): not adopted, and an adopt-only batch uploads "
-                    "nothing; run without it to upload it"
-                )
+                raise UsageError(NOT_HELD)
             return
         run.adopted = held
         if self.adopt_only:  # its metadata as unknown: a later run sends one update of it

@@ -188,7 +188,9 @@ async def _run_plan(args: argparse.Namespace, client: Client, journal: str | Non
     for entry in bucket_left_out(args):  # the objects a bucket's listing left out
         await left_out(entry)
     snapshot = await _read_only_journal(args, journal)
-    async with BatchUploader(client, journal=snapshot) as batch:
+    async with BatchUploader(
+        client, journal=snapshot, adopt_only=getattr(args, "adopt_only", False)
+    ) as batch:
         async for job in _read_in_thread(args, categories, left_out):
             plan = await batch.plan([job], origin=args.origin)
             what = next(k for k in planned if getattr(plan, k))
