@@ -56,7 +56,8 @@ VIDEO_SUFFIXES: Final = frozenset(
     {
         ".mp4", ".m4v", ".mov", ".qt", ".mkv", ".webm", ".avi", ".wmv", ".asf", ".flv",
         ".mpg", ".mpeg", ".mpe", ".m2v", ".ts", ".mts", ".m2ts", ".3gp", ".3g2", ".ogv",
-        ".mxf", ".dv", ".vob", ".f4v", ".divx", ".rm", ".rmvb",
+        ".mxf", ".dv", ".vob", ".f4v", ".divx", ".rm", ".rmvb", ".mod", ".tod", ".m2t",
+        ".hevc", ".h264", ".h265", ".y4m", ".insv", ".lrv",
     }
 )  # fmt: skip
 """Extensions taken as video without asking the store."""

@@ -157,3 +157,23 @@ def test_a_multi_line_quoted_cell_over_the_limit_still_stops_the_file(tmp_path: 
     )
     with pytest.raises(va.InvalidArgumentError, match=r"m\.csv line 2: not a CSV row"):
         list(jobs_from_manifest(path, channel="news", left_out=lambda _: None))
+
+
+def test_a_folder_leaves_out_files_whose_type_is_known_and_not_video(tmp_path: Path) -> None:
+    """The fresh user's look: a folder took ``cover.jpg`` and ``notes.log`` as videos
+    (only ``.xml`` and a few others were left out), where a bucket judges each object by
+    its type. A video extension is a video; a file whose extension the system's table
+    of types names as something else (an image, text, a document, audio) is left out
+    with its type; one of no extension or an unknown one is tried, as before."""
+    from vidapi_async.batch._manifest import folder_entries
+
+    for name in ("a.mp4", "b.MKV", "c.ts", "cover.jpg", "notes.log", "doc.pdf", "song.mp3"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "raw-take").write_bytes(b"x")  # no extension: tried
+    (tmp_path / "odd.zzq").write_bytes(b"x")  # an extension no table knows: tried
+    videos, skipped = folder_entries(str(tmp_path))
+    assert videos == ["a.mp4", "b.MKV", "c.ts", "odd.zzq", "raw-take"]
+    why = dict(skipped)
+    assert set(why) == {"cover.jpg", "doc.pdf", "notes.log", "song.mp3"}
+    assert why["cover.jpg"] == "not a video (a .jpg file, image/jpeg)"
+    assert why["song.mp3"].startswith("not a video (a .mp3 file, audio/")

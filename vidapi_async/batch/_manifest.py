@@ -55,6 +55,7 @@ import codecs
 import collections
 import csv
 import json
+import mimetypes
 import os
 import re
 import unicodedata
@@ -64,7 +65,7 @@ from typing import Any, BinaryIO
 
 from .._errors import AccountError, InvalidArgumentError, UsageError
 from .._protocol import url_file_name
-from .._s3 import is_s3_url
+from .._s3 import VIDEO_SUFFIXES, VIDEO_TYPES, is_s3_url
 from ._accounts import token_in
 from ._jobs import LeftOut, SubtitleSpec, UploadJob, once_each, only_jobs
 
@@ -90,6 +91,18 @@ SKIPPED_SUFFIXES = (
     ".txt",
     ".lock",
 )
+NOT_VIDEO_SUFFIXES = frozenset(
+    {
+        ".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".heic", ".svg",
+        ".ico", ".log", ".md", ".nfo", ".pdf", ".doc", ".docx", ".odt", ".rtf", ".xls",
+        ".xlsx", ".ods", ".ppt", ".pptx", ".html", ".htm", ".yaml", ".yml", ".ini", ".vtt",
+        ".ass", ".ssa", ".sub", ".mp3", ".wav", ".aac", ".flac", ".m4a", ".ogg", ".oga",
+        ".opus", ".wma", ".aif", ".aiff", ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz",
+        ".7z", ".rar", ".py", ".sh", ".exe", ".dmg", ".iso", ".ds_store", ".part", ".tmp",
+    }
+)  # fmt: skip
+"""Extensions a folder batch leaves out as not video (besides ``SKIPPED_SUFFIXES``,
+and those the system's table of types names as another kind than video)."""
 MAX_LINE = 1 << 20
 """Characters a manifest's line may hold (csv's own limit is 128 KiB a cell)."""
 COLUMNS = (
@@ -713,9 +726,27 @@ def folder_entries(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
             elif entry.name.lower().endswith(SKIPPED_SUFFIXES):
                 kind = os.path.splitext(entry.name)[1].lower()
                 skipped.append((entry.name, f"not a video (a {kind} file)"))
+            elif (why := _not_video(entry.name)) is not None:
+                skipped.append((entry.name, why))
             else:
                 videos.append(entry.name)
     return videos, skipped
+
+
+def _not_video(name: str) -> str | None:
+    """Why a folder's file is not taken as a video, or ``None``: a video extension is
+    one; an extension known as another kind (``NOT_VIDEO_SUFFIXES``, or a type the
+    system's table gives that is not video) is not; no extension, or one nobody
+    knows, is tried (the platform judges)."""
+    suffix = os.path.splitext(name)[1].lower()
+    if not suffix or suffix in VIDEO_SUFFIXES:
+        return None
+    kind = (mimetypes.guess_type(name)[0] or "").lower()
+    if kind.startswith("video/") or kind in VIDEO_TYPES:
+        return None
+    if suffix in NOT_VIDEO_SUFFIXES or kind:
+        return f"not a video (a {suffix} file{', ' + kind if kind else ''})"
+    return None
 
 
 def jobs_from_folder(folder: str | os.PathLike[str], *, channel: str | None) -> Iterator[UploadJob]:
