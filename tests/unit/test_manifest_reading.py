@@ -177,3 +177,30 @@ def test_a_folder_leaves_out_files_whose_type_is_known_and_not_video(tmp_path: P
     assert set(why) == {"cover.jpg", "doc.pdf", "notes.log", "song.mp3"}
     assert why["cover.jpg"] == "not a video (a .jpg file, image/jpeg)"
     assert why["song.mp3"].startswith("not a video (a .mp3 file, audio/")
+
+
+def test_a_bad_row_keeps_its_key_where_it_has_one(tmp_path: Path) -> None:
+    """The fresh user's look: a done row made malformed (a cell too many) lost its key
+    in the report (an empty key cell, so the key -> video map lost that row), and the
+    reason blamed ``path``. The row's key, where its key cell is readable, is kept."""
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "key,path,title,channel\n"
+        "k01,a.mp4,Fine,news\n"
+        "k07,b.mp4,Has, a comma,news\n"
+        "k08,c.mp4,Bad date,news\n",
+        encoding="utf-8",
+    )
+    left: list[va.LeftOut] = []
+    list(jobs_from_manifest(path, channel="news", left_out=left.append))
+    [bad] = left
+    assert bad.key == "k07"
+    assert bad.reason.startswith("row: more cells than the header has"), bad.reason
+    lines = tmp_path / "m.jsonl"
+    lines.write_text(
+        '{"key": "j1", "path": "a.mp4", "title": "T", "channel": "news", "published": 3}\n',
+        encoding="utf-8",
+    )
+    left.clear()
+    list(jobs_from_manifest(lines, channel="news", left_out=left.append))
+    assert [entry.key for entry in left] == ["j1"]

@@ -611,11 +611,12 @@ def _entry(
     title = _one_line(plain_text(title, markup="media:title" in item.html or "title" in item.html))
     named = guid or title
     at = f"{where} line {item.line}" + (f" ({named[:60]})" if named else "")
+    key = _key(guid or (text.get("link") or item.link or "").strip())
     if item.problem is not None:
-        return LeftOut(at, "failed", item.problem)
+        return LeftOut(at, "failed", item.problem, key=key)
     video = _video(item)
     if isinstance(video, str):
-        return LeftOut(at, "skipped", video)
+        return LeftOut(at, "skipped", video, key=key)
     try:
         url = _exact_url(video.url or "", "url")
         optional: dict[str, Any] = {}
@@ -638,7 +639,7 @@ def _entry(
         category = text.get("media:category", "").strip().lower()
         return UploadJob(
             url=url,
-            key=_key(guid or (text.get("link") or item.link or "").strip()),
+            key=key,
             title=_cut(title, MAX_TITLE) or _title_from(url),
             channel=category if category in slugs else (channel or ""),
             subtitles=[
@@ -648,7 +649,7 @@ def _entry(
             **optional,
         )
     except InvalidArgumentError as exc:
-        return LeftOut(at, "failed", f"{exc.argument}: {exc.message}")
+        return LeftOut(at, "failed", f"{exc.argument}: {exc.message}", key=key)
 
 
 def _title_from(url: str) -> str:

@@ -577,6 +577,10 @@ class LeftOut:
     8601 date"``)."""
     argument: str = attrs.field(default="source", repr=False, eq=False)
     """The argument an ``InvalidArgumentError`` raised for it names (the column)."""
+    key: str | None = attrs.field(default=None, eq=False)
+    """The key its job would have had, where the row or item says it (its ``key`` cell,
+    its guid): the report's key column, so that a row made bad keeps its line in the
+    key -> video map."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
@@ -618,6 +622,7 @@ def once_each(
                 "failed",
                 f"the same job as line {first} ({shown}): left out",
                 argument="key",
+                key=job.key,
             )
             continue
         if first != line:

@@ -547,11 +547,19 @@ class _Lines:
         return first
 
 
-def _failed(line: int, where: str, exc: InvalidArgumentError) -> tuple[int, LeftOut]:
+def _failed(
+    line: int, where: str, exc: InvalidArgumentError, key: object = None
+) -> tuple[int, LeftOut]:
     reason = exc.message.removeprefix(f"{where}: ")
     if not reason.startswith(exc.argument):
         reason = f"{exc.argument}: {reason}"
-    return line, LeftOut(where, "failed", reason, argument=exc.argument)
+    known = key.strip() if isinstance(key, str) and key.strip() else None
+    return line, LeftOut(where, "failed", reason, argument=exc.argument, key=known)
+
+
+def _key_cell(cells: Mapping[str, Any], fields: Mapping[str, list[str]]) -> object:
+    """A CSV row's ``key`` cell (through the map), ``None`` without one."""
+    return next((cells.get(c) for c, names in fields.items() if "key" in names), None)
 
 
 def _csv_rows(
@@ -595,14 +603,14 @@ def _csv_rows(
             where = f"{path} line {line}"
             try:
                 if None in cells:
-                    raise InvalidArgumentError("path", "more cells than the header has")
+                    raise InvalidArgumentError("row", "more cells than the header has")
                 row = {f: cells[c] for c, names in fields.items() for f in names}
                 _no_control(row, where)
                 job = job_from_row(
                     row, base=base, channel=channel, where=where, list_separator=separator
                 )
             except InvalidArgumentError as exc:
-                yield _failed(line, where, exc)
+                yield _failed(line, where, exc, _key_cell(cells, fields))
                 continue
             yield line, job
         yield from _comments_after_header(lines, path)
@@ -660,6 +668,7 @@ def _jsonl_rows(
                 continue
             if not text.strip():
                 continue
+            row: Any = None  # this line's (none while it does not parse)
             try:
                 try:
                     row = json.loads(text, object_pairs_hook=_once_each_key)
@@ -685,7 +694,7 @@ def _jsonl_rows(
             except _UnknownKey:
                 raise
             except InvalidArgumentError as exc:
-                yield _failed(line, where, exc)
+                yield _failed(line, where, exc, row.get("key") if isinstance(row, dict) else None)
                 continue
             yield line, job
     if ignored:

@@ -251,7 +251,7 @@ class JobReport:
             return
         await self.writer.write(
             {
-                "key": None,
+                "key": left.key,
                 "source": left.where,
                 "status": left.status,
                 "video_id": None,
