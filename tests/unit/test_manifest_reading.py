@@ -204,3 +204,11 @@ def test_a_bad_row_keeps_its_key_where_it_has_one(tmp_path: Path) -> None:
     left.clear()
     list(jobs_from_manifest(lines, channel="news", left_out=left.append))
     assert [entry.key for entry in left] == ["j1"]
+
+
+def test_an_unknown_column_is_named_on_the_header_line_after_comments(tmp_path: Path) -> None:
+    """The fresh user's look: the header after two comment lines was called line 1."""
+    path = tmp_path / "c.csv"
+    path.write_text("# c\n# c\nkey,path,title,channel,titel\n", encoding="utf-8")
+    with pytest.raises(va.UsageError, match=r"c\.csv line 3: unknown column\(s\) 'titel'"):
+        list(jobs_from_manifest(path, channel="news"))

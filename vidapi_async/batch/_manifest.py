@@ -458,14 +458,15 @@ def _check_map(columns: Mapping[str, str] | None) -> None:
 
 
 def _mapping(
-    header: list[str], columns: Mapping[str, str] | None, path: str
+    header: list[str], columns: Mapping[str, str] | None, path: str, line: int = 1
 ) -> tuple[dict[str, list[str]], list[str]]:
-    """The fields each column of ``header`` gives, and the columns ignored."""
+    """The fields each column of ``header`` (on file line ``line``) gives, and the
+    columns ignored."""
     if columns is None:
         unknown = [c for c in header if c not in COLUMNS]
         if unknown:
             raise UsageError(
-                f"{path} line 1: unknown column(s) {', '.join(map(repr, unknown))}; "
+                f"{path} line {line}: unknown column(s) {', '.join(map(repr, unknown))}; "
                 f"known: {', '.join(COLUMNS)} (another tool's columns: --map FIELD=COLUMN)"
             )
         return {c: [c] for c in header}, []
@@ -579,12 +580,12 @@ def _csv_rows(
             raise InvalidArgumentError(
                 "path", f"{path} line 1: not a CSV header csv can read ({exc})"
             ) from None
-        lines.row_start()
+        header_line = lines.row_start()  # after any comment lines
         header = list(header)
         twice = sorted({c for c in header if header.count(c) > 1})
         if twice:
             raise UsageError(f"{path}: column(s) named twice: {', '.join(twice)}")
-        fields, ignored = _mapping(header, columns, path)
+        fields, ignored = _mapping(header, columns, path, header_line)
         given = {f for names in fields.values() for f in names}
         if "path" not in given and "url" not in given:
             raise UsageError(
