@@ -336,6 +336,29 @@ async def test_a_dry_run_refuses_a_missing_file_and_an_unknown_channel_as_the_ru
     assert not journal.exists() and emulator.videos() == []
 
 
+async def test_a_runs_json_holds_the_rows_that_gave_no_job(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    """The fresh user's look: ``vidapi --json batch`` listed the jobs only; its bad rows
+    were said on stderr alone (its dry run has ``left_out``). Each row that gave no job
+    is an object of the array too, with its key where it has one."""
+    make_file(tmp_path / "a.mp4", 3000)
+    manifest = tmp_path / "bad.csv"
+    manifest.write_text(
+        "key,path,title,channel,published\nfine,a.mp4,T1,news,\nk2,a.mp4,T2,news,maybe\n",
+        encoding="utf-8",
+    )
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+    code, out, err = await vidapi(
+        "--json", "batch", str(manifest), "--journal", str(tmp_path / "j.sqlite"), env=env
+    )
+    assert code == 6, (out, err)
+    items = {item["key"]: item for item in json.loads(out)}
+    assert items["fine"]["status"] == "done"
+    assert items["k2"]["status"] == "failed" and items["k2"]["video_id"] is None
+    assert "published" in items["k2"]["error"] and "line 3" in items["k2"]["path"]
+
+
 @pytest.mark.parametrize("name", ["library.csv", "library.jsonl", "feed.xml", "videos"])
 def test_a_source_that_does_not_exist_is_named_as_missing(tmp_path: Path, name: str) -> None:
     """The fresh user's look at issue 37: a missing manifest was 'not a folder, a .csv or

@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._args import add_metrics_port, add_quota, add_source_policy
@@ -84,9 +84,16 @@ class LeftOutShown:
     comes (yellow: skipped; red: failed), what is ignored once, and the skips counted
     by reason at the end."""
 
-    def __init__(self, console: Console, batch: BatchUploader | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        batch: BatchUploader | None = None,
+        also: Callable[[LeftOut], object] | None = None,
+    ) -> None:
         self.console = console
         self.batch = batch
+        self.also = also
+        """Told of each one too (the run's ``--json`` array)."""
         self.failed = 0
         self.skips: Counter[str] = Counter()
 
@@ -103,6 +110,8 @@ class LeftOutShown:
             self.failed += 1
         elif left.status == "skipped":
             self.skips[left.reason] += 1
+        if self.also is not None:
+            self.also(left)
         if self.batch is not None:
             await self.batch.report_left_out(left)
 
@@ -544,7 +553,7 @@ async def _run_batch(args: argparse.Namespace, client: Client, console: Console)
 
     summary = _Summary(args.json, console)
     uploader = _uploader(args, client, on_progress)
-    shown = LeftOutShown(console, uploader)
+    shown = LeftOutShown(console, uploader, summary.left_out)
     async with uploader as batch:  # its metrics endpoint, if asked, before the bars
         if batch.metrics_port is not None:
             console.print(f"metrics at http://127.0.0.1:{batch.metrics_port}/metrics")
@@ -611,6 +620,29 @@ class _Summary:
         """Results so far."""
         self.quota: tuple[int, BaseException | None] = (0, None)
         """Jobs stopped by the account's quota, and the first one's error."""
+        self.printed = 0
+        """Objects of the ``--json`` array printed so far."""
+
+    def _print(self, item: Mapping[str, object]) -> None:
+        """One object of the ``--json`` array, as it comes."""
+        self.printed += 1
+        text = json.dumps(item, indent=2).replace("\n", "\n  ")
+        print(("[\n  " if self.printed == 1 else ",\n  ") + text, end="")
+
+    def left_out(self, left: LeftOut) -> None:
+        """A row or item that gave no job: with ``--json``, an object of the array too
+        (the console says it either way); what is ``ignored`` is not a row."""
+        if self.as_json and left.status != "ignored":
+            self._print(
+                {
+                    "key": left.key,
+                    "path": left.where,
+                    "status": left.status,
+                    "video_id": None,
+                    "stage": None,
+                    "error": left.reason,
+                }
+            )
 
     def add(self, r: JobResult) -> None:
         from rich.markup import escape
@@ -639,8 +671,7 @@ class _Summary:
                 **({"failed_at": r.failed_at} if r.failed_at is not None else {}),
                 "error": None if r.error is None else str(r.error),
             }
-            text = json.dumps(item, indent=2).replace("\n", "\n  ")
-            print(("[\n  " if self.jobs == 1 else ",\n  ") + text, end="")
+            self._print(item)
         elif r.status is JobStatus.FAILED:
             self.console.print(
                 f"[red]failed[/red] {escape(r.job.where)} at {r.failed_at or r.stage.value}: "
@@ -655,7 +686,7 @@ class _Summary:
         from rich.table import Table
 
         if self.as_json:
-            print("\n]" if self.jobs else "[]")
+            print("\n]" if self.printed else "[]")
         else:
             table = Table(title="batch summary")
             for column in ("status", "jobs"):
