@@ -19,8 +19,9 @@ that carries the tag but fails a check is not adopted (said at WARNING), and the
 makes its own.
 
 The listing may lag (a search index): what the batch itself made since it was taken is
-in its journal, which every job reads first; adoption only looks at jobs the journal
-does not know past ``uploading``.
+in its journal, which every job reads first; adoption only looks at jobs whose create the
+journal knows was never sent (``pending``, ``uploading``, ``uploaded``: a journal left
+after an upload while another journal made the video adopts it, never a second one).
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class JobRunning:
             if job.url is not None and key == url_key(job.url):
                 key = await _recorded_url_key(self._journal, key, job.url)
             record = await self._journal.load(key)
-            new = record is None or record.stage is Stage.PENDING
+            new = record is None or record.stage.rank < Stage.CREATING.rank  # no create sent
             held = await self._held(job, key, origin_for(record, origin)) if new else False
             if held:
                 adopt.append(key)
