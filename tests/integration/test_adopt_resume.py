@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from tests.integration.test_adopt import posts
+from tests.conftest import make_file
+from tests.integration.test_adopt import posts, video_posts
 from tests.integration.test_batch import assert_one_video_per_job, jobs_for, make_files
 from vidapi_async.batch import _create_step
+from vidapi_async.batch._adopt import origin_tag, tag
 from vidapi_async.batch._pipeline_state import JobRun
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
@@ -52,3 +54,54 @@ async def test_a_journal_left_at_uploaded_adopts_the_video_a_new_journal_made(
         assert {r.key: r.video_id for r in again} == made
         assert posts(emu)["/me/videos"] == before["/me/videos"]  # no second create
         assert_one_video_per_job(emu, files)
+
+
+async def test_a_job_of_no_origin_never_adopts_a_video_of_an_origin(tmp_path: Path) -> None:
+    """A shared queue's job (no origin) with the key and title of a video a local batch
+    made from a manifest adopted it, rewrote it and removed its origin tag."""
+    path = make_file(tmp_path / "a.mp4", 4000)
+    made_job = va.UploadJob(path=path, title="Intro", channel="news", key="q1", tags=["alpha"])
+    other = make_file(tmp_path / "b.mp4", 5000)
+    job = va.UploadJob(path=other, title="Intro", channel="news", key="q1", tags=["beta"])
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        async with va.BatchUploader(client, journal=tmp_path / "a.sqlite") as batch:
+            [first] = [r async for r in batch.run([made_job], origin="/team-a/m.csv")]
+        [made] = emu.videos()
+        before, edits = posts(emu), video_posts(emu)
+        async with va.BatchUploader(client, journal=tmp_path / "b.sqlite") as batch:
+            plan = await batch.plan([job])
+            assert (plan.adopt, plan.refuse) == ((), ("q1",))
+            [again] = [r async for r in batch.run([job])]  # no origin
+        assert again.status is va.JobStatus.FAILED, again
+        assert first.video_id in str(again.error) and "q1" in str(again.error)
+        assert posts(emu) == before and video_posts(emu) == edits  # nothing sent
+        [after] = emu.videos()
+        assert (after["tags"], after["description"]) == (made["tags"], made["description"])
+        assert after["tags"][-2:] == [origin_tag("/team-a/m.csv"), tag("q1")]
+
+
+async def test_an_update_keeps_an_origin_tag_the_video_carries(tmp_path: Path) -> None:
+    """A done job recorded with no origin (a journal of an earlier release) whose video
+    carries an origin tag: a tag edit kept the key tag and removed the origin tag."""
+    path = make_file(tmp_path / "a.mp4", 4000)
+    journal = tmp_path / "j.sqlite"
+
+    def job(tags: list[str]) -> va.UploadJob:
+        return va.UploadJob(path=path, title="T", channel="news", key="k1", tags=tags)
+
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [r async for r in batch.run([job(["a"])], origin="/lib/m.csv")]
+        sqlite = va.SQLiteJournal(journal)
+        [record] = sqlite.records_sync()
+        record.origin = record.source = None  # as an earlier release recorded it
+        await sqlite.open()
+        try:
+            await sqlite.save(record)
+        finally:
+            await sqlite.close()
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [again] = [r async for r in batch.run([job(["b"])])]
+        assert again.status is va.JobStatus.UPDATED, again
+        [video] = emu.videos()
+        assert video["tags"] == ["b", origin_tag("/lib/m.csv"), tag("k1")]

@@ -13,8 +13,9 @@ the last), it belongs to the account doing the batch, and it came from the job's
 manifest or feed: its origin tag is the job's (then whatever its title: a title edited
 since is sent as an update). A video made from another manifest or feed (another origin
 tag) is never the job's: the job is refused (``refusal``), naming the key, the video
-and both. Where either side has no origin (a video of an earlier release, a job run
-without ``origin=``: a shared queue's), its title must be the job's, as before. A video
+and both; so is a video carrying any origin tag for a job of no origin (run without
+``origin=``: it cannot prove the same source). Where the video has no origin (an
+earlier release's, a job's of no origin), its title must be the job's, as before. A video
 that carries the tag but fails a check is not adopted (said at WARNING), and the job
 makes its own.
 
@@ -146,8 +147,8 @@ def held_of(video: Video) -> Held:
 def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> str | None:
     """Why ``held`` (found under the job's key tag) is not the job's video, or ``None``
     when it is: the account's, and made from the job's ``origin`` (its manifest or
-    feed: then whatever its title), or, where either has no origin, with the job's
-    title. ``foreign`` tells a video of another origin."""
+    feed: then whatever its title), or, where the video has no origin, with the job's
+    title. ``foreign`` tells a video of another origin (any, for a job of none)."""
     if me is not None and held.owner is not None and held.owner != me:
         return f"it belongs to account {held.owner}, not this one"
     mine = origin_tag(origin)
@@ -161,10 +162,10 @@ def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> s
 
 
 def foreign(held: Held, origin: str | None) -> bool:
-    """Whether ``held`` was made from another manifest or feed than ``origin``: both
-    known, and not the same."""
-    mine = origin_tag(origin)
-    return mine is not None and held.origin is not None and held.origin != mine
+    """Whether ``held`` was made from another manifest or feed than ``origin``: it
+    carries an origin tag that is not the job's (a job of no origin, a shared queue's
+    of an earlier release, cannot prove it is the same source: never its video)."""
+    return held.origin is not None and held.origin != origin_tag(origin)
 
 
 def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> InvalidArgumentError:
@@ -174,7 +175,8 @@ def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> Invalid
         "key",
         f"key {key!r}: video {held.video_id} on the platform carries its tag but was "
         f"made from another manifest or feed (its tag {held.origin}; this one's "
-        f"{origin_tag(origin)}); this job gives it {shown_source(job_source(job))} "
+        f"{origin_tag(origin) or 'none: a job of no manifest or feed'}); this job "
+        f"gives it {shown_source(job_source(job))} "
         f"({origin}): one key is one video; give this job its own key (or run it "
         "from the manifest or feed that made the video, at the same path or address)",
     )

@@ -61,7 +61,6 @@ class JobRunning:
     _in_flight: set[str]
     _playlists: Playlists
     _quota: QuotaStop
-    _origin: str | None
     _requeue: Callable[[BaseException], bool] | None
 
     async def _held(self, job: UploadJob, key: str, origin: str | None) -> bool | None:
@@ -123,9 +122,12 @@ class JobRunning:
         job: UploadJob,
         seq: int | None = None,
         checked: Awaitable[Prepared] | None = None,
+        origin: str | None = None,
     ) -> JobResult:
         """``checked``: the job's disk checks under way (``run`` asks for those of the
-        queued jobs together); without, one trip to a worker thread for this job's."""
+        queued jobs together); without, one trip to a worker thread for this job's.
+        ``origin``: the manifest or feed it comes from (``run(origin=)``, or a queue
+        spec's)."""
         assert self._journal is not None
         if checked is None:
             checked = asyncio.to_thread(prepare, job)
@@ -154,7 +156,7 @@ class JobRunning:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
-                refused = _refusal(record, job, self._origin)
+                refused = _refusal(record, job, origin)
                 if refused is not None:
                     self._tally.count("failed")
                     log.warning("job %s refused: %s", key, refused.message)
@@ -177,7 +179,7 @@ class JobRunning:
                     moved = shown_source(record.source)  # the same origin's file, moved
                     record.source = source
                 elif record.source is None and record.stage is not Stage.DONE:
-                    record.source, record.origin = source, self._origin  # saved as it goes
+                    record.source, record.origin = source, origin  # saved as it goes
                 if record.video_id is None and record.stage is not Stage.DONE:
                     record.account = job.account or ""  # whose video it will be
                 if record.stage is Stage.DONE:

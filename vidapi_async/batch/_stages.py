@@ -33,7 +33,7 @@ from ._adopt import (
 from ._create_step import CreateStep
 from ._journal import JobLost, Stage
 from ._pipeline_state import JobRun
-from ._updates import changed_fields, keep_tag, with_added
+from ._updates import changed_fields, keep_tag, kept_on_platform, with_added
 
 __all__ = ["CHECKS", "STEPS", "JobRun", "Pipeline", "Step", "earlier_tag", "run_steps", "tag"]
 
@@ -320,6 +320,7 @@ class Pipeline(CreateStep):
         fields = changed_fields(run.job, sent, run.job.metadata())
         if fields:
             mine = own_tags(run.record.key, run.record.origin)
+            mine = await kept_on_platform(self.client, run.video_id, fields, mine)
             with own_tag(*mine):  # the batch's own tags, kept in the tags an update sets
                 await self.client.update_video(run.video_id, **keep_tag(fields, mine))
 

@@ -11,7 +11,7 @@ from .._client import Client
 from .._errors import VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
-from ._adopt import RESERVED_PREFIXES, own_tags
+from ._adopt import ORIGIN_PREFIX, RESERVED_PREFIXES, origin_of, own_tags
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
@@ -22,6 +22,7 @@ __all__ = [
     "changed_fields",
     "done_before",
     "keep_tag",
+    "kept_on_platform",
     "metadata_now",
     "update_video",
     "with_added",
@@ -66,6 +67,20 @@ def keep_tag(fields: dict[str, Any], bookkeeping: Sequence[str]) -> dict[str, An
         mine = [t for t in fields["tags"] if not t.startswith(RESERVED_PREFIXES)]
         fields["tags"] = [*mine, *bookkeeping]
     return fields
+
+
+async def kept_on_platform(
+    client: Client, video_id: str, fields: Mapping[str, Any], bookkeeping: Sequence[str]
+) -> list[str]:
+    """``bookkeeping`` (``own_tags``), with the origin tag the video carries before it
+    when the job has none to give (a record of no origin: an earlier release's, a job
+    of no origin): an update of its tags never removes an origin tag from the platform.
+    Read only when the update sets tags."""
+    if "tags" not in fields or any(t.startswith(ORIGIN_PREFIX) for t in bookkeeping):
+        return list(bookkeeping)
+    video = await client.videos.get(video_id, fields=("id", "tags"))
+    carried = origin_of(video.tags)
+    return list(bookkeeping) if carried is None else [carried, *bookkeeping]
 
 
 def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
@@ -116,6 +131,7 @@ async def update_video(
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
         thumbnail = await internals(client).carry(job.thumbnail, job.headers)
     if fields:
+        bookkeeping = await kept_on_platform(client, video_id, fields, bookkeeping)
         with own_tag(*bookkeeping):  # the batch's own tags, not a user's
             await client.update_video(video_id, **keep_tag(fields, bookkeeping))
     if thumbnail is not None:
