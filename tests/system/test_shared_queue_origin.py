@@ -79,3 +79,35 @@ async def test_a_queue_over_a_done_migration_adopts_a_video_whose_title_was_edit
             "s1": (va.Stage.DONE, made["S s1"]["id"]),
         }
         assert sorted(v["title"] for v in emu.videos()) == ["S s0", "S s1"]  # the manifest's
+
+
+async def test_a_playlist_deleted_on_the_platform_is_made_again_once(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811
+) -> None:
+    """Repro 5: the queue's ``playlists`` table kept a playlist deleted on the platform:
+    every later job naming it failed, 404 on adding to it, for good."""
+    files = [make_file(tmp_path / f"n{i}.mp4", 5000 + i) for i in range(3)]
+    jobs = [
+        va.UploadJob(path=f, title=f.stem, channel="news", key=f.stem, playlists=["Common"])
+        for f in files
+    ]
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        async with SharedBatch(dsn, schema="q") as shared:
+            await shared.enqueue(jobs[:1])
+            await shared.work(client, until_empty=True, poll=0.1)
+            [gone] = emu.state.all("playlist")
+            await client.playlists.delete(gone["id"])
+            await shared.enqueue(jobs[1:])
+            await shared.work(client, until_empty=True, concurrency=2, poll=0.1)
+            records = {r.key: r for r in await shared.journal.records()}
+            rows = await shared.journal.fetchall(
+                shared.journal.statement("select name, id from {s}.playlists"), ()
+            )
+        assert {k: r.stage for k, r in records.items()} == dict.fromkeys(
+            ("n0", "n1", "n2"), va.Stage.DONE
+        ), {k: r.error for k, r in records.items()}
+        [common] = emu.state.all("playlist")  # made again once, for both jobs
+        assert common["name"] == "Common" and common["id"] != gone["id"]
+        assert sorted(common["videos"]) == sorted([records["n1"].video_id, records["n2"].video_id])
+        assert [tuple(r) for r in rows] == [("Common", common["id"])]
