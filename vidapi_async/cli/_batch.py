@@ -401,6 +401,8 @@ def bucket_left_out(args: argparse.Namespace) -> list[LeftOut]:
 def origin_of(source: str) -> str:
     """What the journal records as the jobs' manifest or feed: its absolute path, or
     its address without a query (which may hold a credential)."""
+    if source[:5].lower() == "s3://":  # a bucket's prefix: the url, wherever it is run from
+        return "s3://" + source[5:]
     if source.lower().startswith(("http://", "https://")):
         from .._protocol import url_for_humans
 
