@@ -105,3 +105,24 @@ async def test_an_update_keeps_an_origin_tag_the_video_carries(tmp_path: Path) -
         assert again.status is va.JobStatus.UPDATED, again
         [video] = emu.videos()
         assert video["tags"] == ["b", origin_tag("/lib/m.csv"), tag("k1")]
+
+
+async def test_a_moved_manifests_refusal_says_to_run_it_from_where_it_was(tmp_path: Path) -> None:
+    """A manifest folder moved with its journal: each job was refused saying only "give
+    this job its own key", which makes every video a second time."""
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    old = make_file(tmp_path / "old" / "a.mp4", 4000)
+    new = make_file(tmp_path / "new" / "a.mp4", 4000)
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        for path, origin in ((old, "/old/m.csv"), (new, "/new/m.csv")):
+            job = va.UploadJob(path=path, title="T", channel="news", key="k1")
+            async with va.BatchUploader(client, journal=journal) as batch:
+                [result] = [r async for r in batch.run([job], origin=origin)]
+        assert result.status is va.JobStatus.FAILED
+        said = str(result.error)
+        assert "run it from the manifest or feed" in said and "/old/m.csv" in said, said
+        assert "same path or address" in said, said
+        assert "a second video" in said, said  # what its own key would do
+        assert len(emu.videos()) == 1

@@ -51,6 +51,7 @@ __all__ = [
     "differences",
     "earlier_tag",
     "key_tags",
+    "one_key_advice",
     "origin_tag",
     "own_tags",
     "refusal",
@@ -176,9 +177,20 @@ def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> Invalid
         f"key {key!r}: video {held.video_id} on the platform carries its tag but was "
         f"made from another manifest or feed (its tag {held.origin}; this one's "
         f"{origin_tag(origin) or 'none: a job of no manifest or feed'}); this job "
-        f"gives it {shown_source(job_source(job))} "
-        f"({origin}): one key is one video; give this job its own key (or run it "
-        "from the manifest or feed that made the video, at the same path or address)",
+        f"gives it {shown_source(job_source(job))} ({origin}): {one_key_advice(None)}",
+    )
+
+
+def one_key_advice(made_from: str | None) -> str:
+    """What a job refused for a key of another manifest or feed can do (the journal's
+    refusal and the adoption's say the same): ``made_from``, the origin that made the
+    video where known."""
+    where = "" if made_from is None else f" ({made_from})"
+    return (
+        "one key is one video; if this is the same manifest or feed, moved or copied, run "
+        f"it from the manifest or feed that made the video, at the same path or address{where}; "
+        "else give this job its own key (that makes a second video, a duplicate if it is "
+        "the same file)"
     )
 
 

@@ -20,6 +20,7 @@ from .._errors import (
 from .._internals import internals
 from .._transfer.files import LocalFile
 from ._accounts import acting_for, token_in
+from ._adopt import one_key_advice
 from ._disk_checks import Prepared, prepare
 from ._jobs import (
     BatchPlan,
@@ -335,7 +336,7 @@ def _other_source(
         "key",
         f"key {record.key!r} is {record.stage} from {shown_source(record.source)} "
         f"({named(record.origin)}); this job gives it {shown_source(job_source(job))} "
-        f"({named(origin)}): one key is one video; give this job its own key",
+        f"({named(origin)}): {one_key_advice(record.origin)}",
     )
 
 
