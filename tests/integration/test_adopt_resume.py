@@ -126,3 +126,28 @@ async def test_a_moved_manifests_refusal_says_to_run_it_from_where_it_was(tmp_pa
         assert "same path or address" in said, said
         assert "a second video" in said, said  # what its own key would do
         assert len(emu.videos()) == 1
+
+
+async def test_an_update_of_a_video_deleted_on_the_platform_says_it_is_gone(
+    tmp_path: Path,
+) -> None:
+    """A done job whose video was deleted on the platform, its row edited since: the
+    update failed with a bare 404. It fails naming the video, saying it is gone and how
+    to make it again; nothing is uploaded or created."""
+    path = make_file(tmp_path / "a.mp4", 4000)
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        for title in ("T", "T edited"):
+            job = va.UploadJob(path=path, title=title, channel="news", key="e1")
+            async with va.BatchUploader(client, journal=journal) as batch:
+                [result] = [r async for r in batch.run([job])]
+            if title == "T":
+                assert result.video_id is not None
+                await client.videos.delete(result.video_id)
+                before = posts(emu)
+        assert result.status is va.JobStatus.FAILED
+        assert isinstance(result.error, va.NotFoundError)
+        said = str(result.error)
+        assert result.video_id is not None and result.video_id in said, said
+        assert "gone from the platform" in said and "new journal" in said, said
+        assert posts(emu) == before and not emu.videos()

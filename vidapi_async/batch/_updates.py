@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._client import Client
-from .._errors import VidapiError
+from .._errors import NotFoundError, VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
 from ._adopt import ORIGIN_PREFIX, RESERVED_PREFIXES, origin_of, own_tags
@@ -83,6 +83,21 @@ async def kept_on_platform(
     return list(bookkeeping) if carried is None else [carried, *bookkeeping]
 
 
+def gone(exc: NotFoundError, video_id: str) -> NotFoundError:
+    """The 404 of an update of a done job's video (the same error, its status and body
+    kept) saying what it means (the video was deleted on the platform since) and how
+    to make it again."""
+    said = exc
+    said.message = (
+        f"{exc.message}: the job's video {video_id} is gone from the platform (deleted "
+        "since?), and the journal holds the job done with it. To make it again, run the "
+        "job with a new journal (the other jobs adopt their videos; this one is uploaded "
+        "anew), or give its row a new key"
+    )
+    said.args = (str(said),)
+    return said
+
+
 def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether a done job's recorded metadata (``None``: recorded before journals kept
     it, so unknown) differs from its metadata now (``added`` is the batch's own)."""
@@ -131,9 +146,12 @@ async def update_video(
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
         thumbnail = await internals(client).carry(job.thumbnail, job.headers)
     if fields:
-        bookkeeping = await kept_on_platform(client, video_id, fields, bookkeeping)
-        with own_tag(*bookkeeping):  # the batch's own tags, not a user's
-            await client.update_video(video_id, **keep_tag(fields, bookkeeping))
+        try:
+            bookkeeping = await kept_on_platform(client, video_id, fields, bookkeeping)
+            with own_tag(*bookkeeping):  # the batch's own tags, not a user's
+                await client.update_video(video_id, **keep_tag(fields, bookkeeping))
+        except NotFoundError as exc:
+            raise gone(exc, video_id) from None
     if thumbnail is not None:
         await client.set_thumbnail(video_id, thumbnail)
     named = list(old.get("playlists") or ())
