@@ -125,10 +125,8 @@ class JobRunning:
         checked: Awaitable[Prepared] | None = None,
         origin: str | None = None,
     ) -> JobResult:
-        """``checked``: the job's disk checks under way (``run`` asks for those of the
-        queued jobs together); without, one trip to a worker thread for this job's.
-        ``origin``: the manifest or feed it comes from (``run(origin=)``, or a queue
-        spec's)."""
+        """``checked``: the job's disk checks under way (else one trip to a worker
+        thread); ``origin``: its manifest or feed (``run(origin=)``, a queue spec's)."""
         assert self._journal is not None
         if checked is None:
             checked = asyncio.to_thread(prepare, job)

@@ -371,9 +371,7 @@ class BatchUploader(JobRunning):
                 assert isinstance(item, tuple)
                 self._waiting -= 1
                 seq, job, checks = item
-                result = await self._run_job(
-                    job, seq, self._checked(queues, checks), origin=self._origin
-                )
+                result = await self._run_job(job, seq, self._checked(queues, checks), self._origin)
                 await queues.results.put(result)
         except asyncio.CancelledError:
             raise
@@ -395,11 +393,10 @@ class BatchUploader(JobRunning):
             await asyncio.shield(both)
 
     async def run_one(self, job: UploadJob, *, origin: str | None = None) -> JobResult:
-        """One job through the pipeline, outside ``run`` (a queue worker's task);
-        ``origin``: its manifest or feed, as ``run(origin=)``'s."""
+        """One job of ``origin`` (as ``run``'s) outside ``run`` (a queue worker's task)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
-        return await self._run_job(job, origin=origin)
+        return await self._run_job(job, None, None, origin)
 
     async def plan(
         self,
@@ -421,8 +418,7 @@ class BatchUploader(JobRunning):
         job: UploadJob,
         seq: int | None = None,
         checked: Awaitable[Prepared] | None = None,
-        *,
-        origin: str | None,
+        origin: str | None = None,
     ) -> JobResult:
         try:
             result = await _observed(
