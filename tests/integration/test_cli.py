@@ -18,13 +18,14 @@ from vidapi_async.emulator import Emulator
 
 
 async def vidapi(
-    *args: str, env: dict[str, str] | None = None, stdin: bytes = b""
+    *args: str, env: dict[str, str] | None = None, stdin: bytes = b"", cwd: Path | None = None
 ) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "vidapi_async.cli",
         *args,
+        cwd=cwd,
         env={**os.environ, **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

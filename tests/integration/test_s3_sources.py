@@ -633,3 +633,35 @@ async def test_an_error_about_a_buckets_manifest_names_the_bucket(
         async with _batch.feed_source(args, None):  # type: ignore[arg-type]
             raise va.InvalidArgumentError("key", f"{args.source} line 1 and line 2: twice")
     assert info.value.message == "the listing of s3://b/p/ line 1 and line 2: twice"
+
+
+async def test_a_bucket_prefix_is_the_same_origin_from_any_folder(
+    store: Store, emulator: Emulator, tmp_path: Path
+) -> None:
+    """Issue 40, round three (F6): the origin of ``s3://BUCKET/PREFIX`` was the absolute
+    path of that text under the current folder: the same bucket run from another folder
+    (a new machine) was another manifest, its every job refused."""
+    from tests.integration.test_adopt import posts
+    from vidapi_async.cli._batch import origin_of
+
+    bucket = store.bucket()
+    for name in ("a", "b"):
+        store.put(bucket, f"lib/{name}.mp4", os.urandom(100_000))
+    source = f"s3://{bucket}/lib/"
+    env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
+
+    async def batch_from(folder: Path) -> tuple[int, str, str]:
+        folder.mkdir()
+        args = ["--json", "batch", source, "--channel", "news", "--journal", "j.sqlite"]
+        return await vidapi(*args, env=env, cwd=folder)
+
+    code, _, err = await batch_from(tmp_path / "a")
+    assert code == 0, err
+    made = {v["title"]: v["id"] for v in emulator.videos()}
+    before = posts(emulator)
+    code, out, err = await batch_from(tmp_path / "b")  # a new journal, another folder
+    assert code == 0, (out, err)
+    assert {r["status"] for r in json.loads(out)} == {"adopted"}
+    assert posts(emulator) == before
+    assert {v["title"]: v["id"] for v in emulator.videos()} == made
+    assert origin_of(source) == origin_of(source.upper()[:5] + source[5:]) == source

@@ -101,8 +101,8 @@ async def test_enqueue_over_a_local_migration_adopts_its_videos(
 ) -> None:
     """Issue 40 #3: a migration done by ``vidapi batch`` (its videos carry the
     manifest's origin tag), then ``vidapi batch --enqueue-only`` into a shared queue and
-    a ``vidapi worker``: each job is adopted (by its key tag and title: a queue's job
-    has no origin of its own), nothing uploaded or created."""
+    a ``vidapi worker``: each job is adopted (by its key tag and origin: the enqueue
+    keeps the manifest's origin in each spec), nothing uploaded or created."""
     from tests.integration.test_cli import vidapi
 
     for name in ("a", "b", "c"):

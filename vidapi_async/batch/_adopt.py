@@ -13,14 +13,16 @@ the last), it belongs to the account doing the batch, and it came from the job's
 manifest or feed: its origin tag is the job's (then whatever its title: a title edited
 since is sent as an update). A video made from another manifest or feed (another origin
 tag) is never the job's: the job is refused (``refusal``), naming the key, the video
-and both. Where either side has no origin (a video of an earlier release, a job run
-without ``origin=``: a shared queue's), its title must be the job's, as before. A video
+and both; so is a video carrying any origin tag for a job of no origin (run without
+``origin=``: it cannot prove the same source). Where the video has no origin (an
+earlier release's, a job's of no origin), its title must be the job's, as before. A video
 that carries the tag but fails a check is not adopted (said at WARNING), and the job
 makes its own.
 
 The listing may lag (a search index): what the batch itself made since it was taken is
-in its journal, which every job reads first; adoption only looks at jobs the journal
-does not know past ``uploading``.
+in its journal, which every job reads first; adoption only looks at jobs whose create the
+journal knows was never sent (``pending``, ``uploading``, ``uploaded``: a journal left
+after an upload while another journal made the video adopts it, never a second one).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "differences",
     "earlier_tag",
     "key_tags",
+    "one_key_advice",
     "origin_tag",
     "own_tags",
     "refusal",
@@ -147,8 +150,8 @@ def held_of(video: Video) -> Held:
 def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> str | None:
     """Why ``held`` (found under the job's key tag) is not the job's video, or ``None``
     when it is: the account's, and made from the job's ``origin`` (its manifest or
-    feed: then whatever its title), or, where either has no origin, with the job's
-    title. ``foreign`` tells a video of another origin."""
+    feed: then whatever its title), or, where the video has no origin, with the job's
+    title. ``foreign`` tells a video of another origin (any, for a job of none)."""
     if me is not None and held.owner is not None and held.owner != me:
         return f"it belongs to account {held.owner}, not this one"
     if held.origin is not None and held.origin in tags_of(origin):
@@ -161,10 +164,14 @@ def belongs(held: Held, job: UploadJob, me: str | None, origin: str | None) -> s
 
 
 def foreign(held: Held, origin: str | None) -> bool:
-    """Whether ``held`` was made from another manifest or feed than ``origin``: both
-    known, and not the same."""
+    """Whether ``held`` was made from another manifest or feed than ``origin``: it
+    carries an origin tag that is not one of the job's (``tags_of``: the job's, and the
+    form an earlier release gave it); a job of no origin (a shared queue's of an
+    earlier release) cannot prove it is the same source: never its video."""
+    if held.origin is None:
+        return False
     mine = tags_of(origin)
-    return bool(mine) and held.origin is not None and held.origin not in mine
+    return not mine or held.origin not in mine
 
 
 def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> InvalidArgumentError:
@@ -174,9 +181,21 @@ def refusal(key: str, held: Held, job: UploadJob, origin: str | None) -> Invalid
         "key",
         f"key {key!r}: video {held.video_id} on the platform carries its tag but was "
         f"made from another manifest or feed (its tag {held.origin}; this one's "
-        f"{origin_tag(origin)}); this job gives it {shown_source(job_source(job))} "
-        f"({origin}): one key is one video; give this job its own key (or run it "
-        "from the manifest or feed that made the video, at the same path or address)",
+        f"{origin_tag(origin) or 'none: a job of no manifest or feed'}); this job "
+        f"gives it {shown_source(job_source(job))} ({origin}): {one_key_advice(None)}",
+    )
+
+
+def one_key_advice(made_from: str | None) -> str:
+    """What a job refused for a key of another manifest or feed can do (the journal's
+    refusal and the adoption's say the same): ``made_from``, the origin that made the
+    video where known."""
+    where = "" if made_from is None else f" ({made_from})"
+    return (
+        "one key is one video; if this is the same manifest or feed, moved or copied, run "
+        f"it from the manifest or feed that made the video, at the same path or address{where}; "
+        "else give this job its own key (that makes a second video, a duplicate if it is "
+        "the same file)"
     )
 
 

@@ -75,7 +75,11 @@ class Enqueuer:
         any more: not looked for again)."""
 
     async def enqueue(
-        self, jobs: Iterable[UploadJob] | AsyncIterable[UploadJob], *, batch_size: int
+        self,
+        jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
+        *,
+        batch_size: int,
+        origin: str | None = None,
     ) -> Enqueued:
         """``SharedBatch.enqueue``: ``batch_size`` jobs per ``_enqueue_locked``."""
         added = already = 0
@@ -99,7 +103,7 @@ class Enqueuer:
                     continue
                 if missing is not None:
                     found.append(missing)
-                spec = json.dumps(spec_of(job))
+                spec = json.dumps(spec_of(job, origin))
                 if key not in specs:
                     specs[key] = spec
                     continue
@@ -374,7 +378,10 @@ def _candidates(
     return candidates
 
 
-def spec_of(job: UploadJob) -> dict[str, Any]:
+def spec_of(job: UploadJob, origin: str | None = None) -> dict[str, Any]:
+    """The spec a queue keeps of ``job``; ``origin``: the manifest or feed it was
+    enqueued from (``batch_origin``; kept out when none, as in specs of earlier
+    releases)."""
     if job.headers:
         raise UsageError(
             f"{job.where}: a URL job's headers (its source's credentials) are not stored "
@@ -397,6 +404,7 @@ def spec_of(job: UploadJob) -> dict[str, Any]:
         # the feed's address: a worker judges the job's sources by it (kept out when
         # none, so that a spec enqueued before there was one compares equal)
         **({"origin": job.origin} if job.origin is not None else {}),
+        **({BATCH_ORIGIN: origin} if origin is not None else {}),
         **{
             name: value.isoformat() if isinstance(value, datetime.datetime) else value
             for name in METADATA_FIELDS
@@ -482,6 +490,8 @@ def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     done) compared as that digest."""
     if old.get(_URLS_CLEARED) is True:  # compared without their credentials
         new = {**_urls_without_credentials(new), _URLS_CLEARED: True}
+    if BATCH_ORIGIN not in old:  # kept by an earlier release: the same job, of no origin
+        new = {k: v for k, v in new.items() if k != BATCH_ORIGIN}
     kept, password = old.get("password_digest"), new.get("password")
     if not isinstance(kept, str) or not isinstance(password, str):
         return new
@@ -497,8 +507,21 @@ def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return {**new, "password": None, "password_digest": kept}
 
 
+BATCH_ORIGIN: Final = "batch_origin"
+"""The key of a spec's manifest or feed (``SharedBatch.enqueue(origin=)``)."""
+
+
+def origin_in(spec: dict[str, Any]) -> str | None:
+    """The manifest or feed a spec was enqueued from (``None``: none given, or a spec
+    of an earlier release)."""
+    origin = spec.get(BATCH_ORIGIN)
+    return origin if isinstance(origin, str) else None
+
+
 def job_of(spec: dict[str, Any]) -> UploadJob:
-    spec = {k: v for k, v in spec.items() if k not in ("password_digest", _URLS_CLEARED)}
+    spec = {
+        k: v for k, v in spec.items() if k not in ("password_digest", _URLS_CLEARED, BATCH_ORIGIN)
+    }
     subs = [SubtitleSpec(s["language"], path=s["path"], url=s["url"]) for s in spec["subtitles"]]
     dates = {
         name: datetime.datetime.fromisoformat(spec[name])

@@ -22,6 +22,7 @@ from .._errors import (
 from .._internals import internals
 from .._transfer.files import LocalFile
 from ._accounts import acting_for, token_in
+from ._adopt import one_key_advice
 from ._disk_checks import Prepared, prepare
 from ._jobs import (
     BatchPlan,
@@ -64,7 +65,6 @@ class JobRunning:
     _in_flight: set[str]
     _playlists: Playlists
     _quota: QuotaStop
-    _origin: str | None
     _requeue: Callable[[BaseException], bool] | None
 
     async def _held(self, job: UploadJob, key: str, origin: str | None) -> bool | None:
@@ -110,7 +110,7 @@ class JobRunning:
                     refuse.append(key)
                     refused_sources[key] = NOT_HELD
                 continue
-            new = record is None or record.stage is Stage.PENDING
+            new = record is None or record.stage.rank < Stage.CREATING.rank  # no create sent
             held = await self._held(job, key, origin_for(record, origin)) if new else False
             if held:
                 adopt.append(key)
@@ -145,9 +145,10 @@ class JobRunning:
         job: UploadJob,
         seq: int | None = None,
         checked: Awaitable[Prepared] | None = None,
+        origin: str | None = None,
     ) -> JobResult:
-        """``checked``: the job's disk checks under way (``run`` asks for those of the
-        queued jobs together); without, one trip to a worker thread for this job's."""
+        """``checked``: the job's disk checks under way (else one trip to a worker
+        thread); ``origin``: its manifest or feed (``run(origin=)``, a queue spec's)."""
         assert self._journal is not None
         if checked is None:
             checked = asyncio.to_thread(prepare, job)
@@ -176,7 +177,7 @@ class JobRunning:
                     record = await claim(key)
                 else:
                     record = await self._journal.load(key) or JobRecord(key)
-                refused = _refusal(record, job, self._origin)
+                refused = _refusal(record, job, origin)
                 if refused is not None:
                     self._tally.count("failed")
                     log.warning("job %s refused: %s", key, refused.message)
@@ -199,7 +200,7 @@ class JobRunning:
                     moved = shown_source(record.source)  # the same origin's file, moved
                     record.source = source
                 elif record.source is None and record.stage is not Stage.DONE:
-                    record.source, record.origin = source, self._origin  # saved as it goes
+                    record.source, record.origin = source, origin  # saved as it goes
                 if record.video_id is None and record.stage is not Stage.DONE:
                     record.account = job.account or ""  # whose video it will be
                 if record.stage is Stage.DONE:
@@ -393,7 +394,7 @@ def _other_source(
         "key",
         f"key {record.key!r} is {record.stage} from {shown_source(record.source)} "
         f"({named(record.origin)}); this job gives it {shown_source(job_source(job))} "
-        f"({named(origin)}): one key is one video; give this job its own key",
+        f"({named(origin)}): {one_key_advice(record.origin)}",
     )
 
 

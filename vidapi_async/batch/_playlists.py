@@ -57,10 +57,30 @@ class Playlists:
         await self._wait_turn(seq if names else None)
         try:
             for name in names:
-                await self.client.playlists.add_video(await self.id_of(name), video_id)
+                await self._add_once_more(name, video_id)
         finally:
             if seq is not None:
                 await self.pass_turn(seq)
+
+    async def _add_once_more(self, name: str, video_id: str) -> None:
+        """Add ``video_id`` to the playlist ``name``; a 404 (the playlist deleted on the
+        platform since its id was learnt) forgets that id and adds to the playlist found
+        or made again, once (a second 404 is the job's failure)."""
+        playlist = await self.id_of(name)
+        try:
+            await self.client.playlists.add_video(playlist, video_id)
+        except NotFoundError:
+            await self.forget(name, playlist)
+            await self.client.playlists.add_video(await self.id_of(name), video_id)
+
+    async def forget(self, name: str, playlist_id: str) -> None:
+        """The playlist ``name`` is no longer ``playlist_id`` (gone from the platform):
+        its id is found or made again when next needed."""
+        async with self._lock:
+            if self._ids.get(name) == playlist_id:
+                del self._ids[name]
+            if self._known is not None and self._known.get(name) == playlist_id:
+                del self._known[name]
 
     async def remove(self, video_id: str, name: str) -> None:
         """Take ``video_id`` out of the playlist ``name`` (not there: taken out already,

@@ -4,11 +4,15 @@ the queue's database deciding. The schema's ``playlists`` table holds one row pe
 takes the name's advisory lock (a transaction of its own), looks again, lists the
 account's playlists (one made by hand, or by a worker that stopped before its row) and
 creates the playlist if none has the name, then records its row. A worker so learns the
-playlists others made as it needs them, not from a listing once per life."""
+playlists others made as it needs them, not from a listing once per life. A playlist
+deleted on the platform since its row was written (a 404 adding to it) loses its row,
+under the same lock and only if the row still holds that id, and is found or made
+again, once (``forget``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._client import Client
 from ._playlists import Playlists
@@ -17,6 +21,8 @@ if TYPE_CHECKING:
     from ._postgres import PostgresJournal
 
 __all__ = ["TABLE", "SharedPlaylists"]
+
+T = TypeVar("T")
 
 TABLE = "create table if not exists {s}.playlists (name text primary key, id text not null)"
 """The schema's table of the queue's playlists (``SharedBatch`` creates it)."""
@@ -42,15 +48,49 @@ class SharedPlaylists(Playlists):
         self._ids[name] = playlist_id
         return playlist_id
 
+    async def forget(self, name: str, playlist_id: str) -> None:
+        """The queue's playlist ``name`` is no longer ``playlist_id`` (deleted on the
+        platform): its row goes, under the name's advisory lock and only if it still
+        holds that id (another worker may have made the playlist again meanwhile); the
+        next ``id_of`` finds or makes it again, once per queue."""
+        self._ids.pop(name, None)
+        q = self.journal.statement
+
+        async def gone(conn: Any) -> None:
+            await conn.execute(
+                q("delete from {s}.playlists where name = %s and id = %s"), (name, playlist_id)
+            )
+
+        await self._locked(name, gone)
+
     async def _decided(self, name: str) -> str:
         """Under the name's advisory lock, on a connection of its own (the journal's
         stays free for the jobs' writes while the platform answers): the row another
         worker wrote meanwhile, else the account's playlist of that name, else a new
         one; recorded."""
-        journal = self.journal
-        q = journal.statement
+        q = self.journal.statement
 
-        async def once() -> str:
+        async def decide(conn: Any) -> str:
+            found = await (
+                await conn.execute(q("select id from {s}.playlists where name = %s"), (name,))
+            ).fetchone()
+            if found is not None:
+                return str(found[0])
+            playlist_id = await self._of_account(name)
+            await conn.execute(
+                q("insert into {s}.playlists (name, id) values (%s, %s)"),
+                (name, playlist_id),
+            )
+            return playlist_id
+
+        return await self._locked(name, decide)
+
+    async def _locked(self, name: str, work: Callable[[Any], Awaitable[T]]) -> T:
+        """``work`` in a transaction of a connection of its own holding the name's
+        advisory lock (through an outage, patiently)."""
+        journal = self.journal
+
+        async def once() -> T:
             conn = await journal.connect()
             try:
                 async with conn.transaction():
@@ -58,19 +98,7 @@ class SharedPlaylists(Playlists):
                         "select pg_advisory_xact_lock(7317005, hashtext(%s))",
                         (f"{journal.schema}/{name}",),
                     )
-                    found = await (
-                        await conn.execute(
-                            q("select id from {s}.playlists where name = %s"), (name,)
-                        )
-                    ).fetchone()
-                    if found is not None:
-                        return str(found[0])
-                    playlist_id = await self._of_account(name)
-                    await conn.execute(
-                        q("insert into {s}.playlists (name, id) values (%s, %s)"),
-                        (name, playlist_id),
-                    )
-                    return playlist_id
+                    return await work(conn)
             finally:
                 await conn.close()
 

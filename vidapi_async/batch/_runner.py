@@ -371,7 +371,7 @@ class BatchUploader(JobRunning):
                 assert isinstance(item, tuple)
                 self._waiting -= 1
                 seq, job, checks = item
-                result = await self._run_job(job, seq, self._checked(queues, checks))
+                result = await self._run_job(job, seq, self._checked(queues, checks), self._origin)
                 await queues.results.put(result)
         except asyncio.CancelledError:
             raise
@@ -392,11 +392,11 @@ class BatchUploader(JobRunning):
         with contextlib.suppress(Exception):  # the first upload meets it and reports it
             await asyncio.shield(both)
 
-    async def run_one(self, job: UploadJob) -> JobResult:
-        """One job through the pipeline, outside ``run`` (a queue worker's task)."""
+    async def run_one(self, job: UploadJob, *, origin: str | None = None) -> JobResult:
+        """One job of ``origin`` (as ``run``'s) outside ``run`` (a queue worker's task)."""
         if self._journal is None:
             raise UsageError("use the BatchUploader as 'async with BatchUploader(...)'")
-        return await self._run_job(job)
+        return await self._run_job(job, None, None, origin)
 
     async def plan(
         self,
@@ -418,11 +418,12 @@ class BatchUploader(JobRunning):
         job: UploadJob,
         seq: int | None = None,
         checked: Awaitable[Prepared] | None = None,
+        origin: str | None = None,
     ) -> JobResult:
         try:
             result = await _observed(
                 internals(self.client).observer,
-                self._run_job_inner(job, seq, checked),
+                self._run_job_inner(job, seq, checked, origin),
                 self._goes_back,
             )
         finally:

@@ -241,12 +241,17 @@ class SharedBatch:
         jobs: Iterable[UploadJob] | AsyncIterable[UploadJob],
         *,
         batch_size: int = 2000,
+        origin: str | None = None,
     ) -> Enqueued:
         """Add the jobs, ``batch_size`` at a time: per batch, in one transaction, the
         jobs not done, queued or running already are deferred (the queue's queueing
         lock tells those waiting) and their specs kept; time linear in the number of
-        jobs, memory flat."""
-        return await self._enqueuer().enqueue(jobs, batch_size=batch_size)
+        jobs, memory flat. ``origin`` names the manifest or feed they come from, as
+        ``BatchUploader.run(origin=)`` does (``vidapi batch --enqueue-only`` gives it):
+        kept in each spec, so that a worker tags their videos with it and adopts as a
+        local batch of that manifest does; ``None``: jobs of no origin (they adopt only
+        a video of no origin, by its title)."""
+        return await self._enqueuer().enqueue(jobs, batch_size=batch_size, origin=origin)
 
     # --- work ----------------------------------------------------------------------------
 

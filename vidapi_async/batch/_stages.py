@@ -33,7 +33,7 @@ from ._adopt import (
 from ._create_step import CreateStep
 from ._journal import JobLost, Stage
 from ._pipeline_state import JobRun
-from ._updates import changed_fields, keep_tag, with_added
+from ._updates import changed_fields, keep_tag, kept_on_platform, with_added
 
 __all__ = [
     "CHECKS",
@@ -179,7 +179,8 @@ class Pipeline(CreateStep):
     # --- adopt -------------------------------------------------------------------------
 
     async def adopt(self, run: JobRun) -> None:
-        """A job the journal knows nothing sent for: the video the platform holds under
+        """A job whose create the journal knows was never sent (at ``pending``, or left at
+        ``uploading``/``uploaded`` by a run that stopped): the video the platform holds under
         its tag (one listing per batch, ``_adopt``), if one passes every check, is
         adopted: no upload, no create; the fields the job gives that differ on it are
         sent as one update (the bookkeeping tags kept). One made from another manifest
@@ -332,6 +333,7 @@ class Pipeline(CreateStep):
         fields = changed_fields(run.job, sent, run.job.metadata())
         if fields:
             mine = own_tags(run.record.key, run.record.origin)
+            mine = await kept_on_platform(self.client, run.video_id, fields, mine)
             with own_tag(*mine):  # the batch's own tags, kept in the tags an update sets
                 await self.client.update_video(run.video_id, **keep_tag(fields, mine))
 
@@ -341,7 +343,9 @@ STEPS: tuple[Step, ...] = (
     Step(Stage.UPLOADED, Pipeline.check_file, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.check_offered, "nothing (a check)"),
     Step(Stage.CREATED, Pipeline.judge_carried, "nothing (its carried urls judged)"),
-    Step(Stage.UPLOADING, Pipeline.adopt, "created (or done) with the video the platform holds"),
+    # every job whose create was never sent (pending, uploading, uploaded): a journal
+    # left before its create while another journal made the video must not make another
+    Step(Stage.CREATING, Pipeline.adopt, "created (or done) with the video the platform holds"),
     Step(Stage.CREATED, Pipeline.wait_for_quota, "nothing (a wait for the account's quota)"),
     Step(Stage.CREATED, Pipeline.carry, "nothing (its carried files, held for this run)"),
     Step(Stage.UPLOADED, Pipeline.upload, "uploading (a chunked upload's address), uploaded"),

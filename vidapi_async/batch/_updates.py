@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._client import Client
-from .._errors import VidapiError
+from .._errors import NotFoundError, VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
-from ._adopt import RESERVED_PREFIXES, own_tags
+from ._adopt import ORIGIN_PREFIX, RESERVED_PREFIXES, origin_of, own_tags
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, same_password_mark, shown_source
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
@@ -22,6 +22,7 @@ __all__ = [
     "changed_fields",
     "done_before",
     "keep_tag",
+    "kept_on_platform",
     "metadata_now",
     "update_video",
     "with_added",
@@ -72,6 +73,35 @@ def keep_tag(fields: dict[str, Any], bookkeeping: Sequence[str]) -> dict[str, An
     return fields
 
 
+async def kept_on_platform(
+    client: Client, video_id: str, fields: Mapping[str, Any], bookkeeping: Sequence[str]
+) -> list[str]:
+    """``bookkeeping`` (``own_tags``), with the origin tag the video carries before it
+    when the job has none to give (a record of no origin: an earlier release's, a job
+    of no origin): an update of its tags never removes an origin tag from the platform.
+    Read only when the update sets tags."""
+    if "tags" not in fields or any(t.startswith(ORIGIN_PREFIX) for t in bookkeeping):
+        return list(bookkeeping)
+    video = await client.videos.get(video_id, fields=("id", "tags"))
+    carried = origin_of(video.tags)
+    return list(bookkeeping) if carried is None else [carried, *bookkeeping]
+
+
+def gone(exc: NotFoundError, video_id: str) -> NotFoundError:
+    """The 404 of an update of a done job's video (the same error, its status and body
+    kept) saying what it means (the video was deleted on the platform since) and how
+    to make it again."""
+    said = exc
+    said.message = (
+        f"{exc.message}: the job's video {video_id} is gone from the platform (deleted "
+        "since?), and the journal holds the job done with it. To make it again, run the "
+        "job with a new journal (the other jobs adopt their videos; this one is uploaded "
+        "anew), or give its row a new key"
+    )
+    said.args = (str(said),)
+    return said
+
+
 def changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether a done job's recorded metadata (``None``: recorded before journals kept
     it, so unknown) differs from its metadata now (``added`` is the batch's own)."""
@@ -120,8 +150,12 @@ async def update_video(
     if job.thumbnail is not None and old.get("thumbnail") != new.get("thumbnail"):
         thumbnail = await internals(client).carry(job.thumbnail, job.headers)
     if fields:
-        with own_tag(*bookkeeping):  # the batch's own tags, not a user's
-            await client.update_video(video_id, **keep_tag(fields, bookkeeping))
+        try:
+            bookkeeping = await kept_on_platform(client, video_id, fields, bookkeeping)
+            with own_tag(*bookkeeping):  # the batch's own tags, not a user's
+                await client.update_video(video_id, **keep_tag(fields, bookkeeping))
+        except NotFoundError as exc:
+            raise gone(exc, video_id) from None
     if thumbnail is not None:
         await client.set_thumbnail(video_id, thumbnail)
     named = list(old.get("playlists") or ())

@@ -29,7 +29,7 @@ from .._errors import (
     TransportError,
 )
 from .._observe import worker_log
-from ._enqueue import TASK, cleared, job_of
+from ._enqueue import TASK, cleared, job_of, origin_in
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._playlists_shared import SharedPlaylists
 from ._quota import Quota
@@ -272,7 +272,8 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
     )
     if row is None:
         await _spec_missing(worker.shared, key)
-    job = job_of(json.loads(row[0]))
+    spec = json.loads(row[0])
+    job = job_of(spec)
     until = await shared.quota_until()
     if until is not None and not quota_known(runner):
         reached = QuotaExceededError(
@@ -288,7 +289,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
     await _hand_back_if_waiting(shared, runner, context, key, job.account)
     tried = await attempts_counted(worker.shared, context.job)
     _LAST_TRY.set(tried >= MAX_ATTEMPTS)  # this task's own context
-    result: JobResult = await runner.run_one(attrs.evolve(job, key=key))
+    result: JobResult = await runner.run_one(attrs.evolve(job, key=key), origin=origin_in(spec))
     worker_log.info("job %s %s at stage %s", key, result.status.value, result.stage.value)
     if result.status is not JobStatus.FAILED:
         # LOST too: its queue job was ended when it was taken over, and the new one is

@@ -419,6 +419,8 @@ def origin_of(source: str) -> str:
     """What the journal records as the jobs' manifest or feed: its absolute path, or
     its address without credentials and a digest of its query (``feed_origin``: never
     the query itself, which may hold a credential)."""
+    if source[:5].lower() == "s3://":  # a bucket's prefix: the url, wherever it is run from
+        return "s3://" + source[5:]
     if source.lower().startswith(("http://", "https://")):
         from ..batch._origins import feed_origin
 

@@ -293,8 +293,9 @@ def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
-    from ._batch import feed_source
+    from ._batch import feed_source, origin_of
 
+    args.origin = origin_of(args.source)  # before a feed is fetched to a file
     with claim_metrics_port(args, console.print):
         async with feed_source(args, client):
             return await _run_shared_batch(args, client, console)
@@ -316,7 +317,8 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
     async with SharedBatch(_postgres(args.journal, "batch")) as shared:
         # read lazily, a row at a time off the loop: memory does not grow with the count
         shown = LeftOutShown(console)
-        enqueued = await shared.enqueue(_read_in_thread(args, None, shown))
+        # their manifest or feed, as a local batch of it has (tagged and adopted alike)
+        enqueued = await shared.enqueue(_read_in_thread(args, None, shown), origin=args.origin)
         shown.summary()
         # the counts are the result (but for --json's, the status), warnings stay on stderr
         out = console if args.json else output_console()
