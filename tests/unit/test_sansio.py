@@ -267,3 +267,22 @@ def test_a_json_answer_is_read_in_every_encoding_json_allows(encoding: str) -> N
 @pytest.mark.parametrize("answer", [b"", b"  \r\n"])
 def test_an_empty_success_is_an_empty_object(answer: bytes) -> None:
     assert wire.decode_api_response(REQ, 200, {}, answer) == {}
+
+
+def test_a_bearer_token_the_server_echoes_cut_short_is_masked() -> None:
+    """The attack on issue 41 (F9): a server refusing an oversized header echoed its
+    start (``Got more than 8190 bytes when reading: b'Bearer SECRETPREFIX-yyy...'``),
+    which no whole-secret match catches; it reached stderr, the report and the journal.
+    Whatever follows ``Bearer`` in a server's text is masked."""
+    token = "SECRETPREFIX-" + "y" * 9000
+    echoed = f"Got more than 8190 bytes when reading: b'Bearer {token[:80]}...'."
+    request = wire.Request("GET", "https://api.example.test/video/x1", authenticated=True)
+    err = wire.api_error(request, 400, {}, echoed.encode(), secrets=(token,))
+    for text in (str(err), err.message, repr(err)):
+        assert "SECRETPREFIX" not in text, text
+    assert "Bearer ***" in err.message
+    other = wire.api_error(request, 400, {}, b"a Bearer of news", secrets=(token,))
+    assert "a Bearer of news" in str(other)  # a word, not a token
+    # a start of the secret, echoed without its scheme, is masked too
+    bare = wire.api_error(request, 400, {}, f"seen {token[:40]}... here".encode(), secrets=(token,))
+    assert "SECRETPREFIX" not in str(bare) and "seen ***" in str(bare)

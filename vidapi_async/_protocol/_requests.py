@@ -506,12 +506,37 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     (``password=...``) and a seal (``seal=...``) whatever it is. The text is also read
     as JSON's and HTML's escapes would be (``\\u0054``, ``&#x2F;``): where that shows
     a secret, what is returned is that reading, masked."""
-    pattern = _secrets_pattern(tuple(s for s in secrets if s))
+    given = tuple(s for s in secrets if s)
+    pattern = _secrets_pattern(given)
     text = _masked(text, pattern)
     for read in _READINGS[1:]:
         seen = read(text)
         if seen != text and (masked := _masked(seen, pattern)) != seen:
             text = masked
+    return _starts_masked(_BEARER.sub(r"\1***", text), given)
+
+
+_BEARER = re.compile(r"\b(bearer\s+)[A-Za-z0-9._~+/%-]{8,}=*", re.IGNORECASE)
+"""A bearer credential as a server echoes its request's header (cut short, maybe)."""
+_START = 12
+"""Characters of a secret's start that, echoed anywhere, are masked with what follows
+of it (a server that cuts an echoed header short, mid-text)."""
+
+
+def _starts_masked(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each run that begins a secret (its first ``_START`` characters or
+    more) masked: a long secret echoed cut short."""
+    for secret in secrets:
+        if len(secret) <= _START:
+            continue
+        start = secret[:_START]
+        at = text.find(start)
+        while at >= 0:
+            end = at + _START
+            while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
+                end += 1
+            text = text[:at] + "***" + text[end:]
+            at = text.find(start, at + 3)
     return text
 
 
