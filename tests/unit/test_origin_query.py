@@ -21,13 +21,14 @@ def test_the_query_is_part_of_a_feeds_origin_and_never_kept() -> None:
     assert alice.startswith(FEED) and bob.startswith(FEED)
     assert "alice" not in alice and "bob" not in bob
     assert origin_of(FEED + "?a=1&b=2") == origin_of(FEED + "?b=2&a=1")  # its order is not
-    assert origin_of(FEED) == FEED  # no query: as before
+    assert origin_of(FEED).startswith(FEED + "?feed-sha256=")  # always its digest
     signed = origin_of(FEED + "?c=alice&X-Amz-Signature=SIGSECRET&X-Amz-Date=20261128T0000Z")
     assert "SIGSECRET" not in signed
     # a signature is renewed, the feed stays one
     again = origin_of(FEED + "?c=alice&X-Amz-Signature=OTHER&X-Amz-Date=20261129T0000Z")
     assert signed == again
-    assert origin_of("https://u:PASSWORD@feeds.example.com/feed.xml") == FEED
+    with_user = origin_of("https://u:PASSWORD@feeds.example.com/feed.xml")
+    assert with_user.startswith(FEED + "?feed-sha256=") and "PASSWORD" not in with_user
 
 
 def _record(origin: str | None) -> JobRecord:
@@ -63,3 +64,28 @@ def test_a_video_tagged_by_an_earlier_release_is_its_queried_feeds() -> None:
     bobs = Held("x1", "first title", None, False, None, origin_tag(origin_of(FEED + "?c=bob")))
     why = belongs(bobs, job, None, origin_of(FEED + "?c=alice"))
     assert why is not None and "another manifest or feed" in why
+
+
+def test_a_feed_without_a_query_and_the_same_with_one_are_two_feeds() -> None:
+    """The third attack (N1, high): ``feed.xml`` and ``feed.xml?c=bob`` were one origin
+    (the query-less one read as an earlier release's form of the other), so bob's guid
+    1 updated (or adopted) the plain feed's video. Today's origins always carry their
+    digest: the earlier form matches only what an earlier release wrote."""
+    plain, bob = origin_of(FEED), origin_of(FEED + "?c=bob")
+    assert plain != bob and plain != FEED
+    assert _refusal(_record(plain), _job(), bob) is not None
+    assert _refusal(_record(bob), _job(), plain) is not None
+    job = va.UploadJob(url="https://media.example.com/a.mp4", title="t", channel="news")
+    plains = Held("x1", "t", None, False, None, origin_tag(plain))
+    assert belongs(plains, job, None, bob) is not None
+    assert _refusal(_record(FEED), _job(), plain) is None  # an earlier release's record
+
+
+def test_feeds_told_apart_by_their_user_are_two_feeds_whatever_the_password() -> None:
+    """The third attack (N4): per-user private feeds (``alice:pw@``, ``bob:pw@``) were one
+    origin. The user is part of the digest (never shown); the password is not: a
+    changed password is the same feed."""
+    alice = origin_of("https://alice:pw@feeds.example.com/feed.xml")
+    bob = origin_of("https://bob:pw@feeds.example.com/feed.xml")
+    assert alice != bob and "alice" not in alice and "pw" not in alice.partition("//")[2]
+    assert alice == origin_of("https://alice:NEWPASSWORD@feeds.example.com/feed.xml")
