@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import email.utils
 import json
+import json.scanner
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
 from .. import _errors as e
@@ -97,7 +98,7 @@ def _nests_too_deep(text: str) -> bool:
     """Whether JSON ``text`` opens more than ``MAX_JSON_DEPTH`` arrays or objects at
     once (counted without decoding it: brackets inside strings are not nesting)."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return False  # the usual answer: no scan
+        return False  # (json_object counts first: the usual answer is not scanned)
     depth = 0
     for bracket in _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text)):
         depth += 1 if bracket in "[{" else -1
@@ -122,6 +123,11 @@ def _json_text(body: bytes) -> str | None:
 
 _decode_json = json.JSONDecoder().decode
 """``json.loads`` of a str without its options (the decoder it uses then), one call less."""
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type] # (typeshed: the decoder is what it reads)
+)
+"""That decoder's scanner (the C one): ``(value, end)`` of the JSON value at an index."""
+_JSON_WHITESPACE: Final = " \t\n\r"
 
 
 def json_object(body: bytes) -> Mapping[str, Any] | None:
@@ -133,10 +139,20 @@ def json_object(body: bytes) -> Mapping[str, Any] | None:
     text = _json_text(body)
     if text is None:
         return None
-    if _nests_too_deep(text):
-        raise NestedTooDeep
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _nests_too_deep(text):
+        raise NestedTooDeep  # (the usual answer has too few brackets to be scanned)
     try:
-        data = _decode_json(text)
+        if text[:1] == "{":
+            # The usual answer: json.loads' own C scanner, called directly (not through
+            # JSONDecoder.decode and raw_decode: two Python calls and two regex matches),
+            # then json.loads' rule that only JSON whitespace may follow.
+            data, end = _scan_json(text, 0)
+            if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
+                return None  # "Extra data"
+        else:
+            data = _decode_json(text)
+    except StopIteration:  # (not reached: an object starts there)
+        return None
     except RecursionError:  # not reached: the count above is the guard
         raise NestedTooDeep from None
     except json.JSONDecodeError:
