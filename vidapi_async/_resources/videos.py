@@ -262,7 +262,9 @@ class Videos(Service):
         describe(self._requester, VIDEO_ID, video_id)
         request = self._dialect.video_request(self._requester, video_id, names, None)
         data = self._dialect.video_from(await self._requester.call(request))
-        return structure({"id": video_id, **data}, Video, what=request.what)
+        if "id" not in data:  # (an answer's own id is the one kept, as before)
+            data = {"id": video_id, **data}
+        return structure(data, Video, what=request.what)
 
     @operation("wait_until_ready")
     async def wait_until_ready(
