@@ -176,3 +176,31 @@ async def test_a_proxied_feed_named_by_a_name_has_an_unknown_origin_whatever_it_
         assert "SourcePolicy.origin" in str(results[key].error), results[key].error
     assert inner.seen == []  # neither item reached the internal server
     assert emulator.videos() == []
+
+
+async def test_a_redirect_from_a_public_address_to_a_name_not_resolved_here_is_refused(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third attack (N7): through a proxy, a public address redirecting to a name
+    that does not resolve here (the proxy resolves it to an internal host) was
+    followed: the redirect rule (a public address may not lead to a private one) could
+    not judge the name and let the proxy try. It fails closed, as the feed's origin
+    rule does."""
+    async with WireServer(lambda seen: Reply(200, b"internal")) as inner:
+        target = "http://intranet.invalid/secret.webm"
+        async with WireServer(lambda seen: Reply(302, b"", {"Location": target})) as redir:
+            hosts = {
+                PUBLIC: ("127.0.0.1", _port(redir)),
+                "intranet.invalid": ("127.0.0.1", _port(inner)),
+            }
+            async with forward_proxy(hosts) as proxy:
+                monkeypatch.setenv("HTTP_PROXY", proxy.url)
+                monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+                for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
+                    monkeypatch.delenv(name, raising=False)
+                async with client_for(emulator, retry=va.NO_RETRY) as client:
+                    with pytest.raises(va.SourceError) as info:
+                        await client.upload_from_url(f"http://{PUBLIC}/redir")
+    assert inner.seen == []
+    assert "intranet.invalid" in str(info.value) and "redirect" in str(info.value)
+    assert target not in proxy.targets

@@ -150,15 +150,18 @@ class _Deadline:
             raise e.SourceError(f"GET {self._shown}: {why}", status=None) from None
 
 
-async def _check_name(host: str, port: int, policy: SourcePolicy, check: Check) -> list[str]:
+async def _check_name(
+    host: str, port: int, policy: SourcePolicy, check: Check, previous: str | None = None
+) -> list[str]:
     """Through a proxy the proxy connects: the name is resolved here and checked; the
     addresses it has here. A name that does not resolve here cannot be checked: it is
-    refused when the policy says so (``SourcePolicy.unresolved_refusal``: fail closed),
-    else the proxy may try."""
+    refused when the policy says so (``SourcePolicy.unresolved_refusal``: fail closed;
+    ``previous``, the hop that redirected here, for the redirect rule), else the proxy
+    may try."""
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        why = policy.unresolved_refusal(host)
+        why = policy.unresolved_refusal(host, previous)
         if why:
             raise e.SourceError(f"source refused: {why}", status=None) from None
         return []
@@ -344,7 +347,9 @@ async def _get_checked(
     literal = resolver.literal = _judged_literal(host, check)
     if via is not None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        resolver.last = [literal] if literal else await _check_name(host, port, policy, check)
+        resolver.last = (
+            [literal] if literal else await _check_name(host, port, policy, check, previous)
+        )
     elif literal is None:
         resolver.check = check
     extra: dict[str, Any] = {} if via is None else {"proxy": via.url}

@@ -177,7 +177,9 @@ class SourcePolicy:
     Through a proxy the proxy connects: a source's name is resolved here and judged on
     what it resolves to here. A name that does not resolve here cannot be judged: it
     is refused under ``allow`` or ``deny``, and while the ``origin`` rule holds (a
-    public or unknown ``origin``, ``allow_private`` False); otherwise the proxy tries it.
+    public or unknown ``origin``, ``allow_private`` False), and when a redirect from a
+    public address (or a name) led to it (``allow_private`` False); otherwise the proxy
+    tries it.
     """
 
     deny: tuple[Network, ...] = attrs.field(default=(), converter=_networks)
@@ -255,11 +257,12 @@ class SourcePolicy:
             return "a feed fetched through a proxy from an address not known here (judged public)"
         return f"a feed fetched from the public address {self.origin}"
 
-    def unresolved_refusal(self, host: str) -> str | None:
+    def unresolved_refusal(self, host: str, previous: str | None = None) -> str | None:
         """Why a source whose name ``host`` does not resolve here (a proxy would
         connect it) is refused: its address cannot be judged, so under ``allow`` or
-        ``deny``, or while the ``origin`` rule holds, it is (fail closed); ``None``:
-        the proxy may try it."""
+        ``deny``, while the ``origin`` rule holds, or when a public address (or a name:
+        ``previous``, the hop that redirected here) redirected to it, it is (fail
+        closed); ``None``: the proxy may try it."""
         cannot = (
             f"{host} cannot be resolved here, so the address the proxy would reach "
             "cannot be checked"
@@ -269,6 +272,16 @@ class SourcePolicy:
             return f"{cannot} ({rule})"
         if self.origin_binds():
             return f"{self._feed()} named {host}: {cannot} ({_ORIGIN_RULE})"
+        if previous is not None and not self.allow_private:
+            try:
+                was_public = self.is_public(address(previous))
+            except ValueError:
+                was_public = True  # a name, judged public (as the redirect rule does)
+            if was_public:
+                return (
+                    f"a redirect from a public address led to {host}: {cannot} "
+                    "(SourcePolicy.allow_private is False)"
+                )
         return None
 
     @staticmethod
