@@ -33,6 +33,23 @@ def manifest(tmp_path: Path, rows: list[tuple[str, str]]) -> Path:
     return path
 
 
+REVOKED = "revoked-Secret-51c2"  # a token the platform does not know
+
+
+def account_then_own(tmp_path: Path, account: str, titles: list[str]) -> list[va.UploadJob]:
+    """A job per title, each with its file: the first under ``account``, the others
+    under the client's own account."""
+    return [
+        va.UploadJob(
+            path=make_file(tmp_path / f"{title}.mp4", 900 + n),
+            title=title,
+            channel="news",
+            account=account if n == 0 else None,
+        )
+        for n, title in enumerate(titles)
+    ]
+
+
 def owners(emu: Emulator) -> dict[str, str]:
     """Each video's title -> its owner's user name."""
     names = {account.id: name for name, account in emu.backend.accounts.items()}
@@ -134,11 +151,7 @@ async def test_a_job_whose_variable_is_gone_when_it_runs_fails_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GONE_TOKEN", raising=False)
-    jobs = [
-        va.UploadJob(path=make_file(tmp_path / "a.mp4", 900), title="a", channel="news",
-                     account="GONE_TOKEN"),
-        va.UploadJob(path=make_file(tmp_path / "b.mp4", 901), title="b", channel="news"),
-    ]  # fmt: skip
+    jobs = account_then_own(tmp_path, "GONE_TOKEN", ["a", "b"])
     journal = tmp_path / "j.sqlite"
     async with Emulator(probe=False) as emu, client_for(emu) as client:
         async with va.BatchUploader(client, journal=journal) as batch:
@@ -326,3 +339,23 @@ async def test_two_variables_holding_one_token_share_one_window(
         assert quota_refusals(emu) == 0  # one window: the platform never had to refuse
     assert TOKEN_B not in caplog.text
     assert TOKEN_B.encode() not in journal.read_bytes()
+
+
+async def test_a_job_whose_accounts_token_is_refused_fails_alone_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVOKED_TOKEN", REVOKED)
+    jobs = account_then_own(tmp_path, "REVOKED_TOKEN", ["a", "b"])
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            results = {r.job.title: r async for r in batch.run(jobs)}
+        titles = [v["title"] for v in emu.videos()]
+    assert titles == ["b"]
+    assert results["a"].status is va.JobStatus.FAILED
+    assert isinstance(results["a"].error, va.AccountError)
+    assert not isinstance(results["a"].error, va.AccountNotSetError)
+    assert results["a"].error.variable == "REVOKED_TOKEN"
+    assert results["b"].status is va.JobStatus.DONE
+    errors = [r.error for r in va.SQLiteJournal(journal).records_sync() if r.error]
+    assert len(errors) == 1 and "REVOKED_TOKEN" in errors[0] and REVOKED not in errors[0]

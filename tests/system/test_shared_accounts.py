@@ -119,3 +119,25 @@ async def test_a_done_job_enqueued_under_another_account_is_said_changed(
         moved = await shared.enqueue([attrs.evolve(job, account="NEWS_TOKEN")])
         assert (moved.added, len(moved.changed)) == (0, 1)  # said, not applied
         assert len(emu.videos()) == 1
+
+
+async def test_an_accounts_refused_token_fails_its_job_and_the_worker_goes_on(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.test_accounts import REVOKED, account_then_own
+
+    monkeypatch.setenv("REVOKED_TOKEN", REVOKED)
+    jobs = account_then_own(tmp_path, "REVOKED_TOKEN", ["bad", "own", "own2"])
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 3
+        async with client_for(emu) as client:  # the worker does not stop at the bad token
+            await asyncio.wait_for(
+                shared.work(client, concurrency=1, until_empty=True, poll=0.2), 120
+            )
+        status = await shared.status()
+        assert (status.done, status.failed, status.queued, status.running) == (2, 1, 0, 0)
+        [(error,)] = await shared.journal.fetchall(
+            shared.journal.statement("select error from {s}.jobs where error is not null")
+        )
+        assert "REVOKED_TOKEN" in error and REVOKED not in error
+        assert sorted(v["title"] for v in emu.videos()) == ["own", "own2"]
