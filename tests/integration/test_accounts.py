@@ -359,3 +359,26 @@ async def test_a_job_whose_accounts_token_is_refused_fails_alone_naming_the_vari
     assert results["b"].status is va.JobStatus.DONE
     errors = [r.error for r in va.SQLiteJournal(journal).records_sync() if r.error]
     assert len(errors) == 1 and "REVOKED_TOKEN" in errors[0] and REVOKED not in errors[0]
+
+
+async def test_an_unpaced_batch_stops_only_the_refused_accounts_creates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCOUNT_B_TOKEN", TOKEN_B)
+    jobs = account_then_own(tmp_path, "ACCOUNT_B_TOKEN", ["b1", "a1", "a2", "a3"])
+    (tmp_path / "b").mkdir()
+    jobs.append(account_then_own(tmp_path / "b", "ACCOUNT_B_TOKEN", ["b2"])[0])
+    async with (
+        Emulator(quota="1/1h", tokens={OWN: ALL_SCOPES}, probe=False) as emu,
+        client_for(emu) as client,
+    ):
+        async with va.BatchUploader(client, journal=tmp_path / "j.sqlite", concurrency=1) as run:
+            results = {r.job.title: r async for r in run.run(jobs)}
+        made = owners(emu)
+    # the client's own account: a1 made, a2 refused by the platform, a3 not sent;
+    # the other account's window is its own: b2 is refused by the platform, not stopped
+    assert made == {"b1": "other", "a1": "demo"}
+    failed = {t: str(r.error) for t, r in results.items() if r.status is va.JobStatus.FAILED}
+    assert sorted(failed) == ["a2", "a3", "b2"]
+    assert "not sent" in failed["a3"]
+    assert "not sent" not in failed["b2"]

@@ -141,3 +141,46 @@ async def test_an_accounts_refused_token_fails_its_job_and_the_worker_goes_on(
         )
         assert "REVOKED_TOKEN" in error and REVOKED not in error
         assert sorted(v["title"] for v in emu.videos()) == ["own", "own2"]
+
+
+async def _own_quota_flagged(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch, quota: str | None
+) -> tuple[dict[str, str | None], list[str]]:
+    """An earlier unpaced worker's refusal kept for the client's own account (an hour),
+    then a worker (paced by ``quota``, or not) running a job of the client's own account
+    and one of another's: each job's error (``None``: done) and the videos made."""
+    monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)
+    jobs = [
+        va.UploadJob(path=make_file(tmp_path / "own.mp4", 2400), title="own", channel="news"),
+        va.UploadJob(path=make_file(tmp_path / "sport.mp4", 2401), title="sport",
+                     channel="news", account="SPORT_TOKEN"),
+    ]  # fmt: skip
+    async with Emulator(probe=False) as emu, batch.SharedBatch(dsn) as shared:
+        assert (await shared.enqueue(jobs)).added == 2
+        await shared.quota_hit(va.QuotaExceededError("quota", status=403, retry_after=3600))
+        async with client_for(emu) as client:
+            await asyncio.wait_for(
+                shared.work(client, until_empty=True, poll=0.2, quota=quota), 120
+            )
+        report = tmp_path / "map.csv"
+        await shared.write_report(report)
+        with report.open(encoding="utf-8") as text:
+            rows = {Path(r["source"]).stem: r for r in csv.DictReader(text)}
+        errors = {title: rows[title]["error"] or None for title in ("own", "sport")}
+        return errors, sorted(v["title"] for v in emu.videos())
+
+
+async def test_a_paced_worker_never_fails_a_job_by_an_earlier_refusals_flag(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    errors, made = await _own_quota_flagged(tmp_path, dsn, monkeypatch, "5/1s")
+    assert errors == {"own": None, "sport": None}
+    assert made == ["own", "sport"]
+
+
+async def test_one_accounts_refusal_never_stops_another_accounts_jobs(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    errors, made = await _own_quota_flagged(tmp_path, dsn, monkeypatch, None)
+    assert errors["sport"] is None and made == ["sport"]
+    assert errors["own"] is not None and "quota" in errors["own"]

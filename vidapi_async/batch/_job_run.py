@@ -264,7 +264,7 @@ class JobRunning:
                 await run_steps(self._pipeline, run)
         except VidapiError as raised:
             exc = account_refused(job, raised)  # an account's token refused: its alone
-            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
+            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc, job.account):
                 internals(self.client).observer.quota_refused()  # each refusal
             record.error = f"{type(exc).__name__}: {exc}"
             try:

@@ -24,6 +24,7 @@ import attrs
 from .._errors import InvalidArgumentError, QuotaExceededError
 
 __all__ = [
+    "MAX_PERIOD",
     "Pacing",
     "Quota",
     "QuotaStop",
@@ -38,18 +39,20 @@ log = logging.getLogger("vidapi_async.batch")
 
 
 class QuotaStop:
-    """The first refusal for the account's quota a batch saw (or was told of by a shared
-    queue), and the refusals the batch made itself after it."""
+    """Per account (keyed by ``account_key``), the first refusal for its quota a batch
+    saw (or was told of by a shared queue), and the refusals the batch made itself
+    after it: one account's refusal never stops another account's jobs."""
 
     def __init__(self) -> None:
-        self.reached: QuotaExceededError | None = None
-        """The refusal that stops new uploads and creates, or ``None``."""
+        self.reached: dict[str | None, QuotaExceededError] = {}
+        """Per account, the refusal that stops its new creates."""
         self._not_sent: weakref.WeakSet[QuotaExceededError] = weakref.WeakSet()
 
-    def check(self) -> None:
-        """Raise ``QuotaExceededError`` (not sent: the batch's own stop) once the
-        quota was reached; return otherwise."""
-        hit = self.reached
+    def check(self, account: str | None) -> None:
+        """Raise ``QuotaExceededError`` (not sent: the batch's own stop) once the quota
+        of the account of the variable ``account`` (``None``: the client's own) was
+        reached; return otherwise."""
+        hit = self.reached.get(account_key(account))
         if hit is not None:
             not_sent = QuotaExceededError(
                 "not sent: the account's quota was reached earlier in this batch",
@@ -61,16 +64,31 @@ class QuotaStop:
             self._not_sent.add(not_sent)  # the batch's own stop: not a platform refusal
             raise not_sent
 
-    def refused(self, error: QuotaExceededError) -> bool:
+    def refused(self, error: QuotaExceededError, account: str | None) -> bool:
         """Note a job's quota failure: ``True`` when the platform refused it (not the
-        batch's own stop); the first such refusal stops the batch's new work."""
+        batch's own stop); the first such refusal stops its account's new creates."""
         if error in self._not_sent:
             return False
-        if self.reached is None:
-            self.reached = error
-            log.warning("the account's quota is reached: no new upload will start")
+        if self.reached.setdefault(account_key(account), error) is error:
+            log.warning("the account's quota is reached: no new create will start for it")
         return True
 
+    def told(self, account: str | None, until: datetime.datetime | None) -> None:
+        """A shared queue's word on the account's quota: reached until ``until`` (no
+        create of its starts), or not (``None``)."""
+        key = account_key(account)
+        if until is None:
+            self.reached.pop(key, None)
+        elif key not in self.reached:
+            self.reached[key] = QuotaExceededError(
+                f"the account's quota was reached; it resets at {until:%Y-%m-%d %H:%M %Z}",
+                status=403,
+                retry_after=max(0.0, (until - datetime.datetime.now(datetime.UTC)).total_seconds()),
+            )
+
+
+MAX_PERIOD = 366 * 86400.0
+"""The longest quota period, in seconds (366 days): a longer one is refused."""
 
 _PERIOD = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
