@@ -88,6 +88,13 @@ async def test_two_variables_holding_one_token_share_one_window_across_workers(
         assert len(status.accounts) == 1  # shown by the first variable's name
 
 
+EARLIER_WINDOWS = (  # the windows' tables as a worker of an earlier release made them
+    "create table {s}.quota_slots (id bigserial primary key, account text not null, "
+    "at timestamptz not null default now(), ended boolean not null default false)",
+    "create table {s}.quota_blocks (account text primary key, until timestamptz not null)",
+)
+
+
 async def test_status_reads_the_quota_table_an_earlier_worker_made(dsn: str) -> None:
     async with batch.SharedBatch(dsn) as shared:
         await shared.status()  # the schema made
@@ -96,9 +103,7 @@ async def test_status_reads_the_quota_table_an_earlier_worker_made(dsn: str) -> 
             "create table {s}.quota_accounts (account text primary key, "
             "videos integer not null, period double precision not null)",
             "insert into {s}.quota_accounts values ('VIDAPI_NEWS_TOKEN', 2, 3600)",
-            "create table {s}.quota_slots (id bigserial primary key, account text not null, "
-            "at timestamptz not null default now(), ended boolean not null default false)",
-            "create table {s}.quota_blocks (account text primary key, until timestamptz not null)",
+            *EARLIER_WINDOWS,
         ):
             await journal.execute(journal.statement(statement))
         status = await shared.status()
@@ -184,3 +189,22 @@ async def test_one_accounts_refusal_never_stops_another_accounts_jobs(
     errors, made = await _own_quota_flagged(tmp_path, dsn, monkeypatch, None)
     assert errors["sport"] is None and made == ["sport"]
     assert errors["own"] is not None and "quota" in errors["own"]
+
+
+async def test_status_skips_a_window_an_earlier_release_kept_with_a_period_now_refused(
+    dsn: str,
+) -> None:
+    async with batch.SharedBatch(dsn) as shared:
+        await shared.status()  # the schema made
+        journal = shared.journal
+        for statement in (
+            "create table {s}.quota_accounts (account text primary key, "
+            "videos integer not null, period double precision not null, name text)",
+            "insert into {s}.quota_accounts values ('VIDAPI_OLD_TOKEN', 1, 8.64e12, "
+            "'VIDAPI_OLD_TOKEN'), ('VIDAPI_NEWS_TOKEN', 2, 3600, 'VIDAPI_NEWS_TOKEN')",
+            *EARLIER_WINDOWS,
+        ):
+            await journal.execute(journal.statement(statement))
+        status = await shared.status()
+        assert list(status.accounts) == ["VIDAPI_NEWS_TOKEN"]
+        assert status.accounts["VIDAPI_NEWS_TOKEN"]["quota"] == "2/1h"

@@ -25,12 +25,14 @@ from .._errors import InvalidArgumentError, QuotaExceededError
 
 __all__ = [
     "MAX_PERIOD",
+    "MAX_VIDEOS",
     "Pacing",
     "Quota",
     "QuotaStop",
     "QuotaWindow",
     "Slot",
     "finish_in",
+    "kept_quota",
     "local_accounts",
     "quota_of",
 ]
@@ -90,7 +92,10 @@ class QuotaStop:
 MAX_PERIOD = 366 * 86400.0
 """The longest quota period, in seconds (366 days): a longer one is refused."""
 
-_PERIOD = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+MAX_VIDEOS = 100_000
+"""The most creates a quota may allow in its period (the platform's are 15 and 96)."""
+
+_PERIOD = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\s*([a-z]+)\s*", re.ASCII)
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -110,6 +115,10 @@ class Quota:
             raise InvalidArgumentError(
                 "quota", f"videos must be a whole number from 1, not {self.videos!r}"
             )
+        if self.videos > MAX_VIDEOS:
+            raise InvalidArgumentError(
+                "quota", f"videos must be at most {MAX_VIDEOS} in a period, not {self.videos}"
+            )
         period = self.period
         if (
             isinstance(period, bool)
@@ -119,6 +128,10 @@ class Quota:
         ):
             raise InvalidArgumentError(
                 "quota", f"the period must be a number of seconds above 0, not {period!r}"
+            )
+        if period > MAX_PERIOD:
+            raise InvalidArgumentError(
+                "quota", f"the period must be at most 366 days, not {period / 86400:g} days"
             )
 
     @classmethod
@@ -132,12 +145,18 @@ class Quota:
         if match is None:
             raise InvalidArgumentError(
                 "quota",
-                f"{text!r} is not VIDEOS/PERIOD with a unit (s, m, h, d), e.g. '15/24h' or '3/4s'",
+                f"{text!r} is not VIDEOS/PERIOD in digits 0-9 with a unit (s, m, h, d), "
+                "e.g. '15/24h' or '3/4s'",
             )
         videos, amount, unit = match.groups()
         if unit not in _UNITS:
             raise InvalidArgumentError(
                 "quota", f"unknown unit {unit!r} in {text!r}: use s, m, h or d"
+            )
+        if len(videos.lstrip("0")) > len(str(MAX_VIDEOS)):  # no int() of a thousand digits
+            raise InvalidArgumentError(
+                "quota",
+                f"videos must be at most {MAX_VIDEOS} in a period, in {text.strip()[:40]!r}",
             )
         return cls(int(videos), float(amount) * _UNITS[unit])
 
@@ -146,6 +165,17 @@ class Quota:
             if self.period >= _UNITS[unit] and (self.period / _UNITS[unit]).is_integer():
                 return f"{self.videos}/{self.period / _UNITS[unit]:g}{unit}"
         return f"{self.videos}/{self.period:g}s"
+
+
+def kept_quota(videos: int, period: float) -> Quota | None:
+    """The quota a journal kept for an account's window, or ``None`` when it is one
+    this release refuses (an earlier release let a period of centuries through): such
+    a window is not shown (nor read further) by ``vidapi status``."""
+    try:
+        return Quota(int(videos), float(period))
+    except InvalidArgumentError:
+        log.warning("a window's quota kept in the journal is out of bounds; not shown")
+        return None
 
 
 def quota_of(value: Quota | str | None) -> Quota | None:
@@ -388,7 +418,9 @@ def local_accounts(
     now = time.time()
     out: dict[str, dict[str, Any]] = {}
     for name, videos, period, ends in windows:
-        quota = Quota(videos, period)
+        quota = kept_quota(videos, period)
+        if quota is None:
+            continue
         inside = sorted(t for t in ends if t > now - period)
         free_in = 0.0
         if len(inside) >= videos:
