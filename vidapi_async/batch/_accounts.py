@@ -5,8 +5,9 @@ batch's client (its pool and upload pump): each job's requests carry its account
 (``internals(client).acting_as``), and each account has its own quota window.
 
 A paced batch takes its jobs account by account in turn (``in_turn``), within a
-lookahead of ``LOOKAHEAD`` jobs, so that the jobs of an account waiting for its window
-do not fill every pipeline while another account's jobs could run.
+lookahead of ``LOOKAHEAD`` jobs. A known limit: a job waiting for its account's window
+waits inside its pipeline, so once every pipeline holds such a job, other accounts'
+jobs wait too (``docs/guides/migrating.md``).
 """
 
 from __future__ import annotations
