@@ -406,3 +406,23 @@ async def test_an_unpaced_batch_stops_only_the_refused_accounts_creates(
     assert sorted(failed) == ["a2", "a3", "b2"]
     assert "not sent" in failed["a3"]
     assert "not sent" not in failed["b2"]
+
+
+async def test_an_update_refused_for_the_accounts_token_fails_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VIDAPI_ACCOUNT_B_TOKEN", TOKEN_B)
+    [job] = account_then_own(tmp_path, "VIDAPI_ACCOUNT_B_TOKEN", ["a"])
+    journal = tmp_path / "j.sqlite"
+    async with Emulator(probe=False) as emu, client_for(emu) as client:
+        async with va.BatchUploader(client, journal=journal) as batch:
+            [made] = [r async for r in batch.run([job])]
+            assert made.status is va.JobStatus.DONE
+            monkeypatch.setenv("VIDAPI_ACCOUNT_B_TOKEN", REVOKED)  # revoked since
+            renamed = va.UploadJob(
+                path=job.path, title="a, renamed", channel="news", account=job.account
+            )
+            [again] = [r async for r in batch.run([renamed])]
+    assert again.status is va.JobStatus.FAILED
+    assert isinstance(again.error, va.AccountError)
+    assert again.error.variable == "VIDAPI_ACCOUNT_B_TOKEN" and REVOKED not in str(again.error)
