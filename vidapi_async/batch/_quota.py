@@ -1,8 +1,9 @@
-"""The account's quota as one batch knows it. Without a ``Quota`` (``QuotaStop``): once
-refused, no job of the batch starts an upload or a create (each ends failed at the stage
-it reached, resumable). With one (``QuotaWindow``, one per account): each job takes a
-place in the account's rolling window before its upload, waiting for one if need be, and
-a refusal makes it wait and send its create again."""
+"""Each account's quota as one batch knows it. Without a ``Quota`` (``QuotaStop``): once
+an account is refused, no job of that account starts an upload or a create (each ends
+failed at the stage it reached, resumable); other accounts' jobs go on. With one
+(``QuotaWindow``, one per account): each job takes a place in the account's rolling
+window before its upload, waiting for one if need be, and a refusal makes it wait and
+send its create again."""
 
 from __future__ import annotations
 
