@@ -44,13 +44,13 @@ def make_files(folder: Path, n: int) -> list[Path]:
 async def one_run(
     files: list[Path], accounts: int, per_account: int, quota: str, args: argparse.Namespace
 ) -> dict[str, float]:
-    os.environ["BENCH_ACCOUNT_B_TOKEN"] = OTHER_TOKEN
+    os.environ["VIDAPI_BENCH_B_TOKEN"] = OTHER_TOKEN
     jobs = [
         va.UploadJob(
             path=files[i],
             title=f"{a}-{n}",
             channel="news",
-            account=None if a == 0 else "BENCH_ACCOUNT_B_TOKEN",
+            account=None if a == 0 else "VIDAPI_BENCH_B_TOKEN",
             key=f"{accounts}-{a}-{n}-{time.monotonic_ns()}",
         )
         for a in range(accounts)

@@ -24,10 +24,11 @@ from vidapi_async.testing import client_for
 async def test_a_wait_for_the_window_is_logged_and_in_the_progress(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SPORT_TOKEN", OTHER_TOKEN)
+    monkeypatch.setenv("VIDAPI_SPORT_TOKEN", OTHER_TOKEN)
     files = [make_file(tmp_path / f"w{i}.mp4", 1000 + i) for i in range(3)]
     jobs = [
-        va.UploadJob(path=f, title=f.name, channel="news", account="SPORT_TOKEN") for f in files
+        va.UploadJob(path=f, title=f.name, channel="news", account="VIDAPI_SPORT_TOKEN")
+        for f in files
     ]
     seen: list[va.BatchProgress] = []
     caplog.set_level(logging.INFO, logger="vidapi_async.batch")
@@ -37,12 +38,12 @@ async def test_a_wait_for_the_window_is_logged_and_in_the_progress(
     assert [r.status for r in results] == [va.JobStatus.DONE] * 3
     said = [r.getMessage() for r in caplog.records if "waits for its quota" in r.getMessage()]
     assert said, caplog.text
-    assert re.search(r"SPORT_TOKEN waits for its quota \(2/1s\): 2 of 2 places used; "
+    assert re.search(r"VIDAPI_SPORT_TOKEN waits for its quota \(2/1s\): 2 of 2 places used; "
                      r"the next frees at \d\d:\d\d:\d\d", said[0]), said[0]  # fmt: skip
     assert OTHER_TOKEN not in caplog.text
     waits = [p.quota for p in seen if p.quota]
     assert waits, "no progress showed the wait"
-    used, videos, free_at = waits[0]["SPORT_TOKEN"]
+    used, videos, free_at = waits[0]["VIDAPI_SPORT_TOKEN"]
     assert (used, videos) == (2, 2)
     now = datetime.datetime.now(datetime.UTC).timestamp()
     assert now - 30 < free_at < now + 2
@@ -76,15 +77,15 @@ async def test_the_local_estimate_counts_the_accounts_jobs_not_done(tmp_path: Pa
     journal = va.SQLiteJournal(tmp_path / "j.sqlite")
     await journal.open()
     now = datetime.datetime.now(datetime.UTC).timestamp()
-    await journal.save_quota("NEWS_TOKEN", 2, 3600.0, [now - 600, now - 60])
+    await journal.save_quota("VIDAPI_NEWS_TOKEN", 2, 3600.0, [now - 600, now - 60])
     for n in range(3):  # three not done of this account, one of another
-        await journal.save(va.JobRecord(f"k{n}", account="NEWS_TOKEN"))
+        await journal.save(va.JobRecord(f"k{n}", account="VIDAPI_NEWS_TOKEN"))
     await journal.save(va.JobRecord("other", account=""))
-    await journal.save(va.JobRecord("done", va.Stage.DONE, account="NEWS_TOKEN"))
+    await journal.save(va.JobRecord("done", va.Stage.DONE, account="VIDAPI_NEWS_TOKEN"))
     await journal.close()
     reader = va.SQLiteJournal(tmp_path / "j.sqlite")
     [(name, news)] = local_accounts(reader.quota_sync(), reader.records_sync()).items()
-    assert name == "NEWS_TOKEN"
+    assert name == "VIDAPI_NEWS_TOKEN"
     assert (news["quota"], news["used"], news["left"]) == ("2/1h", 2, 3)
     next_free = datetime.datetime.fromisoformat(news["next_free"]).timestamp()
     finish = datetime.datetime.fromisoformat(news["finish_estimate"]).timestamp()
@@ -97,8 +98,8 @@ def test_the_batch_bar_names_each_account_waiting_and_until_when() -> None:
 
     assert jobs_line({}) == "jobs"
     at = datetime.datetime(2026, 11, 28, 21, 3, 5).timestamp()
-    line = jobs_line({"SPORT_TOKEN": (15, 15, at), "": (2, 2, at)})
-    assert "SPORT_TOKEN waits for its quota (15/15 used) until 21:03:05" in line
+    line = jobs_line({"VIDAPI_SPORT_TOKEN": (15, 15, at), "": (2, 2, at)})
+    assert "VIDAPI_SPORT_TOKEN waits for its quota (15/15 used) until 21:03:05" in line
     assert "own account waits for its quota (2/2 used) until 21:03:05" in line
 
 

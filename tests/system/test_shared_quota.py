@@ -60,11 +60,11 @@ async def test_two_workers_share_one_window(tmp_path: Path, dsn: str) -> None:
 async def test_a_waiting_account_does_not_hold_the_others_jobs(
     tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACCOUNT_B_TOKEN", OTHER_TOKEN)
+    monkeypatch.setenv("VIDAPI_ACCOUNT_B_TOKEN", OTHER_TOKEN)
     files = [make_file(tmp_path / f"j{i}.mp4", 2500 + i) for i in range(6)]
     jobs = [  # the client's account first, then B's
         va.UploadJob(path=f, title=f"{'A' if i < 4 else 'B'}{i}", channel="news",
-                     account=None if i < 4 else "ACCOUNT_B_TOKEN")
+                     account=None if i < 4 else "VIDAPI_ACCOUNT_B_TOKEN")
         for i, f in enumerate(files)
     ]  # fmt: skip
     async with Emulator(quota="2/3s", probe=False) as emu, batch.SharedBatch(dsn) as shared:
@@ -80,7 +80,7 @@ async def test_a_waiting_account_does_not_hold_the_others_jobs(
             shared.journal.statement("select spec from {s}.specs")
         )
         assert all(OTHER_TOKEN not in spec for (spec,) in specs)  # the variable's name only
-        assert sum('"ACCOUNT_B_TOKEN"' in spec for (spec,) in specs) == 2
+        assert sum('"VIDAPI_ACCOUNT_B_TOKEN"' in spec for (spec,) in specs) == 2
         order = creation_order(emu)
         assert refusals(emu) == 0
     # B's videos came before A's third: A's waiting jobs were given back, not held

@@ -15,7 +15,7 @@ from vidapi_async.batch._queue import GivenBack, Transient
 @pytest.mark.parametrize(
     "exc",
     [
-        Transient("AccountNotSetError: NEWS_TOKEN is not set", attempts=5),
+        Transient("AccountNotSetError: VIDAPI_NEWS_TOKEN is not set", attempts=5),
         GivenBack("the account waits for its quota"),
     ],
 )

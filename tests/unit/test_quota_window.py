@@ -4,6 +4,7 @@ on a clock of the test's own: no test here sleeps."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -37,6 +38,7 @@ class FakeClock:
         (" 10 / 30m ", 10, 1800.0),
         ("5/1d", 5, 86400.0),
         ("7/2min", 7, 120.0),
+        ("100000/366d", 100000, 366 * 86400.0),
     ],
 )
 def test_a_quota_is_read_from_its_text(text: str, videos: int, period: float) -> None:
@@ -57,6 +59,17 @@ def test_a_quota_is_read_from_its_text(text: str, videos: int, period: float) ->
         ("-3/4s", "VIDEOS/PERIOD"),
         ("3.5/4s", "VIDEOS/PERIOD"),
         ("", "VIDEOS/PERIOD"),
+        # bounded: a longer period overflowed dates (the journal's, PostgreSQL's)
+        ("1/100000000d", "at most 366 days"),
+        ("1/367d", "at most 366 days"),
+        ("1/99999999999999999999999999999s", "at most 366 days"),
+        ("1/1e400s", "VIDEOS/PERIOD"),
+        ("100001/24h", "at most 100000"),
+        ("99999999999999999999999/24h", "at most 100000"),
+        # digits in ASCII only
+        ("\u0661\u0665/\u0662\u0664h", "VIDEOS/PERIOD"),
+        ("\uff11\uff15/\uff12\uff14h", "VIDEOS/PERIOD"),
+        ("15/24\uff48", "VIDEOS/PERIOD"),
     ],
 )
 def test_a_bad_quota_is_refused_naming_the_problem(text: str, says: str) -> None:
@@ -70,6 +83,10 @@ def test_a_quota_built_from_values_is_checked() -> None:
         va.Quota(True, 4.0)  # type: ignore[arg-type]
     with pytest.raises(va.InvalidArgumentError, match="period"):
         va.Quota(3, float("inf"))
+    with pytest.raises(va.InvalidArgumentError, match="at most 366 days"):
+        va.Quota(3, 367 * 86400.0)
+    with pytest.raises(va.InvalidArgumentError, match="at most 100000"):
+        va.Quota(10**6, 60.0)
     assert str(va.Quota(15, 86400)) == "15/1d"
     assert str(va.Quota(3, 4)) == "3/4s"
 
@@ -169,3 +186,13 @@ def test_the_finish_estimate_counts_free_places_then_whole_windows() -> None:
     assert finish_in(3, 3, 40.0, quota) == 40  # the next window
     assert finish_in(4, 3, 40.0, quota) == 140
     assert finish_in(7, 1, 10.0, quota) == 110  # 2 now, 3 at +10, 2 at +110
+
+
+def test_status_skips_a_window_an_earlier_release_kept_with_a_period_now_refused() -> None:
+    from vidapi_async.batch._quota import local_accounts
+
+    now = time.time()
+    windows = [("VIDAPI_OLD_TOKEN", 1, 100000000 * 86400.0, [now]), ("", 2, 60.0, [now])]
+    accounts = local_accounts(windows, [])
+    assert list(accounts) == [""]  # the one it can show; no crash on the other
+    assert accounts[""]["quota"] == "2/1m" and accounts[""]["used"] == 1

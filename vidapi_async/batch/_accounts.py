@@ -5,8 +5,9 @@ batch's client (its pool and upload pump): each job's requests carry its account
 (``internals(client).acting_as``), and each account has its own quota window.
 
 A paced batch takes its jobs account by account in turn (``in_turn``), within a
-lookahead of ``LOOKAHEAD`` jobs, so that the jobs of an account waiting for its window
-do not fill every pipeline while another account's jobs could run.
+lookahead of ``LOOKAHEAD`` jobs. A known limit: a job waiting for its account's window
+waits inside its pipeline, so once every pipeline holds such a job, other accounts'
+jobs wait too (``docs/guides/migrating.md``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ import os
 from collections.abc import AsyncIterator, Iterator
 
 from .._client import Client
-from .._errors import AccountNotSetError
+from .._errors import (
+    AccountError,
+    AccountNotSetError,
+    AuthenticationError,
+    InsufficientScopeError,
+    VidapiError,
+)
 from .._internals import internals
 from ._jobs import UploadJob, check_variable
 
-__all__ = ["LOOKAHEAD", "acting_for", "in_turn", "token_in"]
+__all__ = ["LOOKAHEAD", "account_refused", "acting_for", "in_turn", "token_in"]
 
 LOOKAHEAD = 1000
 """Jobs read ahead of the ones running, to take accounts in turn (held in memory)."""
@@ -41,6 +48,24 @@ def token_in(variable: str | None) -> str | None:
             f"the environment variable {variable} is not set here", variable=variable
         )
     return token
+
+
+def account_refused(job: UploadJob, error: VidapiError) -> VidapiError:
+    """``error`` as the job's failure: the API refusing the token of the job's account
+    (401, or a scope it lacks) is that account's, not the client's: an ``AccountError``
+    naming the variable (never its value), which fails this job alone for good (a
+    shared queue's worker goes on with other jobs; fix the token, then run or enqueue
+    the job again). Any other error as it is."""
+    if job.account is None or not isinstance(error, AuthenticationError | InsufficientScopeError):
+        return error
+    status = "" if error.status is None else f", HTTP {error.status}"
+    refused = AccountError(
+        f"the API refused the token in {job.account} ({type(error).__name__}{status}); "
+        "renew it, then run the job again",
+        variable=job.account,
+    )
+    refused.__cause__ = error
+    return refused
 
 
 @contextlib.contextmanager

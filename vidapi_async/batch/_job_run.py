@@ -21,7 +21,7 @@ from .._errors import (
 )
 from .._internals import internals
 from .._transfer.files import LocalFile
-from ._accounts import acting_for, token_in
+from ._accounts import account_refused, acting_for, token_in
 from ._adopt import one_key_advice
 from ._disk_checks import Prepared, prepare
 from ._jobs import (
@@ -262,8 +262,9 @@ class JobRunning:
                 await self._pipeline.adopt(run)
             else:
                 await run_steps(self._pipeline, run)
-        except VidapiError as exc:
-            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc):
+        except VidapiError as raised:
+            exc = account_refused(job, raised)  # an account's token refused: its alone
+            if isinstance(exc, QuotaExceededError) and self._quota.refused(exc, job.account):
                 internals(self.client).observer.quota_refused()  # each refusal
             record.error = f"{type(exc).__name__}: {exc}"
             try:

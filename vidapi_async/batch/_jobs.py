@@ -111,9 +111,10 @@ class SubtitleSpec:
             raise InvalidArgumentError("subtitles.path", "has a NUL: no file has such a name")
 
 
-_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]{0,121}_TOKEN")
-"""An ``account``'s variable: capitals, digits and ``_``, ending in ``_TOKEN`` (the
-convention keeps a manifest from sending ``PATH`` or a cloud secret as a token)."""
+_VARIABLE = re.compile(r"VIDAPI_[A-Z0-9][A-Z0-9_]{0,113}_TOKEN")
+"""An ``account``'s variable: ``VIDAPI_``, a name (capitals, digits and ``_``), then
+``_TOKEN`` (``VIDAPI_NEWS_TOKEN``): the prefix keeps a manifest from sending ``PATH``,
+a cloud's or a CI's secret (``AWS_SESSION_TOKEN``, ``GITHUB_TOKEN``...) as a token."""
 _A_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
@@ -124,8 +125,8 @@ def check_variable(account: object) -> str:
         return account
     said = f"{account} is not" if isinstance(account, str) and _A_NAME.fullmatch(account) else "not"
     raise AccountError(
-        f"{said} the name of a variable holding a token: capitals, digits and _, "
-        "ending in _TOKEN (e.g. NEWS_TOKEN)"
+        f"{said} the name of a variable holding an account's token: VIDAPI_<NAME>_TOKEN, "
+        "capitals, digits and _ (e.g. VIDAPI_NEWS_TOKEN); nothing was read"
     )
 
 
@@ -204,7 +205,7 @@ class UploadJob:
     account: str | None = None
     """The name of an environment variable holding the access token of the account
     that creates this job's video (a manifest's ``account``; read when the job runs,
-    never stored nor shown): capitals, digits and ``_`` ending in ``_TOKEN``
+    never stored nor shown): ``VIDAPI_<NAME>_TOKEN``, capitals, digits and ``_``
     (``AccountError`` otherwise); ``None``: the client's own. Each account has its own
     quota window (``BatchUploader(quota=)``)."""
     profile: str | None = None

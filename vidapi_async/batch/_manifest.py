@@ -44,7 +44,7 @@ JSON Lines (``.jsonl``): one object per line with the same keys; lists as arrays
 - ``publish_date``, ``expiry_date``: ISO 8601 with an offset (``2027-01-31T09:00:00+01:00``);
 - ``thumbnail``: an image relative to the manifest's folder, or an http(s) url;
 - ``account``: the name of an environment variable holding the access token of the
-  account that creates the row's video, ``[A-Z_][A-Z0-9_]*_TOKEN`` (set when the
+  account that creates the row's video, ``VIDAPI_<NAME>_TOKEN`` (set when the
   manifest is read; never the token itself); empty: the client's own; ``profile``
   (API v2): the profile it goes to.
 """
@@ -268,7 +268,7 @@ def job_from_row(
 
 
 def _account(variable: str) -> str | None:
-    """A row's ``account``: the variable's name (``[A-Z_][A-Z0-9_]*_TOKEN``), once it is
+    """A row's ``account``: the variable's name (``VIDAPI_<NAME>_TOKEN``), once it is
     known to hold a token (``token_in``: a name an account may not have is refused
     before anything is read)."""
     if not variable:

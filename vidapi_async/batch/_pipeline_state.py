@@ -109,11 +109,17 @@ class PipelineState:
         self.ready_timeout = ready_timeout
         """``None``: jobs do not wait for their video's encoding; else how long."""
         self.pacing = pacing
-        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: the
-        first refusal stops the batch (``quota``)."""
+        """Each account's quota window (``BatchUploader(quota=)``), or ``None``: an
+        account's first refusal stops its new uploads and creates (``quota``)."""
         self.fenced = hasattr(journal, "claim")
         """A fenced journal (PostgreSQL): a write just before each create and send."""
         self._channels: dict[str, InvalidArgumentError | None] = {}
+
+    def quota_stop(self, run: JobRun) -> None:
+        """``QuotaExceededError`` (nothing sent) when the job's account's quota was
+        refused earlier in an unpaced batch; a paced one waits for its window instead."""
+        if self.pacing is None:
+            self.quota.check(run.job.account)
 
     async def advance(self, record: JobRecord, stage: Stage, **changes: Any) -> None:
         """Record ``stage`` (and ``changes``) for the job, its last error cleared."""

@@ -1,8 +1,9 @@
-"""The account's quota as one batch knows it. Without a ``Quota`` (``QuotaStop``): once
-refused, no job of the batch starts an upload or a create (each ends failed at the stage
-it reached, resumable). With one (``QuotaWindow``, one per account): each job takes a
-place in the account's rolling window before its upload, waiting for one if need be, and
-a refusal makes it wait and send its create again."""
+"""Each account's quota as one batch knows it. Without a ``Quota`` (``QuotaStop``): once
+an account is refused, no job of that account starts an upload or a create (each ends
+failed at the stage it reached, resumable); other accounts' jobs go on. With one
+(``QuotaWindow``, one per account): each job takes a place in the account's rolling
+window before its upload, waiting for one if need be, and a refusal makes it wait and
+send its create again."""
 
 from __future__ import annotations
 
@@ -24,12 +25,15 @@ import attrs
 from .._errors import InvalidArgumentError, QuotaExceededError
 
 __all__ = [
+    "MAX_PERIOD",
+    "MAX_VIDEOS",
     "Pacing",
     "Quota",
     "QuotaStop",
     "QuotaWindow",
     "Slot",
     "finish_in",
+    "kept_quota",
     "local_accounts",
     "quota_of",
 ]
@@ -38,18 +42,20 @@ log = logging.getLogger("vidapi_async.batch")
 
 
 class QuotaStop:
-    """The first refusal for the account's quota a batch saw (or was told of by a shared
-    queue), and the refusals the batch made itself after it."""
+    """Per account (keyed by ``account_key``), the first refusal for its quota a batch
+    saw (or was told of by a shared queue), and the refusals the batch made itself
+    after it: one account's refusal never stops another account's jobs."""
 
     def __init__(self) -> None:
-        self.reached: QuotaExceededError | None = None
-        """The refusal that stops new uploads and creates, or ``None``."""
+        self.reached: dict[str | None, QuotaExceededError] = {}
+        """Per account, the refusal that stops its new creates."""
         self._not_sent: weakref.WeakSet[QuotaExceededError] = weakref.WeakSet()
 
-    def check(self) -> None:
-        """Raise ``QuotaExceededError`` (not sent: the batch's own stop) once the
-        quota was reached; return otherwise."""
-        hit = self.reached
+    def check(self, account: str | None) -> None:
+        """Raise ``QuotaExceededError`` (not sent: the batch's own stop) once the quota
+        of the account of the variable ``account`` (``None``: the client's own) was
+        reached; return otherwise."""
+        hit = self.reached.get(account_key(account))
         if hit is not None:
             not_sent = QuotaExceededError(
                 "not sent: the account's quota was reached earlier in this batch",
@@ -61,18 +67,36 @@ class QuotaStop:
             self._not_sent.add(not_sent)  # the batch's own stop: not a platform refusal
             raise not_sent
 
-    def refused(self, error: QuotaExceededError) -> bool:
+    def refused(self, error: QuotaExceededError, account: str | None) -> bool:
         """Note a job's quota failure: ``True`` when the platform refused it (not the
-        batch's own stop); the first such refusal stops the batch's new work."""
+        batch's own stop); the first such refusal stops its account's new creates."""
         if error in self._not_sent:
             return False
-        if self.reached is None:
-            self.reached = error
-            log.warning("the account's quota is reached: no new upload will start")
+        if self.reached.setdefault(account_key(account), error) is error:
+            log.warning("the account's quota is reached: no new create will start for it")
         return True
 
+    def told(self, account: str | None, until: datetime.datetime | None) -> None:
+        """A shared queue's word on the account's quota: reached until ``until`` (no
+        create of its starts), or not (``None``)."""
+        key = account_key(account)
+        if until is None:
+            self.reached.pop(key, None)
+        elif key not in self.reached:
+            self.reached[key] = QuotaExceededError(
+                f"the account's quota was reached; it resets at {until:%Y-%m-%d %H:%M %Z}",
+                status=403,
+                retry_after=max(0.0, (until - datetime.datetime.now(datetime.UTC)).total_seconds()),
+            )
 
-_PERIOD = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+
+MAX_PERIOD = 366 * 86400.0
+"""The longest quota period, in seconds (366 days): a longer one is refused."""
+
+MAX_VIDEOS = 100_000
+"""The most creates a quota may allow in its period (the platform's are 15 and 96)."""
+
+_PERIOD = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\s*([a-z]+)\s*", re.ASCII)
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -92,6 +116,10 @@ class Quota:
             raise InvalidArgumentError(
                 "quota", f"videos must be a whole number from 1, not {self.videos!r}"
             )
+        if self.videos > MAX_VIDEOS:
+            raise InvalidArgumentError(
+                "quota", f"videos must be at most {MAX_VIDEOS} in a period, not {self.videos}"
+            )
         period = self.period
         if (
             isinstance(period, bool)
@@ -101,6 +129,10 @@ class Quota:
         ):
             raise InvalidArgumentError(
                 "quota", f"the period must be a number of seconds above 0, not {period!r}"
+            )
+        if period > MAX_PERIOD:
+            raise InvalidArgumentError(
+                "quota", f"the period must be at most 366 days, not {period / 86400:g} days"
             )
 
     @classmethod
@@ -114,12 +146,18 @@ class Quota:
         if match is None:
             raise InvalidArgumentError(
                 "quota",
-                f"{text!r} is not VIDEOS/PERIOD with a unit (s, m, h, d), e.g. '15/24h' or '3/4s'",
+                f"{text!r} is not VIDEOS/PERIOD in digits 0-9 with a unit (s, m, h, d), "
+                "e.g. '15/24h' or '3/4s'",
             )
         videos, amount, unit = match.groups()
         if unit not in _UNITS:
             raise InvalidArgumentError(
                 "quota", f"unknown unit {unit!r} in {text!r}: use s, m, h or d"
+            )
+        if len(videos.lstrip("0")) > len(str(MAX_VIDEOS)):  # no int() of a thousand digits
+            raise InvalidArgumentError(
+                "quota",
+                f"videos must be at most {MAX_VIDEOS} in a period, in {text.strip()[:40]!r}",
             )
         return cls(int(videos), float(amount) * _UNITS[unit])
 
@@ -128,6 +166,17 @@ class Quota:
             if self.period >= _UNITS[unit] and (self.period / _UNITS[unit]).is_integer():
                 return f"{self.videos}/{self.period / _UNITS[unit]:g}{unit}"
         return f"{self.videos}/{self.period:g}s"
+
+
+def kept_quota(videos: int, period: float) -> Quota | None:
+    """The quota a journal kept for an account's window, or ``None`` when it is one
+    this release refuses (an earlier release let a period of centuries through): such
+    a window is not shown (nor read further) by ``vidapi status``."""
+    try:
+        return Quota(int(videos), float(period))
+    except InvalidArgumentError:
+        log.warning("a window's quota kept in the journal is out of bounds; not shown")
+        return None
 
 
 def quota_of(value: Quota | str | None) -> Quota | None:
@@ -370,7 +419,9 @@ def local_accounts(
     now = time.time()
     out: dict[str, dict[str, Any]] = {}
     for name, videos, period, ends in windows:
-        quota = Quota(videos, period)
+        quota = kept_quota(videos, period)
+        if quota is None:
+            continue
         inside = sorted(t for t in ends if t > now - period)
         free_in = 0.0
         if len(inside) >= videos:

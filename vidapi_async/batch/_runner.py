@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import datetime
 import logging
 import os
 import time
@@ -44,7 +45,7 @@ import attrs
 
 from .. import _validate as check
 from .._client import Client
-from .._errors import InvalidArgumentError, QuotaExceededError, UsageError
+from .._errors import InvalidArgumentError, UsageError
 from .._internals import internals
 from .._metrics import MetricsServer
 from .._observe import Observer
@@ -300,7 +301,7 @@ class BatchUploader(JobRunning):
         self._origin = origin
         self._tally.reset()
         self._waiting = 0
-        self._quota.reached = None
+        self._quota.reached.clear()
         self._playlists.new_run()
         if self._pipeline is not None:
             self._pipeline.adoption.new_run()
@@ -554,15 +555,11 @@ def pacing_of(runner: BatchUploader) -> Pacing | None:
     return None if runner._pipeline is None else runner._pipeline.pacing
 
 
-def know_quota(runner: BatchUploader, reached: QuotaExceededError | None) -> None:
-    """Tell ``runner`` the account's quota as the shared queue knows it: reached (no
-    upload or create starts) or not (``None``)."""
-    runner._quota.reached = reached
-
-
-def quota_known(runner: BatchUploader) -> bool:
-    """Whether ``runner`` knows the account's quota is reached."""
-    return runner._quota.reached is not None
+def know_quota(runner: BatchUploader, account: str | None, until: datetime.datetime | None) -> None:
+    """Tell ``runner`` the quota of the account of the variable ``account`` (``None``:
+    the client's own) as the shared queue knows it: reached until ``until`` (no create
+    of its starts), or not (``None``)."""
+    runner._quota.told(account, until)
 
 
 def running(runner: BatchUploader, key: str) -> bool:

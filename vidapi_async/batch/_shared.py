@@ -60,7 +60,7 @@ from ._jobs import (
 )
 from ._playlists_shared import TABLE as PLAYLISTS_TABLE
 from ._postgres import PostgresJournal, connect_cause
-from ._quota import Quota, quota_of
+from ._quota import MAX_PERIOD, Quota, account_key, quota_of
 from ._report import Links, ReportWriter
 from ._shared_quota import accounts_status
 from ._worker import SpecMissing, Worker, pipeline_task
@@ -309,23 +309,27 @@ class SharedBatch:
 
     # --- quota, shared -------------------------------------------------------------------
 
-    async def quota_until(self) -> datetime.datetime | None:
+    async def quota_until(self, account: str | None = None) -> datetime.datetime | None:
+        """Until when the quota of the account of the variable ``account`` (``None``:
+        the client's own) is reached, as an unpaced worker's refusal said; ``None``:
+        not reached."""
         row = await self.journal.fetchone(
-            self.journal.statement(
-                "select until from {s}.flags where name = 'quota' and until > now()"
-            )
+            self.journal.statement("select until from {s}.flags where name = %s and until > now()"),
+            (_quota_flag(account),),
         )
         return None if row is None else row[0]
 
-    async def quota_hit(self, error: QuotaExceededError) -> None:
+    async def quota_hit(self, error: QuotaExceededError, account: str | None = None) -> None:
+        """Keep the refusal ``error`` of the account of ``account``'s quota (its flag,
+        until it resets): unpaced workers start no create of that account before then."""
         wait = error.retry_after if error.retry_after is not None else 3600.0
         await self.journal.execute(
             self.journal.statement(
-                "insert into {s}.flags values ('quota', now() + %s * interval '1 second') "
+                "insert into {s}.flags values (%s, now() + %s * interval '1 second') "
                 "on conflict (name) do update "
                 "set until = greatest({s}.flags.until, excluded.until)"
             ),
-            (wait,),
+            (_quota_flag(account), min(wait, MAX_PERIOD)),
         )
 
     # --- a request rate shared by every worker ---------------------------------------------
@@ -421,6 +425,14 @@ class SharedBatch:
             stages={str(k): int(v) for k, v in stages.items()},
             accounts=await accounts_status(self.journal),
         )
+
+
+def _quota_flag(account: str | None) -> str:
+    """The ``flags`` row of the quota of the account of the variable ``account``: keyed
+    as its window is (``account_key``: a digest, never a token); ``quota`` for the
+    client's own account (the name the queue's earlier workers used)."""
+    key = account_key(account)
+    return "quota" if key is None else f"quota:{key}"
 
 
 def needs_the_extra() -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _metrics
 from .._errors import QuotaExceededError
-from ._quota import Pacing, Quota, QuotaWindow, Slot, finish_in
+from ._quota import Pacing, Quota, QuotaWindow, Slot, finish_in, kept_quota
 
 if TYPE_CHECKING:
     from ._postgres import PostgresJournal
@@ -241,7 +241,9 @@ async def accounts_status(journal: PostgresJournal) -> dict[str, dict[str, Any]]
     )
     out: dict[str, dict[str, Any]] = {}
     for account, videos, period, now, left, name in rows:
-        quota = Quota(int(videos), float(period))
+        quota = kept_quota(videos, period)
+        if quota is None:
+            continue
         used, free_in = await _window_now(journal, account, quota)
         out[name] = {
             "quota": str(quota),

@@ -241,7 +241,7 @@ class Pipeline(CreateStep):
                 await self._send_changes(run)
             await self.advance(record, created, video_id=video.id, **done_now)
             return
-        self.quota.check()
+        self.quota_stop(run)
         video = await self._create(run)
         try:
             await self.advance(record, created, video_id=video.id, **done_now)

@@ -11,6 +11,7 @@ from .._client import Client
 from .._errors import NotFoundError, VidapiError
 from .._internals import internals
 from .._resources.video_metadata import own_tag
+from ._accounts import account_refused
 from ._adopt import ORIGIN_PREFIX, RESERVED_PREFIXES, origin_of, own_tags
 from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, same_password_mark, shown_source
 from ._journal import JobLost, JobRecord, Journal
@@ -224,7 +225,8 @@ async def done_before(
             )
         if moved is not None or not unchanged:
             await journal.save(record)
-    except VidapiError as exc:
+    except VidapiError as raised:
+        exc = account_refused(job, raised)  # an account's token refused: its alone
         log.warning("job %s: its update failed: %s", record.key, exc)
         return result(JobStatus.FAILED, exc)
     except JobLost:

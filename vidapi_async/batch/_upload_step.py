@@ -42,7 +42,7 @@ class UploadStep(PipelineState):
         """Send the job's file (or have the platform fetch its url); ``again``: after
         the platform lost it, from ``creating`` (a record never moves back)."""
         if not again:
-            self.quota.check()
+            self.quota_stop(run)
         job, record, local = run.job, run.record, run.local
         assert not isinstance(local, FileError)
         etag: str | None = None  # an object's: the version sent

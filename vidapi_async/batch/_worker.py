@@ -33,7 +33,7 @@ from ._enqueue import TASK, cleared, job_of, origin_in
 from ._jobs import BatchProgress, JobResult, JobStatus
 from ._playlists_shared import SharedPlaylists
 from ._quota import Quota
-from ._runner import BatchUploader, for_queue, know_quota, pacing_of, quota_known, running
+from ._runner import BatchUploader, for_queue, know_quota, pacing_of, running
 from ._shared_quota import HAND_BACK_AFTER, SharedWindow, publish_quota, shared_pacing
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ class SharedBatch(Protocol):
     journal: PostgresJournal
     queue: str
 
-    async def quota_until(self) -> datetime.datetime | None: ...
+    async def quota_until(self, account: str | None = None) -> datetime.datetime | None: ...
 
-    async def quota_hit(self, error: QuotaExceededError) -> None: ...
+    async def quota_hit(self, error: QuotaExceededError, account: str | None = None) -> None: ...
 
 
 class Worker:
@@ -274,16 +274,8 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         await _spec_missing(worker.shared, key)
     spec = json.loads(row[0])
     job = job_of(spec)
-    until = await shared.quota_until()
-    if until is not None and not quota_known(runner):
-        reached = QuotaExceededError(
-            f"the account's quota was reached; it resets at {until:%Y-%m-%d %H:%M %Z}",
-            status=403,
-            retry_after=max(0.0, (until - datetime.datetime.now(datetime.UTC)).total_seconds()),
-        )
-        know_quota(runner, reached)
-    elif until is None:
-        know_quota(runner, None)
+    if pacing_of(runner) is None:  # a paced worker waits for its account's window instead
+        know_quota(runner, job.account, await shared.quota_until(job.account))
     from ._queue import MAX_ATTEMPTS, GivenBack, Transient
 
     await _hand_back_if_waiting(shared, runner, context, key, job.account)
@@ -313,7 +305,7 @@ async def _run_pipeline(worker: Worker, runner: BatchUploader, context: Any, key
         raise GivenBack(f"{type(error).__name__}: {error}")
     if isinstance(error, QuotaExceededError):
         worker_log.warning("job %s: the account's quota is reached; kept for after its reset", key)
-        await shared.quota_hit(error)
+        await shared.quota_hit(error, job.account)
         return  # recorded; a re-run after the reset resumes it
     if _transient(error):
         worker_log.info("job %s: %s; the queue tries it again", key, type(error).__name__)
