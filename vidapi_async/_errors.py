@@ -132,8 +132,9 @@ class InvalidArgumentError(UsageError):
 
 class AccountError(InvalidArgumentError):
     """A batch job's ``account`` cannot act for it: the name is not one an account may
-    have (``[A-Z_][A-Z0-9_]*`` ending in ``_TOKEN``), or the job's key holds a video of
-    another account. Messages name the variable (never a value, never a non-name)."""
+    have (``VIDAPI_<NAME>_TOKEN``), the API refused the account's token, or the job's
+    key holds a video of another account. Messages name the variable (never a value,
+    never a non-name)."""
 
     def __init__(self, message: str, *, variable: str | None = None) -> None:
         super().__init__("account", message)
