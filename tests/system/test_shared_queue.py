@@ -205,7 +205,7 @@ async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
 ) -> None:
     rng = random.Random(7)
     files = [make_file(tmp_path / f"k{i:02d}.mp4", 40_000 + i) for i in range(30)]
-    async with Emulator(faults=Faults(latency=0.03)) as emu:
+    async with Emulator(faults=Faults(latency=0.06)) as emu:
         async with SharedBatch(dsn) as shared:
             await shared.enqueue(jobs_for(files))
         cmd = worker_cmd(emu, dsn, "--stalled-after", "2")
@@ -226,8 +226,12 @@ async def test_workers_killed_at_random_lose_nothing_and_duplicate_nothing(
             while kills < 6 or (kills < 24 and not await a_kill_landed_mid_job()):
                 # a kill once work is flowing (workers take a while to start)
                 seen = len(emu.requests)
-                while len(emu.requests) < seen + 3:  # noqa: ASYNC110 - waiting for traffic
-                    await asyncio.sleep(0.02)
+                try:  # no traffic for long: the queue is worked out, nothing left to kill in
+                    async with asyncio.timeout(15):
+                        while len(emu.requests) < seen + 3:  # noqa: ASYNC110 - traffic
+                            await asyncio.sleep(0.02)
+                except TimeoutError:
+                    break
                 await asyncio.sleep(rng.uniform(0.0, 0.2))
                 victim = rng.randrange(len(workers))
                 workers[victim].send_signal(signal.SIGKILL)
