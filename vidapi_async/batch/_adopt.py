@@ -40,7 +40,6 @@ from .._client import Client
 from .._errors import InvalidArgumentError, UsageError, VidapiError
 from .._models import Video
 from ._jobs import METADATA_FIELDS, UploadJob, job_source, shown_source
-from ._origins import earlier_form
 
 __all__ = [
     "ORIGIN_PREFIX",
@@ -324,11 +323,10 @@ and never a key's tag (those are ``vidapih-`` and 32 hexadecimal digits)."""
 
 
 def tags_of(origin: str | None) -> tuple[str, ...]:
-    """The origin tags a video made from ``origin`` may carry: its own and, for a feed
-    with a query, the one an earlier release gave it (its address without the query,
-    ``_origins.earlier_form``)."""
-    found = (origin_tag(origin), origin_tag(earlier_form(origin)))
-    return tuple(name for name in found if name is not None)
+    """The origin tags a video made from ``origin`` carries: its own (none for a job of
+    no origin)."""
+    found = origin_tag(origin)
+    return () if found is None else (found,)
 
 
 def origin_tag(origin: str | None) -> str | None:

@@ -8,10 +8,8 @@ user is kept. The parameters a url job's key leaves out as credentials or signat
 its signature) are left out of the digest too: a feed whose signature is renewed, or
 whose password changes, stays one feed; the others are sorted.
 
-An earlier release recorded a feed's address alone: a record or an origin tag made
-from that form is the same feed's (``same_origin``, ``earlier_form``), so a re-run does
-not refuse its own jobs. Today's origins always carry the digest, so that form never
-stands for a feed of today's (a feed without a query and the same with one are two)."""
+No released version kept an origin (0.1.0 had none), so no other form is read as a
+feed's: an origin is the same only when it is equal (``same_origin``)."""
 
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ from urllib.parse import urlsplit
 from .._protocol import url_for_humans
 from ._jobs import source_identity
 
-__all__ = ["QUERY_MARK", "earlier_form", "feed_origin", "same_origin"]
+__all__ = ["QUERY_MARK", "feed_origin", "same_origin"]
 
 QUERY_MARK: Final = "?feed-sha256="
 """What separates a feed's address from its digest in its origin."""
@@ -41,19 +39,6 @@ def feed_origin(url: str) -> str:
     return f"{shown}{QUERY_MARK}{digest[:16]}"
 
 
-def earlier_form(origin: str | None) -> str | None:
-    """The origin an earlier release gave the same feed (its address alone);
-    ``None`` for an origin that is no feed's."""
-    if origin is None or QUERY_MARK not in origin:
-        return None
-    if not origin.lower().startswith(("http://", "https://")):
-        return None
-    return origin.rpartition(QUERY_MARK)[0]
-
-
 def same_origin(recorded: str | None, origin: str | None) -> bool:
-    """Whether a record's origin is ``origin``'s: the same, or (recorded by an earlier
-    release) its form without the query."""
-    if origin is None or recorded is None:
-        return False
-    return recorded == origin or recorded == earlier_form(origin)
+    """Whether a record's origin is ``origin``: both known, and equal."""
+    return origin is not None and recorded == origin
