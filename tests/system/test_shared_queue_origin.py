@@ -111,3 +111,29 @@ async def test_a_playlist_deleted_on_the_platform_is_made_again_once(
         assert common["name"] == "Common" and common["id"] != gone["id"]
         assert sorted(common["videos"]) == sorted([records["n1"].video_id, records["n2"].video_id])
         assert [tuple(r) for r in rows] == [("Common", common["id"])]
+
+
+async def test_a_key_enqueued_from_another_feed_is_refused_not_said_changed(
+    tmp_path: Path, dsn: str
+) -> None:
+    """The last attack (F1): another feed's job under a key the queue holds (done or
+    waiting) was only 'not applied' among the changed specs, exit 0, and its report
+    handed the other feed's video out as its own. It is refused, naming the key, as a
+    SQLite journal refuses it; the queue's job keeps its spec."""
+    clip = make_file(tmp_path / "a.mp4", 5000)
+    other = make_file(tmp_path / "b.mp4", 6000)
+    alice = "https://feeds.example.com/feed.xml?feed-sha256=aaaaaaaaaaaaaaaa"
+    bob = "https://feeds.example.com/feed.xml?feed-sha256=bbbbbbbbbbbbbbbb"
+    async with SharedBatch(dsn) as shared:
+        first = await shared.enqueue(
+            [va.UploadJob(path=clip, key="21", title="A", channel="news")], origin=alice
+        )
+        again = await shared.enqueue(
+            [va.UploadJob(path=other, key="21", title="B", channel="news")], origin=bob
+        )
+        same = await shared.enqueue(
+            [va.UploadJob(path=clip, key="21", title="A", channel="news")], origin=alice
+        )
+    assert first.added == 1
+    assert again.refused == ["21"] and again.changed == [] and again.added == 0
+    assert same.refused == [] and same.added == 0

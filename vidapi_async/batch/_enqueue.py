@@ -58,6 +58,10 @@ class Enqueued:
     updating: list[str] = attrs.field(factory=list)
     """Keys of jobs done whose metadata here differs (title, description, tags,
     thumbnail, playlists...): their update is queued (the file is not sent again)."""
+    refused: list[str] = attrs.field(factory=list)
+    """Keys the queue holds (done, waiting or running) for a job of another manifest or
+    feed (another ``origin``): one key is one video, so these are refused (not in
+    ``changed``); give one of the sources keys of its own."""
 
 
 class Enqueuer:
@@ -86,6 +90,7 @@ class Enqueuer:
         unreadable: list[str] = []
         changed: list[str] = []
         updating: list[str] = []
+        refused: list[str] = []
         chunk: list[UploadJob] = []
 
         async def flush() -> None:
@@ -115,7 +120,9 @@ class Enqueuer:
                 new, differ, updates = await self._enqueue_locked(specs)
                 added += new - len(updates)
                 already += len(specs) - new + len(updates)
-                changed.extend(k for k in differ if k not in changed)
+                others = await self._other_origins(differ, specs)
+                refused.extend(k for k in others if k not in refused)
+                changed.extend(k for k in differ if k not in changed and k not in others)
                 updating.extend(updates)
 
         async for job in each(jobs):
@@ -124,7 +131,24 @@ class Enqueuer:
                 await flush()
         if chunk:
             await flush()
-        return Enqueued(added, already, unreadable, changed, updating)
+        return Enqueued(added, already, unreadable, changed, updating, refused)
+
+    async def _other_origins(self, keys: list[str], specs: dict[str, str]) -> list[str]:
+        """Of ``keys`` (kept specs that differ), those kept for another manifest or feed
+        than the one enqueuing them now (both origins known, not equal)."""
+        if not keys:
+            return []
+        q = self.journal.statement
+        rows = await self.journal.fetchall(
+            q("select key, spec from {s}.specs where key = any(%s)"), (keys,)
+        )
+        others = []
+        for key, stored in rows:
+            kept = origin_in(json.loads(stored) if isinstance(stored, str) else stored)
+            now = origin_in(json.loads(specs[key]))
+            if kept is not None and now is not None and kept != now:
+                others.append(key)
+        return sorted(others)
 
     async def _enqueue_locked(self, specs: dict[str, str]) -> tuple[int, list[str], list[str]]:
         """``_enqueue_batch`` in one transaction holding this queue's enqueue lock, on

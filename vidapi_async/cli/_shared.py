@@ -342,6 +342,17 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
                 "it under a new key",
                 highlight=False,
             )
+        if enqueued.refused:
+            from rich.markup import escape
+
+            keys = ", ".join(escape(k) for k in enqueued.refused[:20])
+            more = f" and {len(enqueued.refused) - 20} more" if len(enqueued.refused) > 20 else ""
+            console.print(
+                f"[red]refused[/red] {len(enqueued.refused)} job(s) whose key the queue holds "
+                f"for another manifest or feed (one key is one video; give one of them keys "
+                f"of its own): {keys}{more}",
+                highlight=False,
+            )
         for path in enqueued.unreadable:
             console.print(
                 f"[red]not enqueued[/red] {path}: cannot read it (recorded failed; "
@@ -350,7 +361,7 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
             )
         if args.enqueue_only:  # a file not there is a failed job (recorded so)
             await _write_report(args, shared, client, console)
-            return EXIT_JOBS_FAILED if enqueued.unreadable else EXIT_OK
+            return EXIT_JOBS_FAILED if enqueued.unreadable or enqueued.refused else EXIT_OK
         status = await _work_then_status(
             shared,
             shared.work(
@@ -365,7 +376,8 @@ async def _run_shared_batch(args: argparse.Namespace, client: Client, console: C
     if status is None:
         return EXIT_OK
     _print_status(args, status.as_dict())
-    return EXIT_OK if status.failed == 0 and not enqueued.unreadable else EXIT_JOBS_FAILED
+    failed = status.failed or enqueued.unreadable or enqueued.refused
+    return EXIT_JOBS_FAILED if failed else EXIT_OK
 
 
 async def _write_report(
