@@ -36,6 +36,15 @@ def _port(server: WireServer) -> int:
     return int(server.url.rsplit(":", 1)[1])
 
 
+def use_proxy(monkeypatch: pytest.MonkeyPatch, proxy: ForwardProxy) -> None:
+    """The environment of a client that reaches sources through ``proxy`` (the emulator
+    on 127.0.0.1 direct)."""
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 async def through_a_proxy(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Proxied]:
     """The proxy (in the environment; the emulator on 127.0.0.1 direct), an internal
@@ -63,10 +72,7 @@ async def through_a_proxy(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Prox
                 PUBLIC: ("127.0.0.1", _port(media)),
             }
             async with forward_proxy(hosts) as proxy:
-                monkeypatch.setenv("HTTP_PROXY", proxy.url)
-                monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-                for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
-                    monkeypatch.delenv(name, raising=False)
+                use_proxy(monkeypatch, proxy)
                 yield proxy, inner, media, "http://feeds.invalid/feed.rss"
 
 
@@ -158,10 +164,7 @@ async def test_a_proxied_feed_named_by_a_name_has_an_unknown_origin_whatever_it_
                 "169.254.169.254": ("127.0.0.1", _port(inner)),
             }
             async with forward_proxy(hosts) as proxy:
-                monkeypatch.setenv("HTTP_PROXY", proxy.url)
-                monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-                for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
-                    monkeypatch.delenv(name, raising=False)
+                use_proxy(monkeypatch, proxy)
                 feed = "http://attacker-feed.test/feed.rss"
                 async with client_for(emulator, retry=va.NO_RETRY) as client:
                     _, origin = await download_feed(client, feed, str(tmp_path))
@@ -194,10 +197,7 @@ async def test_a_redirect_from_a_public_address_to_a_name_not_resolved_here_is_r
                 "intranet.invalid": ("127.0.0.1", _port(inner)),
             }
             async with forward_proxy(hosts) as proxy:
-                monkeypatch.setenv("HTTP_PROXY", proxy.url)
-                monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-                for name in ("http_proxy", "no_proxy", "HTTPS_PROXY", "https_proxy"):
-                    monkeypatch.delenv(name, raising=False)
+                use_proxy(monkeypatch, proxy)
                 async with client_for(emulator, retry=va.NO_RETRY) as client:
                     with pytest.raises(va.SourceError) as info:
                         await client.upload_from_url(f"http://{PUBLIC}/redir")
