@@ -605,3 +605,25 @@ async def test_metrics_port_for_a_worker_and_a_shared_batch(tmp_path: Path, dsn:
         code, _, err = await cli("worker", "--journal", dsn, "--until-empty", "--metrics-port", "0")
         assert code == 0, err
         assert re.search(r"metrics at http://127\.0\.0\.1:[1-9]\d*/metrics", err), err
+
+
+async def test_a_report_no_report_can_be_is_refused_before_anything_is_enqueued(
+    tmp_path: Path, dsn: str
+) -> None:
+    """The last attack (low): ``--report rb.json`` was refused only after the jobs
+    were enqueued."""
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    make_file(folder / "r0.mp4", 4200)
+    async with Emulator() as emu:
+        cli = cli_for(emu)
+        report = str(tmp_path / "rb.json")
+        code, out, err = await cli(
+            "batch", str(folder), "--channel", "news", "--journal", dsn, "--enqueue-only",
+            "--report", report,
+        )  # fmt: skip
+        assert code == 2, (out, err)
+        assert "a report is a .csv or a .jsonl file" in out + err
+        async with SharedBatch(dsn) as shared:
+            status = await shared.status()
+    assert (status.queued, status.done) == (0, 0)

@@ -24,10 +24,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vidapi_async.batch")
 
-__all__ = ["REPORT_COLUMNS", "JobReport", "Links", "ReportWriter"]
+__all__ = ["REPORT_COLUMNS", "JobReport", "Links", "ReportWriter", "report_kind"]
 
 REPORT_COLUMNS = ("key", "source", "status", "video_id", "url", "embed_url", "error")
 """A report's columns (CSV) or keys (JSON Lines), in order."""
+
+
+def report_kind(path: str, argument: str = "report") -> str:
+    """A report's kind by its name (``.csv`` or ``.jsonl``); any other is an
+    ``InvalidArgumentError`` naming ``argument``, before anything is done."""
+    kind = os.path.splitext(path)[1].lower()
+    if kind not in (".csv", ".jsonl"):
+        raise InvalidArgumentError(argument, f"{path}: a report is a .csv or a .jsonl file")
+    return kind
 
 
 class ReportWriter:
@@ -42,12 +51,7 @@ class ReportWriter:
         self._not_over = dict(not_over or {})
         """Files the report must not be (what each is, by path): the journal, the
         manifest."""
-        kind = os.path.splitext(self.path)[1].lower()
-        if kind not in (".csv", ".jsonl"):
-            raise InvalidArgumentError(
-                "report", f"{self.path}: a report is a .csv or a .jsonl file"
-            )
-        self._csv = kind == ".csv"
+        self._csv = report_kind(self.path) == ".csv"
         self._file: IO[str] | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vidapi-report")
         self._closed = False

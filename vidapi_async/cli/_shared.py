@@ -293,8 +293,11 @@ def claim_metrics_port(args: argparse.Namespace, say: Callable[[str], object]) -
 
 
 async def run_shared_batch(args: argparse.Namespace, client: Client, console: Console) -> int:
+    from ..batch._report import report_kind
     from ._batch import feed_source, origin_of
 
+    if getattr(args, "report", None):  # a name no report can have: before anything
+        report_kind(args.report, "--report")
     args.origin = origin_of(args.source)  # before a feed is fetched to a file
     with claim_metrics_port(args, console.print):
         async with feed_source(args, client):
