@@ -114,7 +114,8 @@ async def test_a_playlist_deleted_on_the_platform_is_made_again_once(
 
 
 async def test_a_key_enqueued_from_another_feed_is_refused_not_said_changed(
-    tmp_path: Path, dsn: str
+    tmp_path: Path,
+    dsn: str,  # noqa: F811
 ) -> None:
     """The last attack (F1): another feed's job under a key the queue holds (done or
     waiting) was only 'not applied' among the changed specs, exit 0, and its report
