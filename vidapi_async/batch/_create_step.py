@@ -26,6 +26,7 @@ from ._adopt import (
     origin_tag,
     tag,
 )
+from ._jobs import kept_metadata, password_digests
 from ._journal import Stage
 from ._pipeline_state import JobRun
 from ._upload_step import UploadStep
@@ -80,7 +81,8 @@ class CreateStep(UploadStep):
         for again in (False, True):
             # what the create sends, recorded before it is sent: the video holds it
             # once made (adopted after a crash, or resumed after a failure)
-            await self.advance(record, Stage.CREATING, metadata=job.metadata())
+            await password_digests(job)
+            await self.advance(record, Stage.CREATING, metadata=kept_metadata(job))
             assert record.file_url is not None
             try:
                 return await self._paced_create(run)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import hashlib
-import hmac
 import json
 import logging
 import os
@@ -25,6 +23,8 @@ from ._jobs import (
     UploadJob,
     file_key,
     missing_key,
+    password_digest,
+    same_password,
     source_identity,
     url_key,
 )
@@ -457,14 +457,6 @@ def lock_of(queue: str, key: str) -> str:
     return f"{queue}/{key}"
 
 
-_DIGEST_ROUNDS: Final = 20_000
-
-
-def _digest(password: str, salt: bytes) -> str:
-    done = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, _DIGEST_ROUNDS)
-    return f"pbkdf2-sha256${_DIGEST_ROUNDS}${salt.hex()}${done.hex()}"
-
-
 _URLS_CLEARED: Final = "urls_cleared"
 """In a done job's spec: its urls are kept without their credentials (``cleared``)."""
 
@@ -504,7 +496,7 @@ def cleared(spec: str) -> str | None:
     password = values.get("password")
     if isinstance(password, str):
         values["password"] = None
-        values["password_digest"] = _digest(password, os.urandom(16))
+        values["password_digest"] = password_digest(password)
     return None if values == json.loads(spec) else json.dumps(values)
 
 
@@ -519,14 +511,7 @@ def as_stored(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     kept, password = old.get("password_digest"), new.get("password")
     if not isinstance(kept, str) or not isinstance(password, str):
         return new
-    try:
-        _, rounds, salt, _ = kept.split("$")
-        same = int(rounds) == _DIGEST_ROUNDS and hmac.compare_digest(
-            _digest(password, bytes.fromhex(salt)), kept
-        )
-    except ValueError:  # not a digest of ours: compared as it is
-        return new
-    if not same:
+    if not same_password(kept, password):  # not the same, or no digest of ours
         return new
     return {**new, "password": None, "password_digest": kept}
 

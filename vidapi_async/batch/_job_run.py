@@ -31,6 +31,7 @@ from ._jobs import (
     UploadJob,
     job_source,
     legacy_url_key,
+    password_digests,
     shown_source,
     url_key,
 )
@@ -127,7 +128,7 @@ class JobRunning:
                     create.append(key)
             elif _refusal(record, job, origin) is not None:
                 refuse.append(key)  # never an update of another source's or account's video
-            elif changed(record.metadata, metadata_now(job, record, quiet=True)):
+            elif await _changed_now(job, record):
                 update.append(key)
             else:
                 skip.append(key)
@@ -343,6 +344,13 @@ async def source_refusal(client: Client, job: UploadJob, record: JobRecord | Non
             except SourceError as exc:
                 return str(exc)
     return None
+
+
+async def _changed_now(job: UploadJob, record: JobRecord) -> bool:
+    """Whether a done job's metadata differs from its record's (its password's digest
+    compared off the loop first)."""
+    await password_digests(job, record.metadata)
+    return changed(record.metadata, metadata_now(job, record, quiet=True))
 
 
 def origin_for(record: JobRecord | None, origin: str | None) -> str | None:

@@ -3,8 +3,11 @@ the whole. Plain values, checked when built."""
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import functools
 import hashlib
+import hmac
 import logging
 import os
 import re
@@ -12,7 +15,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import attrs
 
@@ -294,7 +297,8 @@ class UploadJob:
         """What a journal keeps of a done job to see what changed on a re-run: each
         field as the platform's form writes it, the thumbnail (a url without
         credentials or signature), the playlists, and under ``kept`` what a re-run
-        does not change (a salted digest of the password, never the password; live; the
+        does not change (whether a password is given, never the password: a journal
+        records a digest of it, ``kept_metadata``; live; the
         subtitles' languages)."""
         out: dict[str, Any] = dict(video_form(self.metadata_arguments()))
         if self.thumbnail is not None:
@@ -305,38 +309,74 @@ class UploadJob:
             )
         out["playlists"] = list(self.playlists)
         out["kept"] = {
-            "protected": password_mark(self.password),
+            "protected": self.password is not None,  # kept_metadata: a digest of it
             "live": self.live,
             "subtitles": sorted(spec.language for spec in self.subtitles),
         }
         return out
 
 
-def password_mark(password: str | None, salt: bytes | None = None) -> str | bool:
-    """What a journal keeps of a job's video password: ``False`` without one, else
-    ``scrypt$SALT$DIGEST`` (a fresh random salt, or ``salt``), so that a re-run can tell
-    another password from the same one without the password being kept anywhere."""
-    if password is None:
-        return False
+DIGEST_ROUNDS: Final = 20_000
+"""PBKDF2-SHA256 rounds of a kept password's digest (the journal's, a queue spec's)."""
+
+
+def password_digest(password: str, salt: bytes | None = None) -> str:
+    """What is kept of a video password, never the password: ``pbkdf2-sha256$ROUNDS$
+    SALT$DIGEST`` (a fresh random salt, or ``salt``)."""
     salt = os.urandom(16) if salt is None else salt
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**10, r=8, p=1, dklen=16)
-    return f"scrypt${salt.hex()}${digest.hex()}"
+    done = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, DIGEST_ROUNDS)
+    return f"pbkdf2-sha256${DIGEST_ROUNDS}${salt.hex()}${done.hex()}"
 
 
-def same_password_mark(mark: object, password: str | None) -> bool:
-    """Whether ``password`` is the one a job recorded as ``mark`` (``True``, from a
-    journal that kept only that one was given: any password is that one)."""
-    if password is None or mark is False:
-        return password is None and mark is False
-    if mark is True:
-        return True
-    if not isinstance(mark, str) or mark.count("$") != 2:
-        return False
-    salt = mark.split("$")[1]
+@functools.lru_cache(maxsize=256)
+def same_password(digest: str, password: str) -> bool:
+    """Whether ``password`` is the one ``digest`` (``password_digest``'s) was made of;
+    ``False`` for text that is no digest of ours. Cached: a batch compares one
+    password with one digest once (20,000 rounds are milliseconds)."""
     try:
-        return password_mark(password, bytes.fromhex(salt)) == mark
+        name, rounds, salt, _ = digest.split("$")
+        if name != "pbkdf2-sha256" or int(rounds) != DIGEST_ROUNDS:
+            return False
+        return hmac.compare_digest(password_digest(password, bytes.fromhex(salt)), digest)
     except ValueError:
         return False
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_digest(password: str) -> str:
+    return password_digest(password)
+
+
+def kept_metadata(job: UploadJob) -> dict[str, Any]:
+    """``job.metadata()`` as a journal records it: whether a password is given becomes
+    a digest of it (one per password per process), so that a re-run can tell another
+    password from the same one (``same_kept_password``)."""
+    metadata = job.metadata()
+    if job.password is not None:
+        metadata["kept"]["protected"] = _kept_digest(job.password)
+    return metadata
+
+
+async def password_digests(job: UploadJob, record_metadata: object = None) -> None:
+    """Off the event loop, the digests a job's password needs (20,000 rounds each):
+    its own (``kept_metadata``) and its comparison with a record's (``metadata_now``);
+    cached, so that those calls then cost nothing on the loop."""
+    if job.password is None:
+        return
+    kept = record_metadata.get("kept") if isinstance(record_metadata, Mapping) else None
+    mark = kept.get("protected") if isinstance(kept, Mapping) else None
+    await asyncio.to_thread(_kept_digest, job.password)
+    if isinstance(mark, str):
+        await asyncio.to_thread(same_password, mark, job.password)
+
+
+def same_kept_password(mark: object, password: str | None) -> bool:
+    """Whether ``password`` is the one a record's ``kept.protected`` says: ``False``
+    (none), ``True`` (a record that kept only that one was given: any password is that
+    one) or a digest."""
+    if password is None or mark is False:
+        return password is None and mark is False
+    return mark is True or (isinstance(mark, str) and same_password(mark, password))
 
 
 _CREDENTIAL_PREFIXES = ("x-amz-", "x-goog-")

@@ -13,7 +13,16 @@ from .._internals import internals
 from .._resources.video_metadata import own_tag
 from ._accounts import account_refused
 from ._adopt import ORIGIN_PREFIX, RESERVED_PREFIXES, origin_of, own_tags
-from ._jobs import CLEARED, JobResult, JobStatus, UploadJob, same_password_mark, shown_source
+from ._jobs import (
+    CLEARED,
+    JobResult,
+    JobStatus,
+    UploadJob,
+    kept_metadata,
+    password_digests,
+    same_kept_password,
+    shown_source,
+)
 from ._journal import JobLost, JobRecord, Journal
 from ._playlists import Playlists
 from ._progress import Tally
@@ -40,7 +49,7 @@ def metadata_now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> d
     old = record.metadata
     if old is not None and isinstance(old.get("kept"), Mapping):
         mark = old["kept"].get("protected")
-        if same_password_mark(mark, job.password):  # a fresh salt each time: compared
+        if same_kept_password(mark, job.password):  # the digest recorded: compared
             new["kept"]["protected"] = mark
     if old is not None and isinstance(old.get("kept"), Mapping) and old["kept"] != new["kept"]:
         if not quiet:
@@ -58,7 +67,7 @@ def metadata_now(job: UploadJob, record: JobRecord, *, quiet: bool = False) -> d
 def with_added(job: UploadJob) -> dict[str, Any]:
     """The metadata a job's first run records: the video is new, so every playlist it
     is in, the batch put it in (``added``: the ones a re-run may take it out of)."""
-    metadata = job.metadata()
+    metadata = kept_metadata(job)
     if job.playlists:
         metadata["added"] = list(job.playlists)
     return metadata
@@ -207,6 +216,7 @@ async def done_before(
             job, record.key, status, record.video_id, record.stage, error, record.runs, said
         )
 
+    await password_digests(job, record.metadata)
     new = metadata_now(job, record)
     unchanged = not changed(record.metadata, new)
     try:
