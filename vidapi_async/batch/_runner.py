@@ -408,8 +408,9 @@ class BatchUploader(JobRunning):
         """What ``run(jobs, origin=origin)`` would do, from the jobs, the journal and one
         listing of the account's videos (no write to the platform, none to the journal):
         the keys of the jobs it would create, adopt (not in the journal, their video on
-        the platform), update (done, with other metadata) and skip (done, unchanged; or
-        refused: done from another source)."""
+        the platform), update (done, with other metadata), skip (done, unchanged) and
+        refuse (what the run would fail, with ``refused_sources`` saying why where it is
+        a source: see ``BatchPlan.refuse``)."""
         return await self._plan(jobs, origin)
 
     # --- one job -----------------------------------------------------------------------
