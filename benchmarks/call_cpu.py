@@ -10,11 +10,12 @@ alternating order, the reference (one ``aiohttp.ClientSession``, ``session.get``
 ``--concurrency``. A child measures its own CPU time (user + system, ``os.times``) over the
 calls only, after 200 warm-up calls; the figure is CPU microseconds per call. The ratio of
 the two in the same round is what counts on this noisy 2-core machine: read the median of
-the per-round ratios (issue #21's target: <= 1.2; issue 43's, in instructions: <= 1.1). ``--compare DIR`` also runs the vidapi
-child on another checkout (``PYTHONPATH=DIR``: the code before a change), in the same
-alternation, so before and after are measured in one run. ``--like-for-like`` adds a
-second reference: bare aiohttp with the client's default timeouts (``sock_read``, the
-``Timeouts.api_read`` bound on silence, arms a timer for every read of an answer).
+the per-round ratios (issue #21's target: <= 1.2; issue 43's, in instructions: <= 1.1).
+``--compare DIR`` also runs the vidapi child on another checkout (``PYTHONPATH=DIR``: the
+code before a change), in the same alternation, so before and after are measured in one
+run. ``--like-for-like`` adds a second reference: bare aiohttp with the client's default
+timeouts (``sock_read``, the ``Timeouts.api_read`` bound on silence, arms a timer for
+every read of an answer).
 
 ``--otel`` adds two children with the OpenTelemetry SDK recording (spans to an in-memory
 exporter through a ``BatchSpanProcessor``, metrics to an in-memory reader: the set-up of
