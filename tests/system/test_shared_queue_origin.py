@@ -6,6 +6,7 @@ PostgreSQL; the emulator's state is the oracle."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from tests.integration.test_adopt import posts, video_posts
 from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.batch._adopt import origin_tag, tag
+from vidapi_async.batch._playlists_shared import SharedPlaylists
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
@@ -138,3 +140,32 @@ async def test_a_key_enqueued_from_another_feed_is_refused_not_said_changed(
     assert first.added == 1
     assert again.refused == ["21"] and again.changed == [] and again.added == 0
     assert same.refused == [] and same.added == 0
+
+
+async def test_a_job_reading_the_row_while_another_forgets_it_does_not_keep_the_dead_id(
+    tmp_path: Path,
+    dsn: str,  # noqa: F811
+) -> None:
+    """Seen on CI under load (the test above, concurrency 2): job A's 404 made it forget
+    the playlist's id; before A's delete of the row was committed, job B read the row
+    (the dead id) and kept it in the worker's memory, and A's second try took it from
+    there: a second 404, A failed. Here B reads the row in exactly that gap."""
+    async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
+        async with SharedBatch(dsn, schema="gap") as shared:
+            playlists = SharedPlaylists(client, shared.journal)
+            gone = await playlists.id_of("Common")
+            await client.playlists.delete(gone)
+            src = make_file(tmp_path / "v.mp4", 3000)
+            video = (await client.upload_video(src, title="v", channel="news")).id
+            locked = playlists._locked
+
+            async def b_reads_first(name: str, work: Any) -> Any:
+                playlists._locked = locked  # type: ignore[method-assign]
+                await playlists.id_of(name)  # job B, in the gap
+                return await locked(name, work)
+
+            playlists._locked = b_reads_first  # type: ignore[method-assign]
+            await playlists.add(video, ["Common"], None)  # job A
+            [common] = emu.state.all("playlist")
+            assert common["id"] != gone and common["videos"] == [video]
+            assert await playlists.id_of("Common") == common["id"]

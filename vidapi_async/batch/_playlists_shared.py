@@ -35,6 +35,9 @@ class SharedPlaylists(Playlists):
         super().__init__(client)
         self.journal = journal
         """The queue's journal: its schema holds the ``playlists`` table."""
+        self._gone: set[tuple[str, str]] = set()
+        # (name, id) pairs a 404 showed deleted on the platform: never kept nor handed
+        # out again, whatever a row read before its delete says
 
     async def id_of(self, name: str) -> str:
         """The id of the queue's playlist ``name``, made once per queue."""
@@ -44,8 +47,12 @@ class SharedPlaylists(Playlists):
         row = await self.journal.fetchone(
             q("select id from {s}.playlists where name = %s"), (name,)
         )
-        playlist_id = str(row[0]) if row is not None else await self._decided(name)
-        self._ids[name] = playlist_id
+        if row is None or (name, str(row[0])) in self._gone:
+            playlist_id = await self._decided(name)
+        else:
+            playlist_id = str(row[0])
+        if (name, playlist_id) not in self._gone:  # a job may have forgotten it meanwhile
+            self._ids[name] = playlist_id
         return playlist_id
 
     async def forget(self, name: str, playlist_id: str) -> None:
@@ -53,7 +60,9 @@ class SharedPlaylists(Playlists):
         platform): its row goes, under the name's advisory lock and only if it still
         holds that id (another worker may have made the playlist again meanwhile); the
         next ``id_of`` finds or makes it again, once per queue."""
-        self._ids.pop(name, None)
+        self._gone.add((name, playlist_id))
+        if self._ids.get(name) == playlist_id:
+            del self._ids[name]
         q = self.journal.statement
 
         async def gone(conn: Any) -> None:
@@ -74,8 +83,13 @@ class SharedPlaylists(Playlists):
             found = await (
                 await conn.execute(q("select id from {s}.playlists where name = %s"), (name,))
             ).fetchone()
-            if found is not None:
+            if found is not None and (name, str(found[0])) not in self._gone:
                 return str(found[0])
+            if found is not None:  # a 404 here showed it gone; its forget may not have run
+                await conn.execute(
+                    q("delete from {s}.playlists where name = %s and id = %s"),
+                    (name, str(found[0])),
+                )
             playlist_id = await self._of_account(name)
             await conn.execute(
                 q("insert into {s}.playlists (name, id) values (%s, %s)"),
@@ -114,7 +128,7 @@ class SharedPlaylists(Playlists):
         created."""
         playlist_id: Any = None
         async for playlist in self.client.playlists.mine(fields=("id", "name")):
-            if playlist.name == name:
+            if playlist.name == name and (name, playlist.id) not in self._gone:
                 playlist_id = playlist.id
                 break
         if playlist_id is None:
