@@ -20,6 +20,7 @@ counted with the rest).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -40,18 +41,26 @@ def instructions(
     concurrency: int,
     kind: str = "vidapi",
     journal: str = "memory",
+    from_start: bool = False,
 ) -> int:
     env = {**os.environ, "PYTHONPATH": checkout} if checkout else dict(os.environ)
     env["PIPE_JOURNAL"] = journal
+    env["PYTHONHASHSEED"] = "0"  # the same sets' order, the same hashes, in every child
+    if not from_start:
+        env["PIPE_COUNT"] = "1"  # counted from the run's start (counted_from_here)
     return collected(
-        [sys.executable, pt.__file__, f"--child-{kind}", base, folder, str(concurrency)], env
+        [sys.executable, pt.__file__, f"--child-{kind}", base, folder, str(concurrency)],
+        env,
+        from_start,
     )
 
 
-def collected(command: list[str], env: dict[str, str]) -> int:
-    """The instructions ``command`` executes under callgrind (all its threads)."""
+def collected(command: list[str], env: dict[str, str], from_start: bool = True) -> int:
+    """The instructions ``command`` executes under callgrind (all its threads): from its
+    start, or (``from_start`` false) from where the child switches instrumentation on."""
+    gate = [] if from_start else ["--instr-atstart=no"]
     out = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *gate, *command],
         capture_output=True,
         text=True,
         env=env,
@@ -71,6 +80,15 @@ def main() -> None:
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
     parser.add_argument("--server", choices=("stub", "emulator"), default="stub")
     parser.add_argument("--journals", default="memory", help="memory, sqlite or both")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="children under callgrind at once (default 2)"
+    )
+    parser.add_argument(
+        "--from-start",
+        action="store_true",
+        help="count each child from its start (imports included, as before issue 43's "
+        "fourth pass: slow under callgrind), not from its run's start",
+    )
     args = parser.parse_args()
     if args.files < 2:
         parser.error("--files: at least 2 (the cost is the difference over files - 1)")
@@ -90,24 +108,31 @@ def main() -> None:
                 for j in args.journals.split(",")
                 for c in checkouts
             ]
-            for kind, checkout, journal, label in runs:
-                one, many = (
-                    instructions(
-                        checkout,
-                        base,
-                        os.path.join(tmp, f"files{count}"),
-                        args.concurrency,
-                        kind,
-                        journal,
+
+            def count(run: tuple[str, str, str, str], files: int) -> int:
+                kind, checkout, journal, _ = run
+                folder = os.path.join(tmp, f"files{files}")
+                return instructions(
+                    checkout, base, folder, args.concurrency, kind, journal, args.from_start
+                )
+
+            # every child at once, --jobs at a time (counts do not depend on the load);
+            # the small and the large run of a row side by side
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+                counts = {
+                    (run[3], files): pool.submit(count, run, files)
+                    for run in runs
+                    for files in (1, args.files)
+                }
+                for run in runs:
+                    label = run[3]
+                    one, many = counts[label, 1].result(), counts[label, args.files].result()
+                    per[label] = (many - one) / (args.files - 1) / 1e6
+                    print(
+                        f"{label:36s} 1 file {one / 1e6:8.1f} M, {args.files} files "
+                        f"{many / 1e6:8.1f} M: {per[label]:6.3f} M instructions per pipeline",
+                        flush=True,
                     )
-                    for count in (1, args.files)
-                )
-                per[label] = (many - one) / (args.files - 1) / 1e6
-                print(
-                    f"{label:36s} 1 file {one / 1e6:8.1f} M, {args.files} files "
-                    f"{many / 1e6:8.1f} M: {per[label]:6.3f} M instructions per pipeline",
-                    flush=True,
-                )
             lean = per["lean (bare aiohttp)"]
             for label, value in per.items():
                 if label != "lean (bare aiohttp)":
