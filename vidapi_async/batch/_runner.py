@@ -422,9 +422,11 @@ class BatchUploader(JobRunning):
         checked: Awaitable[Prepared] | None = None,
         origin: str | None = None,
     ) -> JobResult:
+        pipeline = self._pipeline
+        machinery = internals(self.client) if pipeline is None else pipeline.machinery
         try:
             result = await _observed(
-                internals(self.client).observer,
+                machinery.observer,
                 self._run_job_inner(job, seq, checked, origin),
                 self._goes_back,
             )
