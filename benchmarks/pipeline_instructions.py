@@ -1,20 +1,31 @@
 """Client instructions per pipeline, by callgrind: deterministic whatever the load.
 
-    python benchmarks/pipeline_instructions.py [--files 33] [--compare DIR,DIR...]
-        [--server stub|emulator] [--journals memory,sqlite]
+    python benchmarks/pipeline_instructions.py [--files 129] [--compare DIR,DIR...]
+        [--server stub|emulator] [--journals memory,sqlite] [--jobs 2] [--from-start]
 
 Runs ``pipeline_throughput.py``'s lean child (bare aiohttp, the batch's shape) and its
 vidapi child (``BatchUploader``), concurrency 16, 256 KiB files, against the server in
 its own process with 20 ms per request (the independent stub by default, as
 ``pipeline_throughput.py``'s rows), each under ``valgrind --tool=callgrind`` with 1
 file and with ``--files`` files; the difference over ``files - 1`` pipelines is what
-one pipeline costs in instructions (imports and start-up cancel out), and ``vidapi /
-lean`` is issue 43's per-pipeline measure (target <= 1.15). Needs valgrind. Each DIR
-is a checkout whose ``vidapi_async`` the vidapi child imports instead. The count is of
-every thread of the client (the upload pump's and the file reads' too), not of the
-server. ``--journals``: the vidapi child's journal, each in turn (``memory``, the
-default, and/or ``sqlite``: an SQLite file, the command line's default; its thread is
-counted with the rest).
+one pipeline costs in instructions (start-up and the run's fixed costs cancel out), and
+``vidapi / lean`` is issue 43's per-pipeline measure (target <= 1.15). Needs valgrind.
+Each DIR is a checkout whose ``vidapi_async`` the vidapi child imports instead. The
+count is of every thread of the client (the upload pump's, the file reads', the
+journal's), not of the server. ``--journals``: the vidapi child's journal, each in turn
+(``memory``, the default, and/or ``sqlite``: an SQLite file, the command line's default).
+
+Made to repeat (issue 43, fourth pass): each child is counted from its run's start, not
+from its process's (callgrind starts with instrumentation off; the child collects and
+freezes its garbage, so that no full collection walks the imports' objects at a moment
+that depends on the run, then switches instrumentation on with ``callgrind_control``:
+``counted_from_here``); every child has ``PYTHONHASHSEED=0``; ``--files`` is 129 by
+default (the start-up no longer dominates a run, so more pipelines cost little, and the
+connections the first 16 pipelines open weigh 1/8 of a pipeline, not 1/2). Two runs of
+the same code then agree to about 0.5 % a pipeline. The children run ``--jobs`` at a
+time (instruction counts do not depend on the load; the server's 20 ms and the order
+of events still do, a little). ``--from-start``: the count of each whole process, as
+recorded before the fourth pass (slow: the imports under full instrumentation).
 """
 
 from __future__ import annotations
@@ -74,7 +85,7 @@ def collected(command: list[str], env: dict[str, str], from_start: bool = True) 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=33)
+    parser.add_argument("--files", type=int, default=129)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
