@@ -68,11 +68,20 @@ def account_refused(job: UploadJob, error: VidapiError) -> VidapiError:
     return refused
 
 
-@contextlib.contextmanager
-def acting_for(client: Client, job: UploadJob) -> Iterator[None]:
+def acting_for(client: Client, job: UploadJob) -> contextlib.AbstractContextManager[None]:
     """In the block, the job's requests act for its account and profile (if it names
     them; else the client's own), and its sources are judged by its feed's address
     (``UploadJob.origin``) wherever the job runs (a shared queue's worker too)."""
+    if job.origin is None and job.account is None and job.profile is None:
+        return _AS_IS  # the usual job: no generator nor exit stack made for it
+    return _acting_for(client, job)
+
+
+_AS_IS = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _acting_for(client: Client, job: UploadJob) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         if job.origin is not None:
             stack.enter_context(internals(client).named_by(job.origin))

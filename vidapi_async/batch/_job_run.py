@@ -168,7 +168,8 @@ class JobRunning:
         except AccountNotSetError as exc:  # its account's variable is not set (here, now)
             return await self._not_set(job, key, exc)
         self._in_flight.add(key)
-        internals(self.client).observer.label_job(
+        assert self._pipeline is not None
+        self._pipeline.machinery.observer.label_job(
             key, local.size if isinstance(local, LocalFile) else None
         )
         claim = getattr(self._journal, "claim", None)  # a fenced journal (PostgreSQL)

@@ -233,11 +233,14 @@ class UploadJob:
         if self.path is None and not is_s3_url(self.url):
             return url_for_humans(self.url or "")
         # a path, or an object's name (no query, no credentials: as it is)
+        text = self.path if self.path is not None else self.url or ""
+        if text.isascii() and text.isprintable():
+            return text  # no control character (the usual path: no loop over it)
         return "".join(
             c.encode("unicode_escape", "backslashreplace").decode()
             if unicodedata.category(c) in ("Cc", "Cs")
             else c
-            for c in (self.path if self.path is not None else self.url or "")
+            for c in text
         )
 
     def __attrs_post_init__(self) -> None:
@@ -259,7 +262,9 @@ class UploadJob:
         if self.headers and self.url is None:
             raise InvalidArgumentError("headers", "go with url= (they are the source's)")
         check.title(self.title)
-        if any(unicodedata.category(c) == "Cc" for c in self.title):
+        if not (self.title.isascii() and self.title.isprintable()) and any(
+            unicodedata.category(c) == "Cc" for c in self.title
+        ):
             raise InvalidArgumentError("title", "has a control character (a NUL, a newline...)")
         check.channel(self.channel)
         check.password(self.password)

@@ -171,12 +171,25 @@ class JobRecord:
 
 
 def row_values(record: JobRecord) -> tuple[object, ...]:
-    """``record`` as a journal row's values, in ``COLUMNS``' order."""
-    values = attrs.asdict(record, recurse=False)
-    values["stage"] = str(record.stage)
-    values["subtitles_done"] = json.dumps(record.subtitles_done)
-    values["metadata"] = None if record.metadata is None else json.dumps(record.metadata)
-    return tuple(values[c] for c in COLUMNS)
+    """``record`` as a journal row's values, in ``COLUMNS``' order (read field by field:
+    ``attrs.asdict`` and a dict in between cost a job's three rows about as much as
+    their SQL, issue 43)."""
+    done = record.subtitles_done
+    return (
+        record.key,
+        str(record.stage),
+        record.upload_url,
+        record.progress_url,
+        record.file_url,
+        record.video_id,
+        json.dumps(done) if done else "[]",
+        record.runs,
+        record.error,
+        None if record.metadata is None else json.dumps(record.metadata),
+        record.source,
+        record.origin,
+        record.account,
+    )
 
 
 @runtime_checkable
@@ -359,6 +372,7 @@ class SQLiteJournal:
         self._in_flight: asyncio.Future[list[object]] | None = None
         """The trip under way."""
         self._keys = _KnownKeys()
+        self._rows = _Rows()
 
     def __repr__(self) -> str:
         return f"SQLiteJournal({self.path!r})"
@@ -546,13 +560,32 @@ class SQLiteJournal:
             db.execute("begin immediate")
         try:
             out: list[object] = []
-            for kind, arg in ops:
+            i = 0
+            while i < len(ops):
+                kind, arg = ops[i]
+                if kind == "save":  # with the saves right after it: one executemany
+                    j = i + 1
+                    while j < len(ops) and ops[j][0] == "save":
+                        j += 1
+                    rows = [(*op[1], time.time()) for op in ops[i:j]]  # type: ignore[misc]
+                    db.executemany(_UPSERT, rows)
+                    out += [None] * (j - i)
+                    i = j
+                    continue
+                i += 1
                 if kind == "load":
                     assert isinstance(arg, str)
                     out.append(self._load(db, arg))
-                elif kind == "save":
+                elif kind == "update":
                     assert isinstance(arg, tuple)
-                    out.append(db.execute(_UPSERT, (*arg, time.time())).rowcount)
+                    changed: tuple[int, ...] = arg[0]
+                    values: tuple[object, ...] = arg[1]
+                    updated = db.execute(
+                        _update(changed), (*[values[c] for c in changed], time.time(), values[0])
+                    )
+                    if updated.rowcount == 0:  # (not there: cannot be, the lock held; safe)
+                        db.execute(_UPSERT, (*values, time.time()))
+                    out.append(None)
                 elif kind == "quota":
                     assert isinstance(arg, tuple)
                     db.execute(_QUOTA_TABLE)
@@ -585,7 +618,8 @@ class SQLiteJournal:
         if not queued:
             return
         loop = asyncio.get_running_loop()
-        trip = self._thread.submit(self._apply, [op for op, _ in queued])
+        ops, slots = self._rows.narrowed([op for op, _ in queued])
+        trip = self._thread.submit(self._apply, ops)
         self._in_flight = trip
 
         def back(trip: asyncio.Future[list[object]]) -> None:
@@ -593,6 +627,7 @@ class SQLiteJournal:
             failed = None if trip.cancelled() else trip.exception()
             if trip.cancelled() or failed is not None:
                 self._keys.keys = None  # its writes undone (or not known): no shortcut
+                self._rows.rows.clear()  # nor rows known as the file holds them
             for i, (_, done) in enumerate(queued):
                 if done.done():
                     continue  # its caller was cancelled meanwhile
@@ -600,8 +635,9 @@ class SQLiteJournal:
                     done.cancel()
                 elif failed is not None:
                     done.set_exception(failed)
-                else:
-                    done.set_result(trip.result()[i])
+                else:  # (a save skipped for a later one of its key: that one's commit)
+                    slot = slots[i]
+                    done.set_result(None if slot is None else trip.result()[slot])
             if self._ops and not self._scheduled:
                 self._scheduled = True
                 loop.call_soon(self._go)
@@ -804,6 +840,66 @@ class _KnownKeys:
             self.keys.add(key)
         else:
             self.keys = None
+
+
+class _Rows:
+    """The rows of the jobs under way as an ``SQLiteJournal``'s file holds them once the
+    trips sent so far are committed (kept on the loop; a failed trip clears them), so
+    that a trip writes less (issue 43): a save that a later save of the same key in the
+    same trip overwrites is not sent (both are in one transaction: the later one is
+    durable exactly when the earlier one would have been; never past a load or forget
+    of that key), and a save of a row known here is an ``update`` of the columns that
+    changed, not an ``insert or replace`` of all 14. A done job's row is not kept."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[object, ...]] = {}
+
+    def narrowed(self, ops: list[_Op]) -> tuple[list[_Op], list[int | None]]:
+        """A trip's operations as sent, and where each queued one's result is in what
+        the trip returns (``None``: not sent, overwritten by a later save)."""
+        later: set[str] = set()  # keys saved later in the trip, no load or forget between
+        skip = [False] * len(ops)
+        for i in range(len(ops) - 1, -1, -1):
+            kind, arg = ops[i]
+            if kind == "save":
+                assert isinstance(arg, tuple)
+                skip[i] = arg[0] in later
+                later.add(str(arg[0]))
+            elif kind in ("load", "forget"):
+                later.discard(str(arg))
+        sent: list[_Op] = []
+        slots: list[int | None] = []
+        rows = self.rows
+        for i, op in enumerate(ops):
+            if skip[i]:
+                slots.append(None)
+                continue
+            kind, arg = op
+            if kind == "save":
+                assert isinstance(arg, tuple)
+                key = arg[0]
+                assert isinstance(key, str)
+                was = rows.pop(key, None)
+                if was is not None:
+                    changed = tuple(c for c in range(1, len(arg)) if arg[c] != was[c])
+                    op = ("update", (changed, arg))
+                if arg[1] != "done":  # a done job's row is seldom written again
+                    if len(rows) >= _KEYS_KEPT:
+                        rows.clear()
+                    rows[key] = arg
+            elif kind == "forget":
+                rows.pop(arg, None)  # type: ignore[call-overload]
+            slots.append(len(sent))
+            sent.append(op)
+        return sent, slots
+
+
+@functools.lru_cache(maxsize=64)
+def _update(changed: tuple[int, ...]) -> str:
+    """The ``update`` of a job's row that writes the columns ``changed`` (their indexes
+    in ``COLUMNS``) and its time."""
+    columns = "".join(f"{COLUMNS[c]} = ?, " for c in changed)
+    return f"update jobs set {columns}updated = ? where key = ?"  # noqa: S608 - our own names
 
 
 def _soon_done(key: str, written: asyncio.Future[Any]) -> None:

@@ -16,6 +16,7 @@ from .._errors import (
     InvalidArgumentError,
     UsageError,
 )
+from .._internals import internals
 from .._transfer.files import LocalFile
 from ._adopt import (
     Adoption,
@@ -91,6 +92,8 @@ class PipelineState:
         adoption: Adoption | None = None,
     ) -> None:
         self.client = client
+        self.machinery = internals(client)
+        """``internals(client)``, made once (a job asks for it several times)."""
         self.journal = journal
         self.uploads = dict(uploads)
         """``chunked``, ``workers``, ``read_size`` and ``range_size``, as the batch says."""

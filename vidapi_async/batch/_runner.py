@@ -422,11 +422,15 @@ class BatchUploader(JobRunning):
         checked: Awaitable[Prepared] | None = None,
         origin: str | None = None,
     ) -> JobResult:
+        pipeline = self._pipeline
+        machinery = internals(self.client) if pipeline is None else pipeline.machinery
+        observer = machinery.observer
+        inner = self._run_job_inner(job, seq, checked, origin)
         try:
-            result = await _observed(
-                internals(self.client).observer,
-                self._run_job_inner(job, seq, checked, origin),
-                self._goes_back,
+            # observed only when the observer is active: else one coroutine less a job
+            # that every resume of the job's steps goes through
+            result = await (
+                _observed(observer, inner, self._goes_back) if observer.active else inner
             )
         finally:
             if seq is not None:
@@ -448,10 +452,8 @@ async def _observed(
     inner: Awaitable[JobResult],
     goes_back: Callable[[BaseException | None], bool],
 ) -> JobResult:
-    """``inner``, a job's run, observed (a span, its outcome and duration counted) when
-    the client's observer is active."""
-    if not observer.active:
-        return await inner
+    """``inner``, a job's run, observed: a span, its outcome and duration counted
+    (``_run_job`` calls it when the client's observer is active, else awaits ``inner``)."""
     started = time.perf_counter()
     counted = observer.job_started()
     outcome: str | None = "failed"

@@ -52,10 +52,18 @@ class Spares:
 
     def ahead(self, waiting: int) -> None:
         """Fetch one more address if fewer are ready or coming than jobs ``waiting``."""
-        self._ahead = collections.deque(t for t in self._ahead if not _failed(t))
-        if len(self._ahead) >= waiting:
+        kept: collections.deque[asyncio.Task[tuple[float, UploadSession] | None]]
+        kept, under_way = collections.deque(), 0
+        for task in self._ahead:  # (one loop, no generators: once a job, issue 43)
+            if not task.done():
+                under_way += 1
+            elif _failed(task):
+                continue
+            kept.append(task)
+        self._ahead = kept
+        if len(kept) >= waiting:
             return
-        if self._room is not None and sum(not t.done() for t in self._ahead) >= self._room:
+        if self._room is not None and under_way >= self._room:
             return
         self._ahead.append(asyncio.create_task(self._one(), name="vidapi-batch-address"))
 

@@ -31,7 +31,7 @@ from ._adopt import (
     tag,
 )
 from ._create_step import CreateStep
-from ._journal import JobLost, Stage
+from ._journal import _RANKS, JobLost, Stage
 from ._pipeline_state import JobRun
 from ._updates import changed_fields, keep_tag, kept_on_platform, with_added
 
@@ -66,8 +66,9 @@ class Step:
 async def run_steps(pipeline: Pipeline, run: JobRun, steps: Sequence[Step] | None = None) -> None:
     """Each step of ``steps`` (``STEPS``), in order, whose stage ``run``'s record has
     not reached (a step may move it further: to ``done`` at once, skipping the rest)."""
+    ranks = _RANKS
     for step in STEPS if steps is None else steps:
-        if run.record.stage.rank < step.stage.rank:
+        if ranks[run.record.stage] < ranks[step.stage]:
             await step.run(pipeline, run)
 
 
@@ -100,7 +101,7 @@ class Pipeline(CreateStep):
         dialect does not offer (v2: subtitle files, live, thumbnails, playlists by
         name), is refused with no side effect on the platform."""
         job = run.job
-        offered = internals(self.client).check_offered
+        offered = self.machinery.check_offered
         if job.subtitles:
             offered("upload_subtitle")
         if job.live:
@@ -131,7 +132,7 @@ class Pipeline(CreateStep):
         that cannot be had (a 404, a refusal) fails the job at it, with no video made.
         Kept for this run (``JobRun.carried``); a later run carries them again."""
         job = run.job
-        carry = internals(self.client).carry
+        carry = self.machinery.carry
         if job.thumbnail is not None and job.thumbnail not in run.carried:
             with run.at("thumbnail"):
                 run.carried[job.thumbnail] = await carry(job.thumbnail, job.headers)
@@ -212,11 +213,15 @@ class Pipeline(CreateStep):
 
     # --- create ------------------------------------------------------------------------
 
-    def _made(self, run: JobRun) -> tuple[Stage, dict[str, Any]]:
+    def _made(
+        self, run: JobRun, sent: dict[str, Any] | None = None
+    ) -> tuple[Stage, dict[str, Any]]:
         """The stage a job reaches once its video exists, and what it records then:
         with nothing to do after (no subtitles, not live, no thumbnail, no playlist, no
         wait for the encoding), done with its metadata at once (one record, not one per
-        empty stage)."""
+        empty stage). ``sent``: the metadata its create sent (``kept_metadata``, recorded
+        with ``creating``), which is that metadata when there is no playlist: a copy of
+        it, not a second reading of the job."""
         job = run.job
         nothing_after = (
             not job.subtitles
@@ -226,23 +231,24 @@ class Pipeline(CreateStep):
             and not job.playlists
         )
         if nothing_after:
-            return Stage.DONE, {"metadata": with_added(job)}
+            return Stage.DONE, {"metadata": with_added(job) if sent is None else dict(sent)}
         return Stage.CREATED, {}
 
     async def create(self, run: JobRun) -> None:
         """The job's one video: found by its tag if a create may have been sent before
         (a crash at ``creating``, or a job taken over), else created."""
         record = run.record
-        created, done_now = self._made(run)
         video = await self._made_before(run)
         if video is not None:  # made by an earlier create: with the metadata it sent
             record.video_id = video.id
+            created, done_now = self._made(run)
             if created is Stage.DONE:
                 await self._send_changes(run)
             await self.advance(record, created, video_id=video.id, **done_now)
             return
         self.quota_stop(run)
         video = await self._create(run)
+        created, done_now = self._made(run, record.metadata)  # as its create sent it
         try:
             await self.advance(record, created, video_id=video.id, **done_now)
         except JobLost:  # made while another worker held the job
