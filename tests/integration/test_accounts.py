@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.batch import LeftOut, jobs_from_manifest
 from vidapi_async.batch._accounts import in_turn
 from vidapi_async.batch._manifest import manifest_entries

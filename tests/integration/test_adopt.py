@@ -204,7 +204,7 @@ async def test_a_lagging_listing_does_not_make_a_journals_jobs_twice(
 async def test_adopt_only_rebuilds_a_lost_journal_and_its_report_uploading_nothing(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    from tests.integration.test_cli import vidapi
+    from tests.cli_run import vidapi
 
     (tmp_path / "media").mkdir()
     for name in ("a", "b", "c"):

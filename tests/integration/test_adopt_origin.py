@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
 from tests.integration.test_adopt import posts, video_posts
-from tests.integration.test_cli import vidapi
 from vidapi_async.batch._adopt import origin_tag, tag
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for

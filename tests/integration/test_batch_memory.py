@@ -61,6 +61,7 @@ print(json.dumps([peak(50, extra), peak(450, extra)]))
 """
 
 
+@pytest.mark.system  # slow by design: 505 batch jobs run under tracemalloc, 5 to 7 s of CPU
 @pytest.mark.parametrize("extra", [(), ("--json",)])
 def test_the_summary_grows_with_nothing_but_its_counts(
     tmp_path: Path, extra: tuple[str, ...]

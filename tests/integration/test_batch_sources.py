@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 
 import vidapi_async as va
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi
 from tests.integration.test_migrate_feed import serving
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for

@@ -15,8 +15,8 @@ import attrs
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import stored_bytes
-from tests.integration.test_cli import vidapi
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for

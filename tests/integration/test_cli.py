@@ -1,4 +1,6 @@
-"""The vidapi command, run as a user runs it."""
+"""The vidapi command: what it does, run in this process (``tests.cli_run.vidapi``), and
+what only a process shows (a signal, ``serve``, the extra missing, the first command a
+user runs) in a child."""
 
 from __future__ import annotations
 
@@ -12,52 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.children import default_signals
+from tests.cli_run import start_serve, upload_argv, vidapi, vidapi_process
 from tests.conftest import make_file
 from vidapi_async.cli._exit import EXIT_API, EXIT_JOBS_FAILED, EXIT_TRANSPORT, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
 
-async def vidapi(
-    *args: str, env: dict[str, str] | None = None, stdin: bytes = b"", cwd: Path | None = None
-) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        *args,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
-async def start_serve(*args: str) -> tuple[asyncio.subprocess.Process, str]:
-    """``vidapi serve ARGS`` in a subprocess, and its banner once it is listening."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        "serve",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    assert proc.stdout is not None
-    banner = ""
-    while "Ctrl-C" not in banner:
-        line = await asyncio.wait_for(proc.stdout.readline(), 60)
-        assert line, f"vidapi serve exited early: {banner}"
-        banner += line.decode()
-    return proc, banner
-
-
 async def test_demo_runs_every_step_and_exits() -> None:
-    code, out, err = await vidapi("demo", "--no-serve")
+    # what a user runs first (the README's), as they run it: a process
+    code, out, err = await vidapi_process("demo", "--no-serve")
     assert code == 0, err
     for words in (
         "uploaded it",
@@ -70,12 +35,6 @@ async def test_demo_runs_every_step_and_exits() -> None:
         "every step done",
     ):
         assert words in err + out, words
-
-
-def upload_argv(src: Path, srt: Path) -> list[str]:
-    """``vidapi upload`` of ``src`` titled Clip, with a French subtitle and a password."""
-    args = ["upload", str(src), "--title", "Clip", "--channel", "news"]
-    return [*args, "--subtitle", f"fr={srt}", "--password"]
 
 
 async def test_upload_password_and_read_with_json(emulator: Emulator, tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.cli._exit import EXIT_API, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for

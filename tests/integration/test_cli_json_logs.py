@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from tests.children import default_signals
+from tests.cli_run import vidapi, vidapi_process
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from tests.integration.test_shared_queue_faults import CutProxy, through, wait_for_request
 from tests.system.test_shared_queue import (
     dsn,  # noqa: F401 - a fixture
@@ -204,7 +204,8 @@ async def test_a_failing_worker_command_writes_its_error_as_json(
         else:  # the port is claimed before the database is opened (or waited for)
             journal = "postgresql://postgres@127.0.0.1:1/test"
             extra = ["--metrics-port", str(taken.getsockname()[1])]
-        got, _, err = await vidapi(
+        # a process: the worker handles SIGTERM and SIGINT once its database is open
+        got, _, err = await vidapi_process(
             "--token",
             "t",
             "--base-url",

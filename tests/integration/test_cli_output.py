@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import closed_pipe_run, vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from tests.integration.test_cli_usage import env_for, uploads
 from vidapi_async.batch import JobRecord, SQLiteJournal, Stage
 from vidapi_async.batch import _journal as journal_module
@@ -40,28 +40,6 @@ async def test_enqueue_only_with_a_file_journal_is_a_usage_error(
     assert code == EXIT_USAGE, err
     assert "--enqueue-only" in err and "PostgreSQL" in err
     assert uploads(emulator) == [] and emulator.videos() == []
-
-
-async def closed_pipe_run(*args: str, env: dict[str, str]) -> tuple[int, str]:
-    """``vidapi ARGS | head`` where head has already gone: stdout's reader is closed."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vidapi_async.cli",
-            *args,
-            env={**os.environ, **env},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_end,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    finally:
-        os.close(write_end)
-    _, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode is not None
-    return proc.returncode, err.decode()
 
 
 async def test_output_into_a_closed_pipe_exits_quietly(emulator: Emulator, tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_run import closed_pipe_run, vidapi, vidapi_process
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.cli._exit import EXIT_API
 from vidapi_async.emulator import Emulator
 
@@ -31,7 +31,7 @@ def commands() -> dict[str, argparse.ArgumentParser]:
 async def test_demo_prints_its_results_on_stdout() -> None:
     """``vidapi demo --no-serve | grep embed`` finds the embed code (before: every line
     went to stderr and the pipe got nothing)."""
-    code, out, err = await vidapi("demo", "--no-serve")
+    code, out, err = await vidapi_process("demo", "--no-serve")  # demo handles signals
     assert code == 0, err
     video_id = re.search(r"created video (x\w+)", out)
     assert video_id, out
@@ -177,7 +177,6 @@ async def test_results_into_a_closed_pipe_end_quietly_with_141(
 ) -> None:
     """``vidapi demo --no-serve | head -1``, or a status table into a closed pipe: the
     rich console on stdout ended with rich's own exit 1; now 141, as print's output."""
-    from tests.integration.test_cli_output import closed_pipe_run
     from vidapi_async.cli._exit import EXIT_BROKEN_PIPE
 
     code, err = await closed_pipe_run("demo", "--no-serve", env={})

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi, vidapi_process
 from tests.conftest import client_for, make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.cli._exit import EXIT_JOBS_FAILED, EXIT_OTHER, EXIT_USAGE
 from vidapi_async.emulator import Emulator
 
@@ -111,7 +111,7 @@ async def test_serve_refuses_bad_numbers_as_usage_errors(args: list[str]) -> Non
 
 
 async def test_serve_on_the_last_port_says_the_upload_port_does_not_fit() -> None:
-    code, _, err = await vidapi("serve", "--port", "65535")
+    code, _, err = await vidapi_process("serve", "--port", "65535")  # serve handles SIGTERM
     assert code == EXIT_USAGE, err
     assert "Traceback" not in err
     assert "--upload-port" in err

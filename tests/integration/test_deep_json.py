@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from tests.integration.test_client_wire import TOKEN, descriptor
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async import _protocol as wire

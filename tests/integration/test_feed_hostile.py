@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi
 from tests.integration.test_postgres_journal import DSN
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.batch._feed import download_feed, jobs_from_feed, jobs_from_feed_stream

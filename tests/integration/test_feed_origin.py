@@ -17,7 +17,7 @@ from xml.sax.saxutils import quoteattr
 import pytest
 
 import vidapi_async as va
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.cli._batch import feed_source, run_plan

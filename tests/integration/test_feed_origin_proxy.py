@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.forward_proxy import ForwardProxy, forward_proxy
-from tests.integration.test_cli import vidapi
 from tests.integration.test_feed_origin import DATA, rss
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.batch._feed import download_feed

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi, vidapi_process
 from vidapi_async._observe import configure_logging
 
 if sys.platform == "win32":  # pragma: no cover
@@ -49,7 +49,7 @@ def test_json_log_format_writes_one_object_per_line(capsys: pytest.CaptureFixtur
 
 
 async def test_cli_vv_logs_the_demo_on_stderr_without_a_secret() -> None:
-    code, _, err = await vidapi("-vv", "demo", "--no-serve")
+    code, _, err = await vidapi_process("-vv", "demo", "--no-serve")  # demo handles signals
     assert code == 0, err
     http = [line for line in err.splitlines() if " vidapi_async.http: " in line]
     assert len(http) >= 5

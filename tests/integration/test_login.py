@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from vidapi_async._auth.providers import authorize_url
 from vidapi_async.emulator import Emulator
 
@@ -100,18 +101,7 @@ async def test_vidapi_login_keeps_a_private_token_the_other_commands_use(
         assert SECRET not in err.decode()
 
         async def cli(*args: str) -> tuple[int, str, str]:
-            p = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "vidapi_async.cli",
-                *args,
-                env=env,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-            out, e = await asyncio.wait_for(p.communicate(), 60)
-            assert p.returncode is not None
-            return p.returncode, out.decode(), e.decode()
+            return await vidapi(*args, env=env, whole_env=True)
 
         src = tmp_path / "c.mp4"
         src.write_bytes(os.urandom(4000))

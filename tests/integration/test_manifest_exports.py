@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from tests.integration.test_migrate_feed import media_host  # noqa: F401 - the fixture
 from vidapi_async.batch import jobs_from_manifest
 from vidapi_async.cli._exit import EXIT_JOBS_FAILED

@@ -18,8 +18,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
 

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file, stored_bytes
-from tests.integration.test_cli import vidapi
 from tests.wire import Reply, WireServer
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.emulator import Emulator

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.batch._report import REPORT_COLUMNS, ReportWriter
 from vidapi_async.emulator import Emulator

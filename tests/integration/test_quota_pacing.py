@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.batch._stages import STEPS, Pipeline
 from vidapi_async.cli._main import _parser
 from vidapi_async.emulator import OTHER_TOKEN, Emulator

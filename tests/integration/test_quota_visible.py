@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from vidapi_async.emulator import OTHER_TOKEN, Emulator
 from vidapi_async.testing import client_for
 

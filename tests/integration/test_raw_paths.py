@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import vidapi_async as va
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi
 from tests.integration.test_client_wire import TOKEN
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.cli._exit import EXIT_USAGE

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import vidapi
 from tests.conftest import stored_bytes
-from tests.integration.test_cli import vidapi
 from tests.s3_store import (  # noqa: F401
     KEY_ID,
     SECRET,

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from tests.integration.test_cli import vidapi
+from tests.cli_run import vidapi
 from vidapi_async.cli._exit import EXIT_USAGE
 
 

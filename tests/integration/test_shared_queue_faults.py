@@ -18,6 +18,7 @@ import pytest
 
 import vidapi_async as va
 from tests.children import default_signals
+from tests.cli_run import vidapi
 from tests.conftest import make_file
 from tests.pg_cluster import pg_cluster
 from tests.system.test_shared_queue import (
@@ -256,17 +257,19 @@ async def test_a_worker_stopped_while_postgresql_is_down_stops_at_once(tmp_path:
             assert_one_video_per_file(emu, files)
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "vidapi_async.cli", "--token", "t", *args]
-
-
-async def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+async def _run_child(cmd: list[str], cwd: Path) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         *cmd, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode is not None
     return proc.returncode, out.decode() + err.decode()
+
+
+async def _run(args: list[str], cwd: Path) -> tuple[int, str]:
+    """``vidapi --token t ARGS`` in ``cwd`` (in this process): its code, stdout + stderr."""
+    code, out, err = await vidapi("--token", "t", *args, cwd=cwd)
+    return code, out + err
 
 
 @pytest.mark.parametrize(
@@ -276,9 +279,7 @@ async def test_a_journal_spec_that_is_no_file_form_is_refused(tmp_path: Path, sp
     folder = tmp_path / "videos"
     folder.mkdir()
     make_file(folder / "a.mp4", 1000)
-    code, out = await _run(
-        _cli("batch", str(folder), "--channel", "news", "--journal", spec), tmp_path
-    )
+    code, out = await _run(["batch", str(folder), "--channel", "news", "--journal", spec], tmp_path)
     if spec.startswith("host="):  # a key=value DSN: PostgreSQL, never a file
         assert code != 0
         assert "hunter2secret" not in out
@@ -310,7 +311,7 @@ async def test_a_url_like_journal_is_a_dsn_or_refused_never_echoed(
     folder.mkdir()
     make_file(folder / "a.mp4", 1000)
     args = ["batch", str(folder), "--channel", "news"] if command == "batch" else ["status"]
-    code, out = await _run(_cli(*args, "--journal", spec), tmp_path)
+    code, out = await _run([*args, "--journal", spec], tmp_path)
     assert "hunter2secret" not in out
     if is_dsn:  # PostgreSQL on a closed port: cannot connect
         assert code != 0 and "cannot connect" in out, out
@@ -452,7 +453,7 @@ async def test_the_cli_logs_psycopg_pool_retries_only_at_debug(
     """While PostgreSQL is away psycopg_pool warns at each reconnect attempt, server
     text included: the CLI's stderr keeps our one outage line and shows theirs only at
     ``-vv`` (debug). In a fresh process: no test runner's handler in the way."""
-    code, out = await _run([sys.executable, "-c", _POOL_NOISE, str(verbosity)], tmp_path)
+    code, out = await _run_child([sys.executable, "-c", _POOL_NOISE, str(verbosity)], tmp_path)
     assert code == 0, out
     assert out.count("the database x is away") == 1
     if verbosity < 2:

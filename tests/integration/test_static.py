@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
     [
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "."],
-        [sys.executable, "-m", "mypy"],
+        # slow by design (5 to 25 s from a cold cache, more on a loaded machine): the
+        # system lane's; ruff's two take a fraction of a second
+        pytest.param([sys.executable, "-m", "mypy"], marks=pytest.mark.system),
     ],
     ids=["ruff-check", "ruff-format", "mypy-strict"],
 )

@@ -19,8 +19,8 @@ import aiohttp
 import pytest
 
 import vidapi_async as va
+from tests.cli_run import start_serve, upload_argv, vidapi
 from tests.conftest import make_file
-from tests.integration.test_cli import start_serve, upload_argv, vidapi
 from vidapi_async import _validate as check
 from vidapi_async._convert import structure
 from vidapi_async._models import Video

@@ -3,15 +3,14 @@ login used by ``upload``, ``--api`` with a token, and a dialect mismatch refused
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_run import vidapi
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import DEMO_API_KEY
 
@@ -19,19 +18,8 @@ KEY, SECRET = DEMO_API_KEY
 
 
 async def cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    p = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vidapi_async.cli",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(p.communicate(), 120)
-    assert p.returncode is not None
-    return p.returncode, out.decode(), err.decode()
+    """``vidapi ARGS`` with ``env`` as its whole environment (in this process)."""
+    return await vidapi(*args, env=env, whole_env=True)
 
 
 def _env(emu: Emulator, login_file: Path) -> dict[str, str]:

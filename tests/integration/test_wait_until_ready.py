@@ -115,7 +115,7 @@ async def test_a_batch_can_wait_for_its_videos_to_be_ready(tmp_path: Path) -> No
 
 
 async def test_the_cli_waits_with_a_bar(tmp_path: Path) -> None:
-    from tests.integration.test_cli import vidapi
+    from tests.cli_run import vidapi
 
     src = make_file(tmp_path / "clip.mp4", 20_000)
     async with Emulator(encoding_delay=1.5) as emu:

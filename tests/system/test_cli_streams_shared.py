@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_run import vidapi_process
 from tests.conftest import make_file
-from tests.integration.test_cli import vidapi
 from tests.system.test_shared_queue import dsn
 from vidapi_async.emulator import Emulator
 
@@ -27,13 +27,13 @@ async def test_enqueued_counts_and_worker_totals_go_to_stdout(
     for name in ("a.mp4", "b.mp4"):
         make_file(folder / name, 20_000)
     env = {"VIDAPI_TOKEN": emulator.token, "VIDAPI_BASE_URL": emulator.base_url}
-    code, out, err = await vidapi(
+    code, out, err = await vidapi_process(
         "batch", str(folder), "--channel", "news", "--journal", dsn, "--enqueue-only", env=env
     )
     assert code == 0, err
     assert "enqueued 2 job(s)" in out, (out, err)
     assert "enqueued" not in err
-    code, out, err = await vidapi("worker", "--journal", dsn, "--until-empty", env=env)
+    code, out, err = await vidapi_process("worker", "--journal", dsn, "--until-empty", env=env)
     assert code == 0, err
     assert "this worker: 2 done, 0 failed" in out, (out, err)
     assert "this worker:" not in err

@@ -103,7 +103,7 @@ async def test_enqueue_over_a_local_migration_adopts_its_videos(
     manifest's origin tag), then ``vidapi batch --enqueue-only`` into a shared queue and
     a ``vidapi worker``: each job is adopted (by its key tag and origin: the enqueue
     keeps the manifest's origin in each spec), nothing uploaded or created."""
-    from tests.integration.test_cli import vidapi
+    from tests.cli_run import vidapi_process
 
     for name in ("a", "b", "c"):
         make_file(tmp_path / f"{name}.mp4", 4000 + ord(name))
@@ -114,13 +114,13 @@ async def test_enqueue_over_a_local_migration_adopts_its_videos(
     )
     async with Emulator(probe=False) as emu:
         env = {"VIDAPI_TOKEN": emu.token, "VIDAPI_BASE_URL": emu.base_url}
-        code, _, err = await vidapi(
+        code, _, err = await vidapi_process(
             "batch", str(manifest), "--journal", str(tmp_path / "local.sqlite"), env=env
         )
         assert code == 0, err
         made = {v["title"]: v["id"] for v in emu.videos()}
         before = [r for r in emu.requests if r.method == "POST"]
-        code, _, err = await vidapi(
+        code, _, err = await vidapi_process(
             "batch", str(manifest), "--journal", dsn, "--enqueue-only", env=env
         )
         assert code == 0, err

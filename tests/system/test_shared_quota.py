@@ -126,7 +126,7 @@ async def test_status_and_metrics_show_each_accounts_window(tmp_path: Path, dsn:
 
 
 async def test_vidapi_status_prints_the_accounts_table(tmp_path: Path, dsn: str) -> None:
-    from tests.integration.test_cli import vidapi
+    from tests.cli_run import vidapi_process
 
     files = [make_file(tmp_path / f"c{i}.mp4", 1700 + i) for i in range(2)]
     jobs = [va.UploadJob(path=f, title=f.name, channel="news") for f in files]
@@ -136,7 +136,7 @@ async def test_vidapi_status_prints_the_accounts_table(tmp_path: Path, dsn: str)
             await asyncio.wait_for(
                 shared.work(client, concurrency=2, until_empty=True, poll=0.2, quota="2/1h"), 120
             )
-    code, out, err = await vidapi("status", "--journal", dsn, env={"COLUMNS": "200"})
+    code, out, err = await vidapi_process("status", "--journal", dsn, env={"COLUMNS": "200"})
     assert code == 0, err
     assert "quota per account" in out
     assert "(the command's own token)" in out and "2/1h" in out
