@@ -10,13 +10,12 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._acting import ACTING_TOKEN
-from ._aio import Transport, api_timeout
+from ._aio import Transport, api_timeout, sent_headers
 from ._auth.providers import StaticToken, TokenProvider
 from ._config import Timeouts
 from ._errors import (
@@ -87,11 +86,12 @@ class Requester:
 
     def _bearer(self, token: str) -> Mapping[str, str]:
         """``Request.headers`` of a request without a body to the API's origin: the
-        same two headers for every call with ``token`` (made once, read-only)."""
+        same two headers for every call with ``token`` (made once, read-only, in the
+        form aiohttp takes without a conversion per request)."""
         made = self._bearer_made
         if made is None or made[0] != token:
             headers = {"Accept": "application/json", "Authorization": f"Bearer {token}"}
-            made = self._bearer_made = (token, MappingProxyType(headers))
+            made = self._bearer_made = (token, sent_headers(headers))
         return made[1]
 
     def _timeout(self) -> aiohttp.ClientTimeout:
