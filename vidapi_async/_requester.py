@@ -190,7 +190,8 @@ class Requester:
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
         (to be awaited; a closed client refused at once)."""
-        self.check_open()
+        if self.closed:
+            self.check_open()
         return self._call(request)
 
     async def _call(self, request: wire.Request) -> Mapping[str, Any]:
@@ -216,7 +217,8 @@ class Requester:
     async def call_once(self, request: wire.Request) -> Mapping[str, Any]:
         """Send an API request with the token and decode the answer; on a 401
         invalid_token from a provider that can get a new token, try once more."""
-        self.check_open()
+        if self.closed:
+            self.check_open()
         for attempt in (1, 2):
             auth = self.auth
             # A static token is the same every time: no provider's coroutine to await.
