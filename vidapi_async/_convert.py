@@ -250,7 +250,7 @@ def _planned(
     """``read``'s work for an answer of a shape seen before, or ``None`` where ``cls``
     is not a plain dict class (``_builder``'s fast form) and ``read`` does it all.
 
-    An answer's shape is its keys and the types of its values, in order: two tuples
+    An answer's shape is its keys and the types of its values, in order: one tuple
     made in C. What ``read`` decides from the type alone (a value passed as it is:
     null, a value of exactly its wire's JSON type, a field without a wire type; a key
     not of the model, ignored) is decided once per shape and kept (``_PLANS_PER_CLASS``
@@ -267,14 +267,15 @@ def _planned(
     required = frozenset(f.name for f in attributes if f.default is attrs.NOTHING)
     converters = {f.name: f.converter for f in attributes if f.converter is not None}
     keep = converters.get("fields") if fields else None
-    plans: dict[tuple[tuple[str, ...], tuple[type, ...]], _Plan | None] = {}
+    plans: dict[tuple[object, ...], _Plan | None] = {}
     new = object.__new__
     set_attribute = object.__setattr__
 
-    def plan(keys: tuple[str, ...], kinds: tuple[type, ...]) -> _Plan | None:
+    def plan(shape: tuple[Any, ...]) -> _Plan | None:
+        keys: tuple[str, ...] = shape[: len(shape) // 2]
         checked: list[tuple[str, Callable[[object, object], Any], Any]] = []
         ignored: list[str] = []
-        for key, kind in zip(keys, kinds, strict=True):
+        for key, kind in zip(keys, shape[len(keys) :], strict=True):
             if key in by_cattrs or key in converters:
                 return None  # cattrs' own reading, or a converter: ``read`` and ``build``
             if key not in hooks:
@@ -293,12 +294,12 @@ def _planned(
         return tuple(checked), tuple(ignored)
 
     def planned(data: dict[str, Any]) -> Any:
-        shape = (tuple(data), tuple(map(type, data.values())))
+        shape = (*data, *map(type, data.values()))  # the keys, then their values' types
         found = plans.get(shape, _UNSEEN)
         if found is _UNSEEN:
             if len(plans) >= _PLANS_PER_CLASS:
                 return None  # a shape past the kept ones: ``read`` alone, as before
-            found = plans[shape] = plan(*shape)
+            found = plans[shape] = plan(shape)
         if found is None:
             return None
         checked, ignored = found
