@@ -35,8 +35,12 @@ so a second, deterministic measure is offered:
 Each child runs under ``valgrind --tool=callgrind`` with instrumentation off until its
 warm-up is done (imports and start-up are not counted at all), then counts in one
 process: ``gc.collect()`` and ``gc.freeze()`` (the warm-up's objects are not scanned
-again by the collections of the counted calls), then N calls, then 2N calls, each block
-ended by a dump of callgrind's counters (``callgrind_control --dump``); the instructions
+again by the collections of the counted calls), a short block of calls after
+instrumentation is turned on, then N calls, then 2N calls, each block
+ended by a dump of callgrind's counters (``--dump-before=getppid``: the child calls
+``os.getppid()`` there, and the dump is made at once; ``callgrind_control --dump`` took
+seconds, past the connection pool's 15 s keep-alive on a loaded machine, and the next
+block reconnected: 8 million instructions more in a 300-call block); the instructions
 of the 2N block minus the N block's, over N, are the marginal instructions per call (what
 a block costs whatever its size cancels out). The calls are made by ``--concurrency``
 workers, each awaiting one call after another (no task per call made up front). Every
@@ -181,10 +185,15 @@ async def _counted(n: int, concurrency: int, call: Callable[[], Awaitable[object
     gc.collect()
     gc.freeze()  # the warm-up's and the imports' objects: not scanned again
     callgrind("--instr=on")
-    callgrind("--dump=start")
+    # callgrind_control takes seconds, more on a loaded machine: past the connection
+    # pool's keep-alive (15 s) the next block would open its connections anew. A short
+    # block after it, then dumps made at once (callgrind's --dump-before=getppid: this
+    # process calls getppid at each block's end, nothing else here calls it).
+    await block(2 * concurrency)
+    os.getppid()  # the start
     for calls in (n, 2 * n):
         await block(calls)
-        callgrind(f"--dump=calls{calls}")
+        os.getppid()
 
 
 def child_bare(base_url: str, calls: int, concurrency: int, timeouts: bool = False) -> None:
@@ -304,6 +313,7 @@ def instructions(
             "valgrind",
             "--tool=callgrind",
             "--instr-atstart=no",  # turned on by the child after its warm-up
+            "--dump-before=getppid",  # the child's marks between its blocks
             f"--callgrind-out-file={out_file}",
             *command,
             "--counted",
@@ -319,15 +329,18 @@ def counts(child: subprocess.Popen[bytes], kind: str, tmp: str) -> dict[str, int
     """The instructions of each block the child counted, by its dump's name."""
     if child.wait() != 0:
         raise RuntimeError(f"the {kind} child under callgrind failed ({child.returncode})")
-    found: dict[str, int] = {}
+    marks: list[tuple[int, int]] = []  # (dump's number, instructions since the last)
     for path in glob.glob(os.path.join(tmp, f"callgrind.{kind}.*")):
         with open(path) as f:
             text = f.read()
-        trigger = re.search(r"^desc: Trigger: dump (\S+)", text, re.M)
         total = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
-        if trigger and total:
-            found[trigger.group(1)] = int(total.group(1))
-    return found
+        if "Trigger: --dump-before=getppid" in text and total:
+            marks.append((int(path.rsplit(".", 1)[1]), int(total.group(1))))
+    marks.sort()
+    if len(marks) != 3:
+        raise RuntimeError(f"the {kind} child left {len(marks)} of its 3 marks")
+    _, (_, low), (_, high) = marks  # the re-warm's, then the N block's, the 2N block's
+    return {"low": low, "high": high}
 
 
 def main_instructions(args: argparse.Namespace, base_url: str, tmp: str) -> None:
@@ -341,7 +354,7 @@ def main_instructions(args: argparse.Namespace, base_url: str, tmp: str) -> None
     }
     for kind in kinds:
         got = counts(children[kind], kind, tmp)
-        low, high = got[f"calls{n}"], got[f"calls{2 * n}"]
+        low, high = got["low"], got["high"]
         per_call[kind] = (high - low) / n
         print(
             f"{kind:14} {low:>13,} instr ({n} calls) {high:>13,} instr ({2 * n} calls)"
