@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, NewType, TypeVar
+from typing import Any, Final, NewType, TypeVar
 
 import attrs
 import cattrs
@@ -201,6 +201,7 @@ def _wire_types(
         del hooks["fields"]  # the copy of the whole answer, below
     by_cattrs = {f.name for f in attrs.fields(cls)} - set(hooks) - {"fields"}
     build = _builder(cls, always={"fields"} if fields else set())
+    planned = _planned(cls, hooks, exact, nullable, by_cattrs, fields)
 
     def read(data: Mapping[str, Any]) -> Any:
         values: dict[str, Any] = {}
@@ -222,12 +223,124 @@ def _wire_types(
 
     def structure(data: Mapping[str, Any]) -> Any:
         try:
+            if planned is not None and type(data) is dict:
+                made = planned(data)  # an answer of a shape seen before
+                if made is not None:
+                    return made
             return read(data)
         except Exception:
             # Only a malformed answer gets here: read it again, noting every problem.
             return detailed({**data, "fields": dict(data)} if fields else data, cls)
 
     return structure
+
+
+_PLANS_PER_CLASS: Final = 64
+"""Shapes of answer (keys and value types) whose reading is kept, per model."""
+
+
+def _planned(
+    cls: type[Any],
+    hooks: Mapping[str, tuple[Callable[[object, object], Any], Any] | None],
+    exact: Mapping[str, type],
+    nullable: frozenset[str],
+    by_cattrs: set[str],
+    fields: bool,
+) -> Callable[[dict[str, Any]], Any] | None:
+    """``read``'s work for an answer of a shape seen before, or ``None`` where ``cls``
+    is not a plain dict class (``_builder``'s fast form) and ``read`` does it all.
+
+    An answer's shape is its keys and the types of its values, in order: one tuple
+    made in C. What ``read`` decides from the type alone (a value passed as it is:
+    null, a value of exactly its wire's JSON type, a field without a wire type; a key
+    not of the model, ignored) is decided once per shape and kept (``_PLANS_PER_CLASS``
+    shapes); every value whose check depends on the value itself (an id not empty, a
+    count not negative, a timestamp in range) still goes through its strict hook at
+    every call, exactly as ``read`` calls it. An answer with a key cattrs reads, or
+    without a required field, is left to ``read`` (no plan: the same error as before).
+    The instance is made as ``_builder``'s: the defaults, then the answer's own values
+    over them, in one dictionary."""
+    if not _dict_class(cls, {"fields"} if fields else set()):
+        return None
+    attributes = attrs.fields(cls)
+    defaults = {f.name: f.default for f in attributes if f.default is not attrs.NOTHING}
+    required = frozenset(f.name for f in attributes if f.default is attrs.NOTHING)
+    converters = {f.name: f.converter for f in attributes if f.converter is not None}
+    keep = converters.get("fields") if fields else None
+    plans: dict[tuple[object, ...], _Plan | None] = {}
+    new = object.__new__
+    set_attribute = object.__setattr__
+
+    def plan(shape: tuple[Any, ...]) -> _Plan | None:
+        keys: tuple[str, ...] = shape[: len(shape) // 2]
+        checked: list[tuple[str, Callable[[object, object], Any], Any]] = []
+        ignored: list[str] = []
+        for key, kind in zip(keys, shape[len(keys) :], strict=True):
+            if key in by_cattrs or key in converters:
+                return None  # cattrs' own reading, or a converter: ``read`` and ``build``
+            if key not in hooks:
+                if key != "fields" or not fields:
+                    ignored.append(key)  # not of the model (``fields`` is set below)
+                continue
+            hook = hooks[key]
+            if hook is None or (kind is type(None) and key in nullable):
+                pass  # as it is
+            elif exact.get(key) is kind:
+                pass  # exactly its wire's JSON type: the hook would return it unchanged
+            else:
+                checked.append((key, hook[0], hook[1]))
+        if not required <= set(keys):
+            return None
+        return tuple(checked), tuple(ignored)
+
+    def planned(data: dict[str, Any]) -> Any:
+        shape = (*data, *map(type, data.values()))  # the keys, then their values' types
+        found = plans.get(shape, _UNSEEN)
+        if found is _UNSEEN:
+            if len(plans) >= _PLANS_PER_CLASS:
+                return None  # a shape past the kept ones: ``read`` alone, as before
+            found = plans[shape] = plan(shape)
+        if found is None:
+            return None
+        checked, ignored = found
+        values = {**defaults, **data}
+        for key, hook, wire in checked:
+            values[key] = hook(values[key], wire)
+        for key in ignored:
+            del values[key]
+        if fields:
+            values["fields"] = keep(data) if keep else data
+        made = new(cls)
+        set_attribute(made, "__dict__", values)
+        return made
+
+    return planned
+
+
+_Plan = tuple[tuple[tuple[str, Callable[[object, object], Any], Any], ...], tuple[str, ...]]
+"""An answer shape's reading: the (key, hook, wire type) still checked per call, and
+the keys not of the model."""
+_UNSEEN: Final[_Plan] = ((), ())
+"""A shape not read yet (told apart by identity: every plan is a tuple of its own)."""
+
+
+def _dict_class(cls: type[Any], always: set[str]) -> bool:
+    """Whether ``cls``'s ``__init__`` does nothing but store its arguments in
+    ``__dict__``: no slots, validator, pre- or post-init hook, every field's argument
+    named as the field, every default a plain value but for the fields in ``always``
+    (given on every call)."""
+    return (
+        "__slots__" not in cls.__dict__
+        and not hasattr(cls, "__attrs_post_init__")
+        and not hasattr(cls, "__attrs_pre_init__")
+        and all(
+            f.validator is None
+            and f.init
+            and f.alias == f.name
+            and (f.name in always or not isinstance(f.default, attrs.Factory))  # type: ignore[arg-type]
+            for f in attrs.fields(cls)
+        )
+    )
 
 
 def _builder(cls: type[Any], always: set[str]) -> Callable[[dict[str, Any]], Any]:
@@ -241,19 +354,7 @@ def _builder(cls: type[Any], always: set[str]) -> Callable[[dict[str, Any]], Any
     same names in the dictionary as the fields; a missing required field raises as
     ``__init__`` does (``TypeError``: the caller reads the answer again with cattrs)."""
     fields = attrs.fields(cls)
-    plain = (
-        "__slots__" not in cls.__dict__
-        and not hasattr(cls, "__attrs_post_init__")
-        and not hasattr(cls, "__attrs_pre_init__")
-        and all(
-            f.validator is None
-            and f.init
-            and f.alias == f.name
-            and (f.name in always or not isinstance(f.default, attrs.Factory))  # type: ignore[arg-type]
-            for f in fields
-        )
-    )
-    if not plain:
+    if not _dict_class(cls, always):
         return lambda values: cls(**values)
     defaults = {f.name: f.default for f in fields if f.default is not attrs.NOTHING}
     required = tuple(f.name for f in fields if f.default is attrs.NOTHING)

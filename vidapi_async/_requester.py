@@ -10,13 +10,12 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _protocol as wire
 from . import _validate as check
 from ._acting import ACTING_TOKEN
-from ._aio import Transport, api_timeout
+from ._aio import Transport, api_timeout, sent_headers
 from ._auth.providers import StaticToken, TokenProvider
 from ._config import Timeouts
 from ._errors import (
@@ -87,11 +86,12 @@ class Requester:
 
     def _bearer(self, token: str) -> Mapping[str, str]:
         """``Request.headers`` of a request without a body to the API's origin: the
-        same two headers for every call with ``token`` (made once, read-only)."""
+        same two headers for every call with ``token`` (made once, read-only, in the
+        form aiohttp takes without a conversion per request)."""
         made = self._bearer_made
         if made is None or made[0] != token:
             headers = {"Accept": "application/json", "Authorization": f"Bearer {token}"}
-            made = self._bearer_made = (token, MappingProxyType(headers))
+            made = self._bearer_made = (token, sent_headers(headers))
         return made[1]
 
     def _timeout(self) -> aiohttp.ClientTimeout:
@@ -190,7 +190,8 @@ class Requester:
     def call(self, request: wire.Request) -> Awaitable[Mapping[str, Any]]:
         """Send an API request, retried as ``retry`` and ``request.idempotent`` allow
         (to be awaited; a closed client refused at once)."""
-        self.check_open()
+        if self.closed:
+            self.check_open()
         return self._call(request)
 
     async def _call(self, request: wire.Request) -> Mapping[str, Any]:
@@ -216,7 +217,8 @@ class Requester:
     async def call_once(self, request: wire.Request) -> Mapping[str, Any]:
         """Send an API request with the token and decode the answer; on a 401
         invalid_token from a provider that can get a new token, try once more."""
-        self.check_open()
+        if self.closed:
+            self.check_open()
         for attempt in (1, 2):
             auth = self.auth
             # A static token is the same every time: no provider's coroutine to await.

@@ -178,3 +178,41 @@ def test_an_answer_of_known_fields_only_is_as_strict(field: str, value: object) 
     video = structure({**answer, "title": None, "duration": None}, va.Video, what="v")
     assert (video.title, video.duration, video.password_protected) == (None, None, False)
     assert video.fields == {**answer, "title": None, "duration": None}
+
+
+@pytest.mark.parametrize(
+    ("field", "good", "bad"),
+    [
+        ("id", "x2", ""),
+        ("duration", 3, -1),
+        ("created_time", 1700000000, 10**20),
+        ("title", "t", None),
+        ("tags", ["a"], ["a", 1]),
+    ],
+)
+def test_an_answer_of_a_shape_seen_before_is_checked_again(
+    field: str, good: object, bad: object
+) -> None:
+    """An answer's keys and value types decide once what needs no check (issue 43);
+    a value whose check depends on the value itself is checked at every call: the
+    second answer, of the same keys and types as the first, is refused all the same
+    (``title`` null is a field's absence, not an error)."""
+    answer = {"id": "x1", "title": "t", "duration": 3, "extra": 1}
+    first = structure({**answer, field: good}, va.Video, what="v")
+    assert getattr(first, field) is not None
+    if field == "title":
+        second = structure({**answer, field: bad}, va.Video, what="v")
+        assert second.title is None and second.fields["title"] is None
+        return
+    with pytest.raises(va.UnexpectedResponseError, match=field):
+        structure({**answer, field: bad}, va.Video, what="v")
+
+
+def test_an_answer_read_by_its_shape_is_the_one_read_key_by_key() -> None:
+    """The same answer read a second time (its shape kept) makes the same video, with
+    the keys that are not the model's only in ``fields``."""
+    answer = {"id": "x1", "title": "t", "duration": 3, "extra": {"a": 1}, "published": True}
+    first = structure(dict(answer), va.Video, what="v")
+    second = structure(dict(answer), va.Video, what="v")
+    assert first == second and vars(first) == vars(second)
+    assert "extra" not in vars(second) and second.fields == answer

@@ -1,4 +1,8 @@
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import vidapi_async as va
 from vidapi_async import _validate as check
@@ -9,6 +13,25 @@ def test_video_ids_are_alphanumeric(bad: object) -> None:
     with pytest.raises(va.InvalidArgumentError) as info:
         check.video_id(bad)
     assert info.value.argument == "video_id"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=70),
+        st.text(alphabet="x8abcZ09\u00b2\u0663\u00e9\u212a", max_size=70),
+        st.text(alphabet="abc123", min_size=60, max_size=70),
+    )
+)
+def test_a_video_id_is_what_the_pattern_accepts(value: str) -> None:
+    """The check without the regex (issue 43) accepts what ``[A-Za-z0-9]{1,64}``
+    accepts, nothing more: not a superscript or Arabic digit, a Kelvin sign, an
+    accented letter, an empty or a 65-character id."""
+    if re.fullmatch(r"[A-Za-z0-9]{1,64}", value):
+        assert check.video_id(value) == value
+    else:
+        with pytest.raises(va.InvalidArgumentError):
+            check.video_id(value)
 
 
 def test_channel_accepts_unknown_well_formed_slugs() -> None:

@@ -4,7 +4,7 @@ in a worker thread per upload, off the event loop), and the one module that touc
 aiohttp's private attributes."""
 
 from ._pump import Connection, FileRegion, UploadPump
-from ._transport import RawResponse, Transport, api_timeout, translate
+from ._transport import RawResponse, Transport, api_timeout, sent_headers, translate
 
 __all__ = [
     "Connection",
@@ -13,5 +13,6 @@ __all__ = [
     "Transport",
     "UploadPump",
     "api_timeout",
+    "sent_headers",
     "translate",
 ]

@@ -56,6 +56,8 @@ class _LazyReadTimeout(client_proto.ResponseHandler):
         self._read_deadline: float | None = None
         """When the read being timed fails if nothing arrives; ``None``: none timed."""
         self._read_timer: asyncio.TimerHandle | None = None
+        self._read_timer_at = 0.0
+        """When ``_read_timer`` wakes (its ``when()``, kept: no call per read)."""
 
     def _reschedule_timeout(self) -> None:
         timeout = self._read_timeout
@@ -65,10 +67,14 @@ class _LazyReadTimeout(client_proto.ResponseHandler):
         deadline = self._loop.time() + timeout
         self._read_deadline = deadline
         timer = self._read_timer
-        if timer is None or timer.when() > deadline:  # none, or it wakes too late
+        if timer is None or self._read_timer_at > deadline:  # none, or it wakes too late
             if timer is not None:
                 timer.cancel()
-            self._read_timer = self._loop.call_at(deadline, self._read_timer_fired)
+            self._arm(deadline)
+
+    def _arm(self, deadline: float) -> None:
+        self._read_timer = self._loop.call_at(deadline, self._read_timer_fired)
+        self._read_timer_at = deadline
 
     def _drop_timeout(self) -> None:
         self._read_deadline = None
@@ -79,7 +85,7 @@ class _LazyReadTimeout(client_proto.ResponseHandler):
         if deadline is None:
             return  # nothing awaited: the timer ends, the next read starts one
         if self._loop.time() < deadline:  # there was activity since: sleep again
-            self._read_timer = self._loop.call_at(deadline, self._read_timer_fired)
+            self._arm(deadline)
             return
         self._read_deadline = None
         self._on_read_timeout()

@@ -22,6 +22,7 @@ from importlib import metadata
 
 import aiohttp
 import attrs
+import multidict
 import yarl
 
 from .. import _errors as e
@@ -37,7 +38,7 @@ from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
 from ._translate import translate
 
-__all__ = ["RawResponse", "Transport", "api_timeout", "translate"]
+__all__ = ["RawResponse", "Transport", "api_timeout", "sent_headers", "translate"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """API responses are small JSON; anything bigger is refused rather than buffered."""
@@ -49,6 +50,16 @@ def api_timeout(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(
         total=timeouts.api_total, sock_connect=timeouts.connect, sock_read=timeouts.api_read
     )
+
+
+_new_tuple = tuple.__new__
+
+
+def sent_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
+    """``headers`` in the form aiohttp merges into a request's without converting them
+    first (a read-only case-insensitive multidict): for headers sent with many
+    requests, made once (the requester's bearer headers)."""
+    return multidict.CIMultiDictProxy(multidict.CIMultiDict(headers))
 
 
 def _user_agent() -> str:
@@ -411,7 +422,9 @@ class Transport:
                     body = await resp.read()  # exactly the length declared (aiohttp stops there)
                 else:
                     body = await _read_capped(resp, method, url)
-                return RawResponse(resp.status, resp.headers, body)  # a read-only view
+                # (a read-only view of the headers; the tuple made in C: a named tuple's
+                # own __new__ is a Python call)
+                return _new_tuple(RawResponse, (resp.status, resp.headers, body))
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             # Translated outside this block: neither __cause__ nor __context__ may hold
             # aiohttp's exception, whose request_info carries the Authorization header.

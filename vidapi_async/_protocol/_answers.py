@@ -264,12 +264,13 @@ def api_error(
     return (cls or _STATUS_ERRORS.get(status, e.APIError))(message, **kwargs)
 
 
-def _json_answer(body: bytes, what: str, status: int) -> Mapping[str, Any] | None:
-    """``json_object(body)``, an answer nested too deep an ``UnexpectedResponseError``."""
+def _json_answer(body: bytes, request: Request, status: int) -> Mapping[str, Any] | None:
+    """``json_object(body)``, an answer nested too deep an ``UnexpectedResponseError``
+    (naming ``request``: its ``what`` worked out only then)."""
     try:
         return json_object(body)
     except UnreadableJson as exc:
-        raise e.UnexpectedResponseError(f"{what}: {exc}", status=status) from None
+        raise e.UnexpectedResponseError(f"{request.what}: {exc}", status=status) from None
 
 
 class ErrorDecoder(Protocol):
@@ -299,7 +300,7 @@ def decode_api_response(
     exception for a failed one: ``error``'s (a dialect's own), by default ``api_error``."""
     if not 200 <= status < 300:
         raise (error or api_error)(request, status, headers, body, secrets=secrets)
-    data = _json_answer(body, request.what, status)
+    data = _json_answer(body, request, status)
     if data is None:
         if not body.strip():
             return {}
@@ -321,7 +322,7 @@ def decode_oauth_response(
     ``secrets`` (the client secret, a password) are masked wherever the answer echoes
     them."""
     if 200 <= status < 300:
-        data = _json_answer(body, request.what, status)
+        data = _json_answer(body, request, status)
         if data is None or not isinstance(data.get("access_token"), str):
             raise e.UnexpectedResponseError(
                 f"{request.what}: the token response has no access_token", status=status
