@@ -654,6 +654,7 @@ class SQLiteJournal:
         """Check the journal and take its lock (``JournalError`` if it cannot be used);
         read the keys it holds, if there are not too many."""
         self._keys.moved = False
+        self._rows.rows.clear()  # the file may have changed while its lock was not ours
         self._keys.opened(await self._run(lambda: _KnownKeys.read(self._connect())))
 
     async def load(self, key: str) -> JobRecord | None:
@@ -696,6 +697,7 @@ class SQLiteJournal:
                     self._go()
             await self._run(self._close)
         finally:
+            self._rows.rows.clear()  # the lock released: others may write the rows
             self._thread.shutdown()
 
     def records_sync(self) -> list[JobRecord]:
