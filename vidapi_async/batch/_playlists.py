@@ -65,13 +65,27 @@ class Playlists:
     async def _add_once_more(self, name: str, video_id: str) -> None:
         """Add ``video_id`` to the playlist ``name``; a 404 (the playlist deleted on the
         platform since its id was learnt) forgets that id and adds to the playlist found
-        or made again, once (a second 404 is the job's failure)."""
+        or made again, once (a second 404 is the job's failure). The platform answers
+        404 for a video it cannot find too: the playlist is forgotten only if it is gone
+        itself (a deleted video is the job's failure, not a reason for a second playlist
+        of the name)."""
         playlist = await self.id_of(name)
         try:
             await self.client.playlists.add_video(playlist, video_id)
         except NotFoundError:
+            if not await self._is_gone(playlist):
+                raise
             await self.forget(name, playlist)
             await self.client.playlists.add_video(await self.id_of(name), video_id)
+
+    async def _is_gone(self, playlist_id: str) -> bool:
+        """Whether the platform has no playlist ``playlist_id`` (a 404 reading it; a
+        dialect that cannot read one: taken as gone, as the 404 said)."""
+        try:
+            await self.client.playlists.get(playlist_id, fields=("id",))
+        except (NotFoundError, UnsupportedOperationError):
+            return True
+        return False
 
     async def forget(self, name: str, playlist_id: str) -> None:
         """The playlist ``name`` is no longer ``playlist_id`` (gone from the platform):
