@@ -16,17 +16,22 @@ from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 
+async def videos(client: va.Client, tmp_path: Path, *names: str) -> list[str]:
+    """A video made of a small file per name; their ids."""
+    return [
+        (
+            await client.upload_video(
+                make_file(tmp_path / f"{n}.mp4", 3000), title=n, channel="news"
+            )
+        ).id
+        for n in names
+    ]
+
+
 async def test_a_deleted_video_fails_its_job_and_the_playlist_stays_one(tmp_path: Path) -> None:
     async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
         playlists = Playlists(client)
-        ids = [
-            (
-                await client.upload_video(
-                    make_file(tmp_path / f"{n}.mp4", 3000), title=n, channel="news"
-                )
-            ).id
-            for n in ("a", "b", "c")
-        ]
+        ids = await videos(client, tmp_path, "a", "b", "c")
         await playlists.add(ids[0], ["Common"], None)
         await client.videos.delete(ids[1])  # deleted while its job runs
         with pytest.raises(va.NotFoundError, match=ids[1]):
@@ -39,14 +44,7 @@ async def test_a_deleted_video_fails_its_job_and_the_playlist_stays_one(tmp_path
 async def test_a_deleted_playlist_is_made_again_once(tmp_path: Path) -> None:
     async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
         playlists = Playlists(client)
-        ids = [
-            (
-                await client.upload_video(
-                    make_file(tmp_path / f"{n}.mp4", 3000), title=n, channel="news"
-                )
-            ).id
-            for n in ("a", "b")
-        ]
+        ids = await videos(client, tmp_path, "a", "b")
         await playlists.add(ids[0], ["Common"], None)
         [gone] = emu.state.all("playlist")
         await client.playlists.delete(gone["id"])
