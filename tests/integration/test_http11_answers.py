@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import vidapi_async as va
 from tests.conftest import make_file
+from tests.examples import examples
 from tests.integration.test_client_wire import SEAL, TOKEN, descriptor, upload_api
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async._protocol import AnswerFramer, BrokenAnswer
@@ -135,7 +136,7 @@ def answers(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
     return status_line + b"\r\n" + lines + b"\r\n" + body + noise, None
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers(), st.lists(st.integers(0, 10_000), max_size=6))
 def test_every_answer_ends_in_an_answer_or_a_typed_error(
     generated: tuple[bytes, bytes | None], cuts: list[int]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import vidapi_async as va
 from tests.conftest import fast_retry, make_file
+from tests.examples import examples
 from tests.integration.test_client_wire import TOKEN, leaks
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async import _protocol as wire
@@ -384,7 +385,7 @@ _SEGMENTS = st.lists(st.lists(_PIECES, max_size=3).map("".join), min_size=1, max
 _PATHS = _SEGMENTS.map(lambda segments: "/" + "/".join(segments)) | st.text(max_size=12)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_PATHS)
 def test_a_checked_path_stays_on_the_base_urls_origin_and_path(path: str) -> None:
     try:

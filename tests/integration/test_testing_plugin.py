@@ -33,6 +33,7 @@ def docs_plugin_example() -> str:
     return doc_block("pytest-plugin")
 
 
+@pytest.mark.system  # slow by design: a whole pytest run in a child, 4.7 s of CPU each
 @pytest.mark.parametrize("mode", ["strict", "auto"])
 async def test_the_documented_example_passes_in_a_separate_project(
     tmp_path: Path, mode: str

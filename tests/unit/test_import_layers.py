@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,13 +58,20 @@ def _all_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
             yield node
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of a module of the package, parsed once a process (the tests only
+    read it; six of them walk every module)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imports_of(name: str, *, typing_too: bool = False) -> set[str]:
     """Absolute names a module imports at run time (modules where a name is one);
     ``typing_too``: the imports for type checking only as well."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     for node in (_all_imports if typing_too else _runtime_imports)(tree):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)

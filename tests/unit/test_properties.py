@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vidapi_async as va
+from tests.examples import examples
 from vidapi_async import _protocol as wire
 from vidapi_async import embed
 from vidapi_async._convert import structure
@@ -24,7 +25,9 @@ from vidapi_async._models import Subtitle, UploadedFile, UploadProgress, UploadS
 from vidapi_async._protocol import attachment_disposition, multipart_envelope
 from vidapi_async.batch._stages import tag as _tag
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vidapi_async as va
+from tests.examples import examples
 from vidapi_async import _protocol as wire
 
 REQ = wire.api_request("https://api.example.com/rest", "POST", "/me/videos", form=[("a", "b")])
@@ -80,7 +81,7 @@ def test_a_video_read_is_the_request_api_request_builds(base: str, names: str) -
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.text(), st.text()), max_size=6))
 def test_a_form_is_encoded_as_urlencode_writes_it(pairs: list[tuple[str, str]]) -> None:
     """Byte for byte what ``urlencode`` wrote (the encoder before plain names and values

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vidapi_async as va
+from tests.examples import examples
 from vidapi_async import _validate as check
 
 
@@ -15,7 +16,7 @@ def test_video_ids_are_alphanumeric(bad: object) -> None:
     assert info.value.argument == "video_id"
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     st.one_of(
         st.text(max_size=70),
