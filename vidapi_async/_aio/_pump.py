@@ -52,12 +52,6 @@ MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 COPY_PIECE = 128 * 1024
 """The most ``_copy`` reads and sends at a time (cache-sized; see ``_copy``)."""
-WHOLE_BODY = 256 * 1024
-"""A file region of at most this many bytes (and at most ``read_size``) is read whole
-in one ``pread`` and sent with the request's head and tail in one write (``_send_whole``):
-each system call releases the GIL, and the upload thread taking it back from a busy
-loop is a hand-off (issue 43: about half the upload thread's calls for a 64 KiB file).
-A larger one is read in pieces: memory stays flat whatever the file's size."""
 
 
 @attrs.frozen(kw_only=True)
@@ -432,10 +426,6 @@ class _Job:
             sock.sendall(region.tail)
             framer.body_sent(region.size)
             return framer
-        if 0 < region.length <= min(self.read_size, WHOLE_BODY) and self.bandwidth is None:
-            self._send_whole(sock, head)
-            framer.body_sent(region.size)
-            return framer
         sock.sendall(head + region.head)
         if region.length:
             with open(region.path, "rb") as f:
@@ -457,51 +447,6 @@ class _Job:
         sock.sendall(region.tail)
         framer.body_sent(region.size)
         return framer
-
-    def _send_whole(self, sock: socket.socket, head: bytes) -> None:
-        """A small region: read whole (this attempt's read: a retry reads the file
-        again), its size checked as ``_send``'s pieces are (the file's size first; a
-        region that ends the file is read one byte past its end, which finds a file
-        that grew without a second ``fstat``), then sent in one write; with progress,
-        the tail goes after the loop has run the callbacks (``_wait_for_progress``)."""
-        region = self.region
-        fd = os.open(region.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            size = os.fstat(fd).st_size
-            if size != region.file_size:
-                raise _changed(region, f"the file is now {size} bytes")
-            ends = region.offset + region.length >= region.file_size
-            want = region.length + 1 if ends else region.length
-            pieces = [os.pread(fd, want, region.offset)]
-            got = len(pieces[0])
-            # A regular file's read is short at its end only: read again only when short
-            # of the region (interrupted, or the file shrank).
-            while got < region.length and pieces[-1]:
-                pieces.append(os.pread(fd, want - got, region.offset + got))
-                got += len(pieces[-1])
-            if got < region.length:
-                raise _changed(
-                    region, f"the file shrank: it ended after {region.offset + got} bytes"
-                )
-            if got > region.length:
-                raise _changed(region, "the file grew while it was read")
-            if not ends and (now := os.fstat(fd).st_size) != region.file_size:
-                how = "grew" if now > region.file_size else "shrank"
-                raise _changed(region, f"the file {how} to {now} bytes while it was read")
-        finally:
-            os.close(fd)
-        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-        if self._aborted.is_set():
-            raise _Aborted(self._why)
-        if self.barrier is None and self.report is None:
-            sock.sendall(b"".join((head, region.head, data, region.tail)))
-        else:
-            sock.sendall(b"".join((head, region.head, data)))
-            self._progress(region.length)
-            self._wait_for_progress()
-            sock.sendall(region.tail)
-        if region.digest is not None:
-            region.digest.update(data)
 
     def _wait_for_progress(self) -> None:
         """Before the last bytes: wait until the loop has run every progress callback
@@ -645,8 +590,7 @@ def _recv(sock: socket.socket, deadline: float | None, idle: float | None) -> by
         if left <= 0:
             raise TimeoutError
         timeout = left if timeout is None else min(timeout, left)
-    if sock.gettimeout() != timeout:  # (each settimeout is a system call: the GIL let go)
-        sock.settimeout(timeout)
+    sock.settimeout(timeout)
     return sock.recv(256 * 1024)
 
 
