@@ -30,7 +30,7 @@ import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -83,10 +83,11 @@ class Stage(enum.StrEnum):
     @property
     def rank(self) -> int:
         """Its place in the order (``PENDING`` is 0): a record never moves back."""
-        return _RANKS[self]
+        return RANKS[self]
 
 
-_RANKS = {stage: i for i, stage in enumerate(Stage)}
+RANKS: Final = {stage: i for i, stage in enumerate(Stage)}
+"""Each stage's place in the order (``Stage.rank``; a table for hot loops)."""
 
 
 MAX_KEY_LENGTH = 200

@@ -31,7 +31,7 @@ from ._adopt import (
     tag,
 )
 from ._create_step import CreateStep
-from ._journal import _RANKS, JobLost, Stage
+from ._journal import RANKS, JobLost, Stage
 from ._pipeline_state import JobRun
 from ._updates import changed_fields, keep_tag, kept_on_platform, with_added
 
@@ -66,7 +66,7 @@ class Step:
 async def run_steps(pipeline: Pipeline, run: JobRun, steps: Sequence[Step] | None = None) -> None:
     """Each step of ``steps`` (``STEPS``), in order, whose stage ``run``'s record has
     not reached (a step may move it further: to ``done`` at once, skipping the rest)."""
-    ranks = _RANKS
+    ranks = RANKS
     for step in STEPS if steps is None else steps:
         if ranks[run.record.stage] < ranks[step.stage]:
             await step.run(pipeline, run)
