@@ -114,6 +114,16 @@ def stored_bytes(emulator: Emulator, url: str) -> bytes:
     return Path(record["path"]).read_bytes()
 
 
+@pytest.fixture(params=["loop", "pump"])
+def upload_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which way a small upload goes: from the event loop (``_aio._whole``, the default
+    for a small file on plain HTTP) or through the upload pump's threads (as larger
+    files, TLS and proxies do): a module that uses it runs its tests over both."""
+    if request.param == "pump":
+        monkeypatch.setattr("vidapi_async._aio._transport.WHOLE_BODY", 0)
+    return str(request.param)
+
+
 def make_file(path: Path, size: int) -> Path:
     """A file of ``size`` random bytes."""
     with open(path, "wb") as f:

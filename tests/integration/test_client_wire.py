@@ -299,6 +299,7 @@ async def test_a_short_lived_token_is_not_fetched_before_every_call() -> None:
     assert [s.path for s in srv.seen].count("/oauth/token") == 1
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_a_trickled_upload_answer_times_out(tmp_path: Path) -> None:
     urls: list[str] = []
     inner = upload_api(urls)

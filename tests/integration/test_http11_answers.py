@@ -156,6 +156,7 @@ def test_every_answer_ends_in_an_answer_or_a_typed_error(
 # --- over a socket, through the public API ----------------------------------------------
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_an_upload_answered_100_continue_first_is_stored_not_rejected(
     tmp_path: Path,
 ) -> None:

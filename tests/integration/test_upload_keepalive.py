@@ -39,6 +39,7 @@ async def upload_three(srv: WireServer, tmp_path: Path, **options: object) -> li
     return files
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_uploads_one_after_another_share_one_connection(tmp_path: Path) -> None:
     async with WireServer(lambda seen: Reply.json(UPLOADED)) as srv:
         files = await upload_three(srv, tmp_path)
@@ -69,6 +70,7 @@ async def test_a_kept_connection_dropped_while_the_request_goes_is_replaced_at_o
     assert srv.seen[1].raw_query == "uuid=1&seal=s1"
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_a_request_sent_whole_on_a_kept_connection_is_not_sent_again(
     tmp_path: Path,
 ) -> None:
@@ -92,6 +94,7 @@ async def test_a_request_sent_whole_on_a_kept_connection_is_not_sent_again(
     assert body_file(srv.seen[1]) == files[1].read_bytes()
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_an_answer_cut_on_a_kept_connection_is_not_sent_again(tmp_path: Path) -> None:
     """Once the answer has begun, the server had the request: sending it again could
     not be told from a second upload, so the error is the caller's (and its retries')."""
@@ -110,6 +113,7 @@ async def test_an_answer_cut_on_a_kept_connection_is_not_sent_again(tmp_path: Pa
     assert len(srv.seen) == 2
 
 
+@pytest.mark.usefixtures("upload_path")
 @pytest.mark.parametrize(
     ("hint", "connections"), [("timeout=1", [1, 2, 3]), ("timeout=5, max=100", [1, 1, 1])]
 )
@@ -126,6 +130,7 @@ async def test_a_server_s_keep_alive_timeout_is_heeded(
     assert [s.conn for s in srv.seen] == connections
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_a_server_that_says_close_gets_a_new_connection_each_time(tmp_path: Path) -> None:
     async with WireServer(lambda seen: Reply.json(UPLOADED, close=True)) as srv:
         await upload_three(srv, tmp_path)
@@ -135,15 +140,15 @@ async def test_a_server_that_says_close_gets_a_new_connection_each_time(tmp_path
 def test_how_long_a_connection_is_kept_follows_the_server_s_hint() -> None:
     from vidapi_async._aio import _pump
 
-    assert _pump._idle_for({}) == _pump.IDLE_FOR
-    assert _pump._idle_for({"Keep-Alive": "timeout=5, max=100"}) == 4.0
-    assert _pump._idle_for({"keep-alive": "max=3, TIMEOUT=3"}) == 2.0
-    assert _pump._idle_for({"Keep-Alive": "timeout=600"}) == _pump.IDLE_FOR
-    assert _pump._idle_for({"Keep-Alive": "timeout=1"}) <= 0  # not kept
-    assert _pump._idle_for({"Keep-Alive": "max=3"}) == _pump.IDLE_FOR
+    assert _pump.idle_for({}) == _pump.IDLE_FOR
+    assert _pump.idle_for({"Keep-Alive": "timeout=5, max=100"}) == 4.0
+    assert _pump.idle_for({"keep-alive": "max=3, TIMEOUT=3"}) == 2.0
+    assert _pump.idle_for({"Keep-Alive": "timeout=600"}) == _pump.IDLE_FOR
+    assert _pump.idle_for({"Keep-Alive": "timeout=1"}) <= 0  # not kept
+    assert _pump.idle_for({"Keep-Alive": "max=3"}) == _pump.IDLE_FOR
     # a number no int() takes (over 4300 digits) or no float holds: the default, no error
     for digits in (400, 5000):
-        assert _pump._idle_for({"Keep-Alive": "timeout=" + "9" * digits}) == _pump.IDLE_FOR
+        assert _pump.idle_for({"Keep-Alive": "timeout=" + "9" * digits}) == _pump.IDLE_FOR
 
 
 def test_kept_connections_are_few_and_short_lived() -> None:

@@ -197,9 +197,9 @@ async def test_uploads_never_start_a_thread_on_the_loop(
 def test_the_request_target_is_the_urls_own_text(
     url: str, expected: tuple[str, str, int, str]
 ) -> None:
-    from vidapi_async._aio._pump import _split
+    from vidapi_async._aio._pump import split_url
 
-    assert _split(url) == expected
+    assert split_url(url) == expected
 
 
 @pytest.mark.parametrize("read_size", [1024 * 1024, 200_000])

@@ -1,8 +1,9 @@
-"""A small upload body through the upload pump (issue 43, thread trips): the file read
-per attempt (a second upload sends what the file holds then), and a change of size
-refused with nothing whole sent. (A path that read a small body whole and sent it in
-one write was measured, then taken out: fewer system calls, no CPU time saved, 0.14 M
-instructions a pipeline more; benchmarks/README.md.)"""
+"""A small upload body: the file read per attempt (a second upload sends what the file
+holds then; on both paths, the loop's ``_whole`` and the pump's), and through the pump a
+change of size refused with nothing whole sent (the loop's path: test_upload_whole.py).
+(A pump path that read a small body whole and sent it in one write was measured, then
+taken out: fewer system calls, no CPU time saved, 0.14 M instructions a pipeline more;
+benchmarks/README.md. Sending such a body from the loop is what saved the CPU time.)"""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def body_file(cap_body: bytes) -> bytes:
     return cap_body.split(b"\r\n\r\n", 1)[1].rsplit(b"\r\n--", 1)[0]
 
 
+@pytest.mark.usefixtures("upload_path")
 async def test_a_small_file_is_read_again_for_each_attempt(
     capture: Capture, tmp_path: Path
 ) -> None:

@@ -17,6 +17,10 @@ Content-Length, chunked framing, or the connection closing), capped, and whole w
 ``answer_within`` seconds of the last byte sent. Cancelling the awaiting task shuts the
 socket down, which wakes the thread at once; the task waits for the thread to finish,
 so nothing is left running.
+
+A small file on plain HTTP is not sent here: its bytes are read in one of the pool's
+threads (``read_whole``) and the loop sends them (``_whole``), sharing the kept
+connections (``IdleConnections``) and the request's framing (``request_framer``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
+from typing import TypeVar
 
 import attrs
 
@@ -47,6 +52,8 @@ from ._response import RawResponse
 from ._threads import ThreadPool
 
 __all__ = ["Connection", "FileRegion", "UploadPump"]
+
+T = TypeVar("T")
 
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
@@ -119,7 +126,7 @@ _KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[,;\s])timeout\s*=\s*(\d{1,9})(?!\d)", r
 """A server's ``Keep-Alive: timeout=N``; more than 9 digits is no hint (the default)."""
 
 
-def _idle_for(headers: Mapping[str, str]) -> float:
+def idle_for(headers: Mapping[str, str]) -> float:
     """How long a connection may wait for the next upload: ``IDLE_FOR``, or up to a
     second before the server says it closes one (``Keep-Alive: timeout=N``): a request
     sent whole on a connection the server closes meanwhile could not be sent again."""
@@ -259,7 +266,7 @@ class _Job:
     # --- the thread ----------------------------------------------------------------------
 
     def run(self) -> RawResponse:
-        scheme, host, port, target = _split(self.url)
+        scheme, host, port, target = split_url(self.url)
         shown = url_for_humans(self.url)
         once = self.region.stream is not None  # a body that cannot be sent twice
         kept = None
@@ -290,7 +297,7 @@ class _Job:
         it (stored the upload): a failure then is the caller's, as on a new connection."""
         keep = False
         sent = False
-        idle_for = 0.0
+        idle = 0.0
         try:
             with self._lock:
                 self._sock = sock
@@ -313,18 +320,18 @@ class _Job:
                 if again and not sent:  # (no answer can have begun before it)
                     raise _Stale from None
                 raise e.ConnectionLostError(
-                    f"connection failed: {exc.__class__.__name__}{_detail(exc)}",
+                    f"connection failed: {exc.__class__.__name__}{failure_detail(exc)}",
                     method=self.method,
                     url=shown,
                 ) from None
-            idle_for = _idle_for(answer.headers)
-            keep = reusable and self.connection is not None and idle_for > 0
+            idle = idle_for(answer.headers)
+            keep = reusable and self.connection is not None and idle > 0
             return answer
         finally:
             with self._lock:
                 self._sock = None
             if keep and self.connection is not None and not self._aborted.is_set():
-                self.connection.put((scheme, host, port), sock, idle_for)
+                self.connection.put((scheme, host, port), sock, idle)
             else:
                 sock.close()
 
@@ -339,7 +346,7 @@ class _Job:
             ) from None
         except OSError as exc:
             raise e.ConnectError(
-                f"cannot connect: {exc.__class__.__name__}{_detail(exc)}",
+                f"cannot connect: {exc.__class__.__name__}{failure_detail(exc)}",
                 method=self.method,
                 url=shown,
             ) from None
@@ -357,7 +364,7 @@ class _Job:
         except (ssl.SSLError, OSError) as exc:
             raw.close()
             raise e.ConnectError(
-                f"TLS handshake failed: {exc.__class__.__name__}{_detail(exc)}",
+                f"TLS handshake failed: {exc.__class__.__name__}{failure_detail(exc)}",
                 method=self.method,
                 url=shown,
             ) from None
@@ -404,16 +411,15 @@ class _Job:
     def _send(self, sock: socket.socket, host: str, port: int, target: str) -> wire.AnswerFramer:
         """The request: its head framed by h11, its body sent here (h11 counts it)."""
         region = self.region
-        if self.proxy is not None and not isinstance(sock, ssl.SSLSocket):
-            target = f"http://{_host_header(host, port)}{target}"  # absolute form, to a proxy
-        headers = [("Host", _host_header(host, port))]
-        if self.proxy is not None and self.proxy.authorization and target.startswith("http://"):
-            headers.append(("Proxy-Authorization", self.proxy.authorization))
-        headers += list(self.headers.items())
-        persist = "keep-alive" if self.connection is not None else "close"
-        headers += [("Content-Length", str(region.size)), ("Connection", persist)]
-        framer = wire.AnswerFramer(
-            self.method, target, headers, cap=MAX_ANSWER_BYTES, head_cap=MAX_HEAD_BYTES
+        framer = request_framer(
+            self.method,
+            host,
+            port,
+            target,
+            self.headers,
+            region.size,
+            keep_alive=self.connection is not None,
+            proxy=None if isinstance(sock, ssl.SSLSocket) else self.proxy,
         )
         head = framer.request_head()
         if region.digest is not None:
@@ -431,7 +437,7 @@ class _Job:
             with open(region.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size != region.file_size:
-                    raise _changed(region, f"the file is now {size} bytes")
+                    raise file_changed(region, f"the file is now {size} bytes")
                 through_buffer = region.digest is not None or not self.use_sendfile
                 if isinstance(sock, ssl.SSLSocket) or through_buffer:
                     self._copy(sock, f)
@@ -441,7 +447,7 @@ class _Job:
                 now = os.fstat(f.fileno()).st_size
                 if now != region.file_size:  # checked before the last bytes go out
                     how = "grew" if now > region.file_size else "shrank"
-                    raise _changed(region, f"the file {how} to {now} bytes while it was sent")
+                    raise file_changed(region, f"the file {how} to {now} bytes while it was sent")
         else:
             self._wait_for_progress()
         sock.sendall(region.tail)
@@ -480,7 +486,7 @@ class _Job:
                 want = min(len(view), report_at - sent)  # never past a report
                 got = f.readinto(view[:want])
                 if not got:
-                    raise _changed(
+                    raise file_changed(
                         region, f"the file shrank: it ended after {region.offset + sent} bytes"
                     )
                 self._pace(got)
@@ -509,7 +515,7 @@ class _Job:
             while sent < region.length:
                 got = stream.readinto(view[: min(len(view), region.length - sent)])
                 if not got:
-                    raise _changed(region, f"the source ended after {sent} bytes")
+                    raise file_changed(region, f"the source ended after {sent} bytes")
                 self._pace(got)
                 sock.sendall(view[:got])
                 if region.digest is not None:
@@ -518,7 +524,7 @@ class _Job:
                 sent += got
                 self._progress(sent)
             if stream.readinto(view[:1]):
-                raise _changed(region, f"the source has more than {region.length} bytes")
+                raise file_changed(region, f"the source has more than {region.length} bytes")
 
     def _sendfile(self, sock: socket.socket, f: io.BufferedReader) -> None:
         """The kernel copies file to socket, ``read_size`` bytes per step (progress)."""
@@ -529,7 +535,7 @@ class _Job:
             self._pace(want)
             got = sock.sendfile(f, region.offset + sent, want)
             if got < want:
-                raise _changed(
+                raise file_changed(
                     region, f"the file shrank: it ended after {region.offset + sent + got} bytes"
                 )
             sent += got
@@ -550,6 +556,58 @@ class _Job:
             if (answer := framer.feed(data)) is not None:
                 break
         return RawResponse(answer.status, answer.headers, answer.body), framer.reusable
+
+
+def request_framer(
+    method: str,
+    host: str,
+    port: int,
+    target: str,
+    headers: Mapping[str, str],
+    size: int,
+    *,
+    keep_alive: bool,
+    proxy: Proxy | None = None,
+) -> wire.AnswerFramer:
+    """The request's framing: Host, ``headers``, an exact Content-Length (``size``) and
+    Connection. ``proxy``: a plain-HTTP request through it (the absolute form, and its
+    credentials); a tunnel's request is the origin's own."""
+    if proxy is not None:
+        target = f"http://{_host_header(host, port)}{target}"  # absolute form, to a proxy
+    fields = [("Host", _host_header(host, port))]
+    if proxy is not None and proxy.authorization:
+        fields.append(("Proxy-Authorization", proxy.authorization))
+    fields += headers.items()
+    persist = "keep-alive" if keep_alive else "close"
+    fields += [("Content-Length", str(size)), ("Connection", persist)]
+    return wire.AnswerFramer(method, target, fields, cap=MAX_ANSWER_BYTES, head_cap=MAX_HEAD_BYTES)
+
+
+def read_whole(region: FileRegion) -> bytes:
+    """``region``'s file bytes in one read (a small region, sent from the loop: see
+    ``_whole``), the digest fed with them. The file must still have its planned size:
+    checked before, and by asking for one byte past the region's end when it ends the
+    file (a file that grew gives it). An empty region reads nothing (a chunked upload's
+    question, whose ``path`` may name no local file)."""
+    if region.digest is not None:
+        region.digest.restart()
+    if not region.length:
+        return b""
+    with open(region.path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size != region.file_size:
+            raise file_changed(region, f"the file is now {size} bytes")
+        end = region.offset + region.length
+        data = os.pread(f.fileno(), region.length + (end == region.file_size), region.offset)
+    if len(data) < region.length:
+        raise file_changed(
+            region, f"the file shrank: it ended after {region.offset + len(data)} bytes"
+        )
+    if len(data) > region.length:
+        raise file_changed(region, f"the file grew past {region.file_size} bytes")
+    if region.digest is not None:
+        region.digest.update(data)
+    return data
 
 
 class BufferPool:
@@ -620,7 +678,12 @@ class UploadPump:
         self._buffers = BufferPool()
         self._closed = False
         self._jobs: set[_Job] = set()
-        self._idle = IdleConnections(keep=max_threads)
+        self.idle = IdleConnections(keep=max_threads)
+        """Finished uploads' connections, for the next upload to the same origin (the
+        pump's threads and the loop's small uploads, ``_whole``, share them)."""
+        self.on_loop: set[socket.socket] = set()
+        """The sockets of small uploads under way on the loop (``_whole``): shut down
+        by ``close``."""
 
     def context(self) -> ssl.SSLContext:
         """The TLS trust for uploads, made by the first HTTPS upload (in its thread):
@@ -637,8 +700,11 @@ class UploadPump:
         self._closed = True
         for job in list(self._jobs):
             job.abort("ClientClosedError")
+        for sock in list(self.on_loop):
+            with contextlib.suppress(OSError):  # wakes the loop's wait on it
+                sock.shutdown(socket.SHUT_RDWR)
         self._threads.close()
-        self._idle.close()
+        self.idle.close()
 
     async def send(
         self,
@@ -679,7 +745,7 @@ class UploadPump:
             barrier=None if feed is None else feed.barrier,
             # Without a connection of its own, an upload takes a kept one (not through
             # a proxy: a kept socket is bound to the proxy's view of one origin).
-            connection=connection or (self._idle if proxy is None else None),
+            connection=connection or (self.idle if proxy is None else None),
             buffers=self._buffers,
             proxy=proxy,
             bandwidth=bandwidth,
@@ -703,6 +769,34 @@ class UploadPump:
             if feed.failures:
                 raise feed.failures[0]
         return answer
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def in_thread(self, fn: Callable[[], T]) -> T:
+        """``fn()`` in a thread of the pool, in one trip there and back (as ``_run``).
+        For short work (a small file read whole): a cancel does not wait for it."""
+        if self._closed:
+            raise e.ClientClosedError("this Client is closed; create a new one")
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+
+        def settle(done: Future[T]) -> None:  # on the loop
+            if waiter.done():
+                return
+            failure = done.exception()
+            if failure is None:
+                waiter.set_result(done.result())
+            else:
+                waiter.set_exception(failure)
+
+        def post(done: Future[T]) -> None:  # in the thread, as it ends
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, done)
+
+        self._threads.submit(fn).add_done_callback(post)
+        return await waiter
 
     async def _run(
         self, job: _Job, run: Callable[[], RawResponse], loop: asyncio.AbstractEventLoop
@@ -773,7 +867,7 @@ class _Progress:
         self._loop.call_soon_threadsafe(reached.set)  # runs after every deliver posted
 
 
-def _split(url: str) -> tuple[str, str, int, str]:
+def split_url(url: str) -> tuple[str, str, int, str]:
     """``(scheme, host, port, target)``; the target is the url's own text after the
     authority (path and query, escapes untouched), the fragment left out."""
     scheme, rest = url.split("://", 1)
@@ -798,11 +892,11 @@ def _host_header(host: str, port: int) -> str:
     return shown if port in (80, 443) else f"{shown}:{port}"
 
 
-def _changed(region: FileRegion, message: str) -> e.FileChangedError:
+def file_changed(region: FileRegion, message: str) -> e.FileChangedError:
     return e.FileChangedError(region.path, region.file_size, message)
 
 
-def _detail(exc: BaseException) -> str:
+def failure_detail(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f": {exc.verify_message}"
     if isinstance(exc, OSError) and exc.strerror:

@@ -37,6 +37,7 @@ from ._fetch import fetch_source, judge_source
 from ._pump import Connection, FileRegion, UploadPump
 from ._response import RawResponse
 from ._translate import translate
+from ._whole import WHOLE_BODY, send_whole
 
 __all__ = ["RawResponse", "Transport", "api_timeout", "sent_headers", "translate"]
 
@@ -211,6 +212,15 @@ class Transport:
         agent = USER_AGENT
         if not self._owns_session and self._session is not None:
             agent = self._session.headers.get("User-Agent", USER_AGENT)
+        whole = (
+            region.length <= read_size
+            and region.length <= WHOLE_BODY
+            and connection is None
+            and region.stream is None
+            and self._bandwidth is None
+            and url[:7].lower() == "http://"
+            and self._proxy(url) is None
+        )  # small, plain HTTP, direct: sent from the loop (_whole)
         send = functools.partial(
             self._upload,
             pump,
@@ -222,6 +232,7 @@ class Transport:
             read_size=read_size,
             progress=progress,
             connection=connection,
+            whole=whole,
         )
         observer = self.observer
         watched = observer.active or http_log.isEnabledFor(logging.DEBUG)
@@ -255,11 +266,35 @@ class Transport:
         progress: ProgressCallback | None,
         connection: Connection | None,
         wrap: Wrap | None = None,
+        whole: bool = False,
     ) -> RawResponse:
+        """The request through the pump, or (``whole``: a small region) from the loop
+        (``_whole``), its span then made here, on the loop (``wrap`` says there is one)."""
+        fields = {"Accept": "application/json", "User-Agent": agent, **headers}
+        if whole:
+            send = functools.partial(
+                send_whole,
+                pump,
+                "POST",
+                url,
+                fields,
+                region,
+                connect_timeout=timeouts.connect,
+                idle_timeout=timeouts.upload_read,
+                answer_within=timeouts.upload_read,
+                progress=progress,
+            )
+            if wrap is None:
+                return await send()
+            observer, thread = self.observer, threading.current_thread().name
+            with observer.http_span("POST", url, region.size, **{"thread.name": thread}) as span:
+                resp = await send()
+                observer.answered(span, resp.status)
+                return resp
         return await pump.send(
             "POST",
             url,
-            {"Accept": "application/json", "User-Agent": agent, **headers},
+            fields,
             region,
             read_size=read_size,
             connect_timeout=timeouts.connect,
