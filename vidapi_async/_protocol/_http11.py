@@ -9,6 +9,7 @@ different Content-Lengths refused, a Content-Length with a Transfer-Encoding ref
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 
@@ -60,7 +61,15 @@ class AnswerFramer:
     """``request_head()``, the body sent by the caller (``body_sent(n)``), then
     ``feed(data)`` until it returns the ``Answer`` (``b""``: the connection closed).
     ``reusable`` afterwards: the connection may carry the next request (the answer was
-    delimited, both sides keep it alive, and nothing arrived past the answer)."""
+    delimited, both sides keep it alive, and nothing arrived past the answer).
+
+    The usual exchange (a request with one Host and an exact Content-Length, an answer
+    ``HTTP/1.1`` with a status of 200 to 599 but 204 and 304, plain ASCII headers and one
+    Content-Length) is framed here without h11, which costs more than the rest of an
+    upload's exchange (issue 43): what it accepts is a subset of what h11 accepts, read
+    the same. Anything else (1xx, chunked, no length, a header outside that subset, the
+    connection closed early, bytes past the answer's head cap) hands every segment so far
+    to h11 as it came, and h11 decides, as it did for everything before."""
 
     def __init__(
         self,
@@ -71,7 +80,6 @@ class AnswerFramer:
         cap: int,
         head_cap: int = 64 * 1024,
     ) -> None:
-        self._conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=head_cap)
         try:
             # The headers checked here, with h11's own grammar, in one pass (h11's
             # check of each one costs more than the rest of the exchange); h11 still
@@ -79,27 +87,72 @@ class AnswerFramer:
             raw = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers]
             if not all(_NAME.fullmatch(n) and _VALUE.fullmatch(v) for n, v in raw):
                 raise UnsendableRequest("a header holds what HTTP cannot carry")
-            self._request = h11.Request(
-                method=method.encode("ascii"),
-                target=target.encode("ascii"),
-                headers=raw,
-                _parsed=True,
-            )
-        except (h11.LocalProtocolError, UnicodeEncodeError):  # its message may quote a header
+            self._method = method.encode("ascii")
+            self._target = target.encode("ascii")
+        except UnicodeEncodeError:
             raise UnsendableRequest("a header or the target holds what HTTP cannot carry") from None
+        self._raw = raw
+        self._head_cap = head_cap
         self._cap = cap
         self._status: int | None = None
         self._headers: dict[str, str] = {}
         self._body = bytearray()
         self.answer: Answer | None = None
+        self._declared = _plain_request(self._method, self._target, raw)
+        """The body's length when this framer reads the usual exchange itself; ``None``:
+        h11 does everything (``_conn``)."""
+        self._conn: h11.Connection | None = None
+        self._segments: list[bytes] = []
+        """What arrived so far, as it came (handed to h11 if it has to take over)."""
+        self._buffer = bytearray()
+        self._plain: tuple[int, int, dict[str, str], int, bool] | None = None
+        """Once its head is read: where the body starts, and ``_plain_head``'s reading."""
+        self._sent: int | None = None
+        self._keep = False
+        """Both sides keep the connection alive, nothing came past the answer."""
+        if self._declared is None:
+            self._take_over()
+
+    def _take_over(self) -> h11.Connection:
+        """h11, from the start: the request and the body as sent, then every segment
+        received so far (``feed`` goes on with it)."""
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=self._head_cap)
+        try:
+            request = h11.Request(
+                method=self._method, target=self._target, headers=self._raw, _parsed=True
+            )
+        except h11.LocalProtocolError:  # its message may quote a header
+            raise UnsendableRequest("a header or the target holds what HTTP cannot carry") from None
+        self._conn, self._declared = conn, None
+        head = conn.send(request)
+        if self._sent is not None:
+            self._h11_body_sent(self._sent)
+        self._request_head = head
+        return conn
 
     def request_head(self) -> bytes:
-        """The request line and headers."""
-        head = self._conn.send(self._request)
-        assert head is not None
-        return head
+        """The request line and headers (as h11 writes them: Host first)."""
+        if self._conn is not None:
+            head = self._request_head
+            assert head is not None
+            return head
+        host = [f for f in self._raw if f[0].lower() == b"host"]
+        rest = [f for f in self._raw if f[0].lower() != b"host"]
+        lines = [b"%s %s HTTP/1.1\r\n" % (self._method, self._target)]
+        lines += [b"%s: %s\r\n" % field for field in host + rest]
+        lines.append(b"\r\n")
+        return b"".join(lines)
 
     def body_sent(self, n: int) -> None:
+        if self._conn is None and n != self._declared:
+            self._take_over()  # (h11 says what is wrong with it)
+        if self._conn is not None:
+            self._h11_body_sent(n)
+        else:
+            self._sent = n
+
+    def _h11_body_sent(self, n: int) -> None:
+        assert self._conn is not None
         if n:
             self._conn.send_with_data_passthrough(h11.Data(data=_Sized(n)))  # type: ignore[arg-type]
         self._conn.send(h11.EndOfMessage())
@@ -107,13 +160,93 @@ class AnswerFramer:
     def feed(self, data: bytes) -> Answer | None:
         """More of the answer (``b""`` at the end of the connection): the ``Answer``
         once whole, else ``None``; ``BrokenAnswer`` if it cannot be one."""
+        if self._conn is None:
+            self._segments.append(data)
+            if self._sent is not None and data:
+                with contextlib.suppress(_Unusual):
+                    return self._plain_answer()  # (None: more to come)
+            return self._replay()
         try:
             self._conn.receive_data(data)
             return self._events()
         except h11.RemoteProtocolError as exc:
             raise BrokenAnswer(f"not a well-formed HTTP/1.1 answer ({exc})") from None
 
+    def _replay(self) -> Answer | None:
+        """h11 takes over: each segment so far handed to it as it came."""
+        segments, self._segments = self._segments, []
+        self._take_over()
+        answer = None
+        for segment in segments:
+            answer = self.feed(segment)
+            if answer is not None:
+                break
+        return answer
+
+    def _plain_answer(self) -> Answer | None:
+        """The usual answer, read here: the ``Answer`` or ``None`` (more to come);
+        ``_Unusual`` for anything else (h11 decides). The head is read once, whole."""
+        self._buffer += self._segments[-1]
+        received = self._buffer
+        if self._plain is None:
+            end = received.find(b"\r\n\r\n")
+            if end < 0:
+                if len(received) > self._head_cap:
+                    raise _Unusual
+                return None
+            plain = self._plain_head(bytes(received[: end + 2]))
+            if plain is None:
+                raise _Unusual
+            self._plain = (end + 4, *plain)
+        start, status, headers, length, closes = self._plain
+        if len(received) - start < length:
+            return None
+        self._keep = len(received) - start == length and not closes and self._keeps_alive()
+        self._status, self._headers = status, headers
+        self.answer = Answer(status, headers, bytes(received[start : start + length]))
+        return self.answer
+
+    def _plain_head(self, head: bytes) -> tuple[int, dict[str, str], int, bool] | None:
+        """(status, headers, Content-Length, says close) of a head in the usual subset;
+        ``None`` for any other."""
+        found = _PLAIN_HEAD.fullmatch(head)
+        if found is None:
+            return None
+        status = int(found[1])
+        if status in (204, 304):
+            return None
+        headers: dict[str, str] = {}
+        length: int | None = None
+        lengths = 0
+        closes = False
+        for name, value in _PLAIN_FIELD.findall(found[2]):
+            key = name.lower()
+            if key == b"content-length":
+                lengths += 1
+                if not value.isdigit() or len(value) > 20:
+                    return None
+                length = int(value)
+            elif key == b"transfer-encoding":
+                return None
+            elif key == b"connection":
+                closes = closes or b"close" in _comma_values(value)
+            headers[name.decode("latin-1")] = value.decode("latin-1")
+        if lengths != 1 or length is None:
+            return None
+        if length > self._cap:
+            raise AnswerTooLarge(f"an answer larger than {self._cap} bytes")
+        return status, headers, length, closes
+
+    def _keeps_alive(self) -> bool:
+        """Whether the request asked to keep the connection (no ``Connection: close``)."""
+        return not any(
+            b"close" in _comma_values(value)
+            for name, value in self._raw
+            if name.lower() == b"connection"
+        )
+
     def _events(self) -> Answer | None:
+        assert self._conn is not None
         while True:
             event = self._conn.next_event()
             if event is h11.NEED_DATA:
@@ -150,11 +283,14 @@ class AnswerFramer:
     @property
     def tunnel_clean(self) -> bool:
         """After a CONNECT's 2xx: the proxy sent nothing past its answer."""
+        assert self._conn is not None  # (a CONNECT is always h11's)
         pending, closed = self._conn.trailing_data
         return not pending and not closed
 
     @property
     def reusable(self) -> bool:
+        if self._conn is None:
+            return self.answer is not None and self._keep
         pending, closed = self._conn.trailing_data
         return (
             self.answer is not None
@@ -163,6 +299,54 @@ class AnswerFramer:
             and not pending
             and not closed
         )
+
+
+class _Unusual(Exception):
+    """An answer outside the subset ``AnswerFramer`` reads itself: h11's to read."""
+
+
+_TOKEN = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+_PLAIN_HEAD = re.compile(
+    rb"HTTP/1\.1 ([2-5][0-9][0-9]) [\x20-\x7e]*\r\n((?:"
+    + _TOKEN
+    + rb":[ \t]*(?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?[ \t]*\r\n)*)"
+)
+"""An answer's head in the subset this module reads without h11: HTTP/1.1, a final
+status, headers of printable ASCII (no obs-fold, no obs-text)."""
+_PLAIN_FIELD = re.compile(
+    rb"(" + _TOKEN + rb"):[ \t]*((?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?)[ \t]*\r\n"
+)
+_TARGET = re.compile(rb"[\x21-\x7e]+")
+"""A request target (h11's ``request_target``)."""
+
+
+def _comma_values(value: bytes) -> list[bytes]:
+    """A comma-separated header's values, lowercased (h11's ``get_comma_header``)."""
+    return [part.strip().lower() for part in value.split(b",")]
+
+
+def _plain_request(method: bytes, target: bytes, raw: list[tuple[bytes, bytes]]) -> int | None:
+    """The body's length if the request is one this module frames without h11 (one
+    Host, one Content-Length of digits, no Transfer-Encoding or Expect, not HEAD or
+    CONNECT, a valid method and target), else ``None``: h11 frames it (and refuses
+    what it must)."""
+    if method in (b"HEAD", b"CONNECT") or not _NAME.fullmatch(method):
+        return None
+    if not _TARGET.fullmatch(target):
+        return None
+    hosts = 0
+    length: int | None = None
+    for name, value in raw:
+        key = name.lower()
+        if key == b"host":
+            hosts += 1
+        elif key == b"content-length":
+            if length is not None or not value.isdigit() or len(value) > 20:
+                return None
+            length = int(value)
+        elif key in (b"transfer-encoding", b"expect"):
+            return None
+    return length if hosts == 1 else None
 
 
 def _length(headers: dict[str, str]) -> int | None:
