@@ -353,3 +353,44 @@ async def test_a_header_http_cannot_carry_is_refused_before_anything_is_read(
         await send_directly(raw, region, {"X-Bad": "a\r\nInjected: yes"})
     assert "Injected" not in str(info.value)
     assert raw.received == []
+
+
+# --- attacks on the loop path (att44) ---------------------------------------------------
+
+
+async def test_closing_the_client_while_the_file_is_read_stops_a_small_upload(
+    raw: Raw, paths: dict[str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client closed while the file is read in the pump's thread: nothing may be
+    sent after, the upload ends in ``ClientClosedError`` (as on the pump's path, whose
+    queued job is aborted by the close)."""
+    reading, go = threading.Event(), threading.Event()
+    real = _whole.read_whole
+
+    def slow(region: _pump.FileRegion) -> bytes:
+        reading.set()
+        go.wait(5)
+        return real(region)
+
+    monkeypatch.setattr(_whole, "read_whole", slow)
+    c = client()
+    task = asyncio.create_task(
+        c.upload_file(make_file(tmp_path / "m.mp4", 100), upload_session=address(raw))
+    )
+    assert await asyncio.to_thread(reading.wait, 5)
+    pump = c._transport._pump
+    assert pump is not None
+    closing = asyncio.create_task(c.close())
+    try:
+        for _ in range(500):  # the close under way: the pump says closed, its threads joined
+            if pump.closed:
+                break
+            await asyncio.sleep(0.01)
+        assert pump.closed
+    finally:
+        go.set()
+    await asyncio.wait_for(closing, 5)
+    with pytest.raises(va.ClientClosedError):
+        await asyncio.wait_for(task, 5)
+    assert raw.received == []  # not even connected
+    assert paths["loop"] == 1

@@ -91,6 +91,8 @@ async def send_whole(
     except wire.UnsendableRequest as exc:
         raise e.InvalidRequestError(f"{method} {shown}: {exc}") from None
     data = await pump.in_thread(lambda: read_whole(region))
+    if pump.closed:  # closed while the file was read: nothing goes out
+        raise e.ClientClosedError("the Client was closed while this upload ran")
     exchange = _Exchange(pump, method, shown, region, data, idle_timeout, answer_within, progress)
     kept = pump.idle.take(key)
     if kept is not None:
@@ -132,6 +134,8 @@ class _Exchange:
         idle = 0.0
         pump.on_loop.add(sock)
         try:
+            if pump.closed:  # closed while the connection was made: nothing goes out
+                raise e.ClientClosedError("the Client was closed while this upload ran")
             sock.setblocking(False)
             region = self.region
             try:
