@@ -394,3 +394,28 @@ async def test_closing_the_client_while_the_file_is_read_stops_a_small_upload(
         await asyncio.wait_for(task, 5)
     assert raw.received == []  # not even connected
     assert paths["loop"] == 1
+
+
+async def test_an_authority_ends_at_a_fragment_whatever_follows_it(
+    raw: Raw, upload_path: str, tmp_path: Path
+) -> None:
+    """``http://a:1#@b:2/x`` names host ``a`` port 1 (RFC 3986: the authority ends at
+    ``/``, ``?`` or ``#``), as the url's checks (``urlsplit``) and its shown form read
+    it: the upload must not go to ``b``."""
+    other = Raw()
+    server = await asyncio.start_server(other.serve, "127.0.0.1", 0)
+    other.port = server.sockets[0].getsockname()[1]
+    try:
+        url = f"http://127.0.0.1:{raw.port}#@127.0.0.1:{other.port}/upload"
+        async with client() as c:
+            await c.upload_file(
+                make_file(tmp_path / "m.mp4", 100),
+                upload_session=va.UploadSession(url, "http://x/p"),
+            )
+        assert other.received == []
+        line, headers, _ = split_request(bytes(raw.received[0]))
+        assert line == b"POST / HTTP/1.1"
+        assert headers["host"] == f"127.0.0.1:{raw.port}"
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -871,12 +871,12 @@ def split_url(url: str) -> tuple[str, str, int, str]:
     """``(scheme, host, port, target)``; the target is the url's own text after the
     authority (path and query, escapes untouched), the fragment left out."""
     scheme, rest = url.split("://", 1)
-    authority, slash, tail = rest.partition("/")
-    authority, _, query = authority.partition("?")  # "https://host?x" has no path
-    if query:
-        tail, slash = "?" + query, "/"
+    # The authority ends at the first "/", "?" or "#" (RFC 3986 3.2), as ``urlsplit``
+    # (the url's checks, its shown form) reads it: "http://a#@b/" names host a.
+    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:].split("#", 1)[0]
     authority = authority.rpartition("@")[2]  # credentials never travel from here
-    target = (slash + tail).split("#", 1)[0] if slash else "/"
+    target = tail if tail.startswith("/") else "/" + tail  # "https://host?x" has no path
     host, port = authority, None
     if authority.startswith("["):
         host, _, after = authority[1:].partition("]")
