@@ -419,3 +419,12 @@ async def test_an_authority_ends_at_a_fragment_whatever_follows_it(
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_a_file_gone_before_its_read_is_a_typed_error(raw: Raw, tmp_path: Path) -> None:
+    """The file removed (or made unreadable) after the upload was planned: the library's
+    ``FileChangedError``, not a bare ``OSError`` from the read trip."""
+    region = _pump.FileRegion(path=str(tmp_path / "gone.mp4"), file_size=10, length=10)
+    with pytest.raises(va.FileChangedError):
+        await send_directly(raw, region, {})
+    assert raw.received == []

@@ -593,12 +593,15 @@ def read_whole(region: FileRegion) -> bytes:
         region.digest.restart()
     if not region.length:
         return b""
-    with open(region.path, "rb", buffering=0) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size != region.file_size:
-            raise file_changed(region, f"the file is now {size} bytes")
-        end = region.offset + region.length
-        data = os.pread(f.fileno(), region.length + (end == region.file_size), region.offset)
+    try:
+        with open(region.path, "rb", buffering=0) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size != region.file_size:
+                raise file_changed(region, f"the file is now {size} bytes")
+            end = region.offset + region.length
+            data = os.pread(f.fileno(), region.length + (end == region.file_size), region.offset)
+    except OSError as exc:  # gone or unreadable since the upload was planned
+        raise file_changed(region, f"cannot read it: {exc.__class__.__name__}") from None
     if len(data) < region.length:
         raise file_changed(
             region, f"the file shrank: it ended after {region.offset + len(data)} bytes"
