@@ -428,3 +428,57 @@ async def test_a_file_gone_before_its_read_is_a_typed_error(raw: Raw, tmp_path: 
     with pytest.raises(va.FileChangedError):
         await send_directly(raw, region, {})
     assert raw.received == []
+
+
+async def test_small_uploads_at_once_keep_to_the_pump_s_connection_bound(
+    upload_path: str, tmp_path: Path
+) -> None:
+    """``connection_limit=4``: the pump has 4 threads, so at most 4 uploads talk to the
+    upload host at once; the loop's small uploads must keep to the same bound (8
+    uploads started together, the server holding its answers until a fifth request
+    comes or a moment passed)."""
+    in_flight, most = 0, 0
+    release = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal in_flight, most
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                in_flight += 1
+                most = max(most, in_flight)
+                if in_flight > 4:
+                    release.set()
+                else:
+                    asyncio.get_running_loop().call_later(0.3, release.set)
+                await release.wait()
+                in_flight -= 1
+                writer.write(_ok(ANSWER)[0])
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    files = [make_file(tmp_path / f"c{i}.mp4", 100 + i) for i in range(8)]
+    try:
+        async with client(connection_limit=4) as c:
+            await asyncio.gather(
+                *(
+                    c.upload_file(
+                        f,
+                        upload_session=va.UploadSession(
+                            f"http://127.0.0.1:{port}/upload", "http://x/p"
+                        ),
+                    )
+                    for f in files
+                )
+            )
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert most <= 4

@@ -684,6 +684,9 @@ class UploadPump:
         self.idle = IdleConnections(keep=max_threads)
         """Finished uploads' connections, for the next upload to the same origin (the
         pump's threads and the loop's small uploads, ``_whole``, share them)."""
+        self.loop_slots = asyncio.Semaphore(max_threads)
+        """The loop's small uploads talking to a server at once (``_whole``): no more
+        than the pump's threads, the bound its own uploads keep."""
         self.on_loop: set[socket.socket] = set()
         """The sockets of small uploads under way on the loop (``_whole``): shut down
         by ``close``."""

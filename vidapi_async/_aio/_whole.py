@@ -94,13 +94,16 @@ async def send_whole(
     if pump.closed:  # closed while the file was read: nothing goes out
         raise e.ClientClosedError("the Client was closed while this upload ran")
     exchange = _Exchange(pump, method, shown, region, data, idle_timeout, answer_within, progress)
-    kept = pump.idle.take(key)
-    if kept is not None:
-        with contextlib.suppress(_Stale):  # dropped while the request went: anew
-            return await exchange.run(kept, key, framer, again=True)
-        framer = request_framer(method, host, port, target, headers, region.size, keep_alive=True)
-    sock = await _connect(host, port, connect_timeout, method, shown)
-    return await exchange.run(sock, key, framer, again=False)
+    async with pump.loop_slots:  # no more at once than the pump's threads
+        kept = pump.idle.take(key)
+        if kept is not None:
+            with contextlib.suppress(_Stale):  # dropped while the request went: anew
+                return await exchange.run(kept, key, framer, again=True)
+            framer = request_framer(
+                method, host, port, target, headers, region.size, keep_alive=True
+            )
+        sock = await _connect(host, port, connect_timeout, method, shown)
+        return await exchange.run(sock, key, framer, again=False)
 
 
 @attrs.define
