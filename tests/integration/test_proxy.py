@@ -221,3 +221,16 @@ async def test_the_token_never_goes_through_a_proxy_in_clear(
                 with pytest.raises(va.UsageError, match="in clear"):
                     await c.get_auth_info()
     assert proxy.seen == []
+
+
+async def test_a_tunnel_to_the_default_https_port_names_the_port(tmp_path: Path) -> None:
+    """CONNECT's target is host:port whatever the port (RFC 9110 9.3.6): the default
+    https port too (``CONNECT host`` alone is not a target a proxy can use)."""
+    session = va.UploadSession("https://upload.example:443/upload?uuid=1&seal=2", "http://x/p")
+    async with connect_proxy(refuse=True) as (proxy, seen):
+        async with va.Client(
+            "t", base_url="https://127.0.0.1:9", retry=va.NO_RETRY, proxy=proxy
+        ) as c:
+            with pytest.raises(va.ConnectError, match="status 403"):
+                await c.upload_file(make_file(tmp_path / "p.mp4", 500), upload_session=session)
+    assert [authority for authority, _ in seen] == ["upload.example:443"]

@@ -202,3 +202,16 @@ def test_the_usual_answer_is_read_without_h11_and_the_rest_by_it(
     assert framer.feed(raw) is not None
     assert framer.answer is not None and framer.answer.body == b"hi"
     assert (made == []) is reads_itself
+
+
+@pytest.mark.parametrize(
+    ("scheme", "port", "host"),
+    [("http", 80, b"h"), ("http", 443, b"h:443"), ("https", 443, b"h"), ("https", 80, b"h:80")],
+)
+def test_the_host_header_leaves_out_only_the_scheme_s_own_port(
+    scheme: str, port: int, host: bytes
+) -> None:
+    from vidapi_async._aio._pump import request_framer
+
+    framer = request_framer("POST", "h", port, "/u", {}, 0, keep_alive=True, scheme=scheme)
+    assert b"\r\nHost: " + host + b"\r\n" in framer.request_head()

@@ -373,7 +373,7 @@ class _Job:
         """``CONNECT host:port`` through the proxy, all of it within ``connect_timeout``:
         after its 2xx, the socket is a pipe to the upload server, and TLS runs end to end
         through it. A 407 is an authentication error (the proxy's credentials)."""
-        authority = _host_header(host, port)
+        authority = _authority(host, port)  # host:port whatever the port (RFC 9110 9.3.6)
         headers = [("Host", authority)]
         if via.authorization is not None:
             headers.append(("Proxy-Authorization", via.authorization))
@@ -419,6 +419,7 @@ class _Job:
             self.headers,
             region.size,
             keep_alive=self.connection is not None,
+            scheme="https" if isinstance(sock, ssl.SSLSocket) else "http",
             proxy=None if isinstance(sock, ssl.SSLSocket) else self.proxy,
         )
         head = framer.request_head()
@@ -567,14 +568,16 @@ def request_framer(
     size: int,
     *,
     keep_alive: bool,
+    scheme: str = "http",
     proxy: Proxy | None = None,
 ) -> wire.AnswerFramer:
     """The request's framing: Host, ``headers``, an exact Content-Length (``size``) and
     Connection. ``proxy``: a plain-HTTP request through it (the absolute form, and its
     credentials); a tunnel's request is the origin's own."""
+    authority = _host_header(host, port, scheme)
     if proxy is not None:
-        target = f"http://{_host_header(host, port)}{target}"  # absolute form, to a proxy
-    fields = [("Host", _host_header(host, port))]
+        target = f"http://{authority}{target}"  # absolute form, to a proxy
+    fields = [("Host", authority)]
     if proxy is not None and proxy.authorization:
         fields.append(("Proxy-Authorization", proxy.authorization))
     fields += headers.items()
@@ -893,9 +896,14 @@ def split_url(url: str) -> tuple[str, str, int, str]:
     return scheme.lower(), host, int(port) if port else default, target
 
 
-def _host_header(host: str, port: int) -> str:
+def _host_header(host: str, port: int, scheme: str) -> str:
+    """The Host header: the port left out when it is the scheme's own."""
     shown = f"[{host}]" if ":" in host else host
-    return shown if port in (80, 443) else f"{shown}:{port}"
+    return shown if port == (443 if scheme == "https" else 80) else f"{shown}:{port}"
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def file_changed(region: FileRegion, message: str) -> e.FileChangedError:
