@@ -21,7 +21,7 @@ from vidapi_async.testing import client_for
 
 
 def upload_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("vidapi-upload")]
+    return [t for t in threading.enumerate() if t.name.startswith(("vidapi-upload", "vidapi-read"))]
 
 
 @contextlib.asynccontextmanager
@@ -172,13 +172,16 @@ async def test_uploads_never_start_a_thread_on_the_loop(
 
     monkeypatch.setattr(threading.Thread, "start", recording_start)
     files = [make_file(tmp_path / f"f{i}.mp4", 2 * 1024 * 1024) for i in range(6)]
+    small = [make_file(tmp_path / f"s{i}.mp4", 1000) for i in range(6)]  # read for the loop
     async with client_for(emulator) as client:
         await asyncio.gather(
-            *(client.upload_file(f, chunked=True, workers=3, range_size=512 * 1024) for f in files)
+            *(client.upload_file(f, chunked=True, workers=3, range_size=512 * 1024) for f in files),
+            *(client.upload_file(f) for f in small),
         )
     started_on_loop = [name for name, on_loop in starts if on_loop]
     assert len([n for n, _ in starts if n.startswith("vidapi-upload")]) > 3
-    assert not [n for n in started_on_loop if n.startswith("vidapi-upload")]
+    assert [n for n, _ in starts if n.startswith("vidapi-read")]
+    assert not [n for n in started_on_loop if n.startswith(("vidapi-upload", "vidapi-read"))]
 
 
 @pytest.mark.parametrize(

@@ -482,3 +482,16 @@ async def test_small_uploads_at_once_keep_to_the_pump_s_connection_bound(
         server.close()
         await server.wait_closed()
     assert most <= 4
+
+
+async def test_small_files_are_read_by_a_few_threads_not_one_per_upload(
+    raw: Raw, paths: dict[str, int], tmp_path: Path
+) -> None:
+    files = [make_file(tmp_path / f"r{i}.mp4", 1000 + i) for i in range(16)]
+    async with client() as c:
+        await asyncio.gather(*(c.upload_file(f, upload_session=address(raw)) for f in files))
+        readers = [t for t in threading.enumerate() if t.name.startswith("vidapi-read_")]
+        uploaders = [t for t in threading.enumerate() if t.name.startswith("vidapi-upload_")]
+    assert 1 <= len(readers) <= _pump.READERS
+    assert uploaders == []  # no pump thread was needed
+    assert paths == {"loop": 16, "pump": 0}

@@ -58,6 +58,10 @@ T = TypeVar("T")
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 COPY_PIECE = 128 * 1024
+READERS = 4
+"""Threads that read small files whole for the loop (``in_thread``, ``_whole``): a few,
+not one per upload; sixteen threads taking turns at the GIL beside the loop cost a batch
+of small files a tenth of its rate against a server that costs CPU (issue 43)."""
 """The most ``_copy`` reads and sends at a time (cache-sized; see ``_copy``)."""
 
 
@@ -681,6 +685,7 @@ class UploadPump:
         self._context: ssl.SSLContext | None = None
         self._context_lock = threading.Lock()
         self._threads = ThreadPool("vidapi-upload", max_threads)
+        self._readers = ThreadPool("vidapi-read", READERS)
         self._buffers = BufferPool()
         self._closed = False
         self._jobs: set[_Job] = set()
@@ -713,6 +718,7 @@ class UploadPump:
             with contextlib.suppress(OSError):  # wakes the loop's wait on it
                 sock.shutdown(socket.SHUT_RDWR)
         self._threads.close()
+        self._readers.close()
         self.idle.close()
 
     async def send(
@@ -784,8 +790,9 @@ class UploadPump:
         return self._closed
 
     async def in_thread(self, fn: Callable[[], T]) -> T:
-        """``fn()`` in a thread of the pool, in one trip there and back (as ``_run``).
-        For short work (a small file read whole): a cancel does not wait for it."""
+        """``fn()`` in one of the pump's ``READERS`` threads, in one trip there and back
+        (as ``_run``). For short work (a small file read whole): a cancel does not wait
+        for it."""
         if self._closed:
             raise e.ClientClosedError("this Client is closed; create a new one")
         loop = asyncio.get_running_loop()
@@ -804,7 +811,7 @@ class UploadPump:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
                 loop.call_soon_threadsafe(settle, done)
 
-        self._threads.submit(fn).add_done_callback(post)
+        self._readers.submit(fn).add_done_callback(post)
         return await waiter
 
     async def _run(
