@@ -7,14 +7,17 @@ raises ``InvalidArgumentError`` naming the argument. Messages never echo a passw
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 from ._errors import InsecureURLError, InvalidArgumentError, UnexpectedResponseError
+
+T = TypeVar("T")
 
 _VIDEO_ID = re.compile(r"[A-Za-z0-9]{1,64}")
 _CHANNEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -243,6 +246,24 @@ def _names(values: Iterable[str], argument: str, shape: re.Pattern[str], what: s
         if not isinstance(name, str) or not shape.fullmatch(name):
             raise InvalidArgumentError(argument, f"{name!r} is not a {what} name")
     return names
+
+
+def callback(value: T, argument: str) -> T:
+    """A plain function (or ``None``), called on the loop and not awaited: an
+    ``async def`` one would never run."""
+    if value is None:
+        return value
+    if not callable(value):
+        raise InvalidArgumentError(argument, f"expected a function, got {type(value).__name__}")
+    if inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(
+        getattr(value, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    ):
+        raise InvalidArgumentError(
+            argument,
+            "must be a plain function: it is called, not awaited, so an async def "
+            "callback would never run",
+        )
+    return value
 
 
 def positive_int(value: object, argument: str) -> int:

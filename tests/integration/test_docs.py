@@ -188,6 +188,20 @@ def test_embeds_block_gives_what_its_comments_say(capsys: pytest.CaptureFixture[
     assert eval(first_call, namespace) == said.group(1)  # noqa: S307 - the docs' own code
 
 
+async def test_the_uploads_guide_first_block_uploads_with_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vidapi_async.testing import client_for
+
+    make_file(tmp_path / "clip.mp4", 3000)
+    monkeypatch.chdir(tmp_path)
+    async with Emulator() as emu, client_for(emu) as client:
+        await run_fragment(doc_block("uploads-first"), client=client)
+        videos = list(emu.state.all("video"))
+    assert capsys.readouterr().out == "3000/3000 bytes\n"
+    assert [v["title"] for v in videos] == ["Clip"]
+
+
 async def test_emulator_fragment_runs() -> None:
     code = doc_block("emulator-fragment")
     seen: list[Any] = []

@@ -236,6 +236,7 @@ class Videos(Service):
             geoblocking=geoblocking,
             thumbnail_url=thumbnail_url,
         )
+        check.callback(progress, "progress")
         local = path if source is None else source
         if isinstance(local, str | os.PathLike) and not is_s3_url(local):
             await asyncio.to_thread(inspect_file, local)

@@ -242,6 +242,7 @@ class Uploads(Service):
         self._requester.check_open()
         source = check.http_url(url, "url")
         given = _source_headers(headers)
+        check.callback(progress, "progress")
         name = filename or wire.url_file_name(source) or DEFAULT_NAME
         piece = (
             self._settings.read_size
@@ -443,6 +444,7 @@ def _file_options(
     decide it)."""
     if upload_session is not None and not isinstance(upload_session, UploadSession):
         raise InvalidArgumentError("upload_session", "expected an UploadSession")
+    check.callback(progress, "progress")
     if chunk_size is not None:
         deprecated("upload_file(chunk_size=)", "read_size= or range_size=")
         if chunked:

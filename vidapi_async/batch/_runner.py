@@ -170,7 +170,7 @@ class BatchUploader(JobRunning):
         """Bytes read from disk at a time (``None``: the client's)."""
         self.range_size = range_size
         """Bytes per chunked range (``None``: the client's)."""
-        self._tally = Tally(progress)
+        self._tally = Tally(check.callback(progress, "progress"))
         self._in_flight: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         # Addresses are fetched ahead only on the API pool's connections no pipeline can

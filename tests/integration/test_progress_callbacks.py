@@ -1,0 +1,49 @@
+"""A progress callback is a plain function, called on the loop: an ``async def`` one would
+never be awaited (its coroutine dropped, a RuntimeWarning from deep inside the client),
+so it is refused at the call, with a typed error that says why, before anything is sent
+(a fresh user's report, issue 43)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vidapi_async as va
+from tests.conftest import make_file
+from vidapi_async.emulator import Emulator
+from vidapi_async.testing import client_for
+
+
+async def later(*args: Any) -> None:  # an async def callback: never awaited
+    pass
+
+
+class AsyncCallable:
+    async def __call__(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("callback", [later, AsyncCallable(), "not callable"])
+async def test_an_upload_refuses_a_progress_callback_it_could_not_call(
+    emulator: Emulator, tmp_path: Path, callback: Any
+) -> None:
+    src = make_file(tmp_path / "m.mp4", 1000)
+    async with client_for(emulator) as client:
+        before = len(emulator.requests)
+        with pytest.raises(va.InvalidArgumentError, match="progress") as info:
+            await client.upload_file(src, progress=callback)
+        with pytest.raises(va.InvalidArgumentError, match="progress"):
+            await client.upload_video(src, title="t", channel="news", progress=callback)
+        with pytest.raises(va.InvalidArgumentError, match="progress"):
+            await client.uploads.from_url("http://127.0.0.1:9/a.mp4", progress=callback)
+        assert len(emulator.requests) == before  # nothing sent
+    if callback is later:
+        assert "async" in str(info.value)
+
+
+async def test_a_batch_refuses_an_async_progress_callback(emulator: Emulator) -> None:
+    async with client_for(emulator) as client:
+        with pytest.raises(va.InvalidArgumentError, match="progress"):
+            va.BatchUploader(client, progress=later)
