@@ -32,7 +32,7 @@ def inspect_file(path: str | os.PathLike[str]) -> LocalFile:
     try:
         st = os.stat(name)
     except FileNotFoundError:
-        raise FileError(name, "no such file") from None
+        raise FileError(name, "no such file" + _missing_hint(name)) from None
     except OSError as exc:
         raise FileError(name, f"cannot read it: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
@@ -58,3 +58,15 @@ def check_srt_file(path: str | os.PathLike[str]) -> LocalFile:
     with open(local.path, "rb") as f:
         parse_srt(f.read(), local.path)
     return local
+
+
+def _missing_hint(name: str) -> str:
+    """What a missing file's name suggests was meant: a web address, or ``~``."""
+    if name[:8].lower().startswith(("http://", "https://")):
+        return (
+            " (a web address: stream it with uploads.from_url(...), or have the platform "
+            "fetch it with create_video(url=...))"
+        )
+    if name.startswith("~"):
+        return " (~ is not expanded here: pass Path(...).expanduser())"
+    return ""

@@ -1,7 +1,7 @@
-"""A progress callback is a plain function, called on the loop: an ``async def`` one would
-never be awaited (its coroutine dropped, a RuntimeWarning from deep inside the client),
-so it is refused at the call, with a typed error that says why, before anything is sent
-(a fresh user's report, issue 43)."""
+"""Mistakes a new user makes with uploads (a fresh user's report, issue 43), each refused
+with a typed error that says what to do, before anything is sent: a progress callback
+that is ``async def`` (called, never awaited: it would never run) or not callable; a web
+address or a path under ``~`` given as a file."""
 
 from __future__ import annotations
 
@@ -47,3 +47,23 @@ async def test_a_batch_refuses_an_async_progress_callback(emulator: Emulator) ->
     async with client_for(emulator) as client:
         with pytest.raises(va.InvalidArgumentError, match="progress"):
             va.BatchUploader(client, progress=later)
+
+
+@pytest.mark.parametrize(
+    ("path", "hint"),
+    [
+        ("https://example.com/a.mp4", "uploads.from_url"),
+        ("http://example.com/a.mp4", "create_video(url="),
+        ("~/nothing-here.mp4", "expanduser"),
+    ],
+)
+async def test_a_missing_file_that_looks_like_a_url_or_home_says_what_to_do(
+    emulator: Emulator, path: str, hint: str
+) -> None:
+    """Two mistakes a new user makes (a fresh user's report, issue 43): a web address given
+    as a file, and ``~`` (not expanded). The error says so, and nothing is sent."""
+    async with client_for(emulator) as client:
+        with pytest.raises(va.FileError, match="no such file") as info:
+            await client.upload_file(path)
+        assert len(emulator.requests) == 0
+    assert hint in str(info.value)
