@@ -186,14 +186,20 @@ class AnswerFramer:
     def _plain_answer(self) -> Answer | None:
         """The usual answer, read here: the ``Answer`` or ``None`` (more to come);
         ``_Unusual`` for anything else (h11 decides). The head is read once, whole."""
+        searched = max(0, len(self._buffer) - 2)  # (each byte searched once)
         self._buffer += self._segments[-1]
         received = self._buffer
         if self._plain is None:
-            end = received.find(b"\r\n\r\n")
-            if end < 0:
+            if not _STATUS_START.startswith(received[: len(_STATUS_START)]):
+                raise _Unusual  # (h11 may refuse it now: a first byte below "!", no line)
+            blank = _BLANK_LINE.search(received, searched)
+            if blank is None:
                 if len(received) > self._head_cap:
                     raise _Unusual
                 return None
+            end = blank.start() - 1
+            if received[end : blank.end()] != b"\r\n\r\n":
+                raise _Unusual  # h11's head ends at a bare LF: its reading, now
             plain = self._plain_head(bytes(received[: end + 2]))
             if plain is None:
                 raise _Unusual
@@ -316,6 +322,10 @@ status, headers of printable ASCII (no obs-fold, no obs-text)."""
 _PLAIN_FIELD = re.compile(
     rb"(" + _TOKEN + rb"):[ \t]*((?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?)[ \t]*\r\n"
 )
+_STATUS_START = b"HTTP/1.1 "
+"""How the subset's answers begin: anything else is h11's from its first segment."""
+_BLANK_LINE = re.compile(rb"\n\r?\n")
+"""Where h11 sees a head's end (it takes a bare LF as a line's end)."""
 _TARGET = re.compile(rb"[\x21-\x7e]+")
 """A request target (h11's ``request_target``)."""
 
