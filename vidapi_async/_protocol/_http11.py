@@ -315,12 +315,15 @@ _TOKEN = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
 _PLAIN_HEAD = re.compile(
     rb"HTTP/1\.1 ([2-5][0-9][0-9]) [\x20-\x7e]*\r\n((?:"
     + _TOKEN
-    + rb":[ \t]*(?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?[ \t]*\r\n)*)"
+    + rb":[ \t]*(?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*[ \t]*)?\r\n)*)"
 )
 """An answer's head in the subset this module reads without h11: HTTP/1.1, a final
-status, headers of printable ASCII (no obs-fold, no obs-text)."""
+status, headers of printable ASCII (no obs-fold, no obs-text). Each line can be read
+one way only (the spaces around an empty value are the first ``[ \t]*``'s): a pattern
+with two readings of a line backtracks through all their products when a later line
+is outside the subset."""
 _PLAIN_FIELD = re.compile(
-    rb"(" + _TOKEN + rb"):[ \t]*((?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?)[ \t]*\r\n"
+    rb"(" + _TOKEN + rb"):[ \t]*(?:([\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)[ \t]*)?\r\n"
 )
 _STATUS_START = b"HTTP/1.1 "
 """How the subset's answers begin: anything else is h11's from its first segment."""
