@@ -20,6 +20,13 @@ connection kept for the next upload to the origin (the pump's ``IdleConnections`
 shared) as the server's ``Keep-Alive`` allows, and one it dropped before the request
 went whole replaced at once; a progress callback run before the body's last bytes, so
 that its error stops the body before it is whole; a cancel closes the socket.
+
+Two differences in degree, both from the body's size: a kept connection the server drops
+just as the request goes is replaced at once only if the send itself fails, and a small
+body usually fits the socket's buffer whole, so the drop shows as the answer's failure
+(``ConnectionLostError``: the request may have been read); the pump's threads fare the
+same with a small body. And ``idle_timeout`` bounds each ``_send`` as a whole (the pump's,
+each blocking send): at most ``WHOLE_BODY`` bytes.
 """
 
 from __future__ import annotations
