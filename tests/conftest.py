@@ -22,6 +22,7 @@ from vidapi_async.testing import client_for
 
 from . import examples as example_counts
 from .children import SIGNALS_SENT
+from .pg import dsn, schema  # noqa: F401 - fixtures for every module (the system lane's)
 from .wire import Reply, WireServer
 
 SYSTEM_FIXTURES = frozenset({"dsn", "schema", "built_site", "driver", "site_url", "sdk_path"})

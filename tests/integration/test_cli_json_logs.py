@@ -24,7 +24,6 @@ from tests.cli_run import vidapi, vidapi_process
 from tests.conftest import make_file
 from tests.integration.test_shared_queue_faults import CutProxy, through, wait_for_request
 from tests.system.test_shared_queue import (
-    dsn,  # noqa: F401 - a fixture
     jobs_for,
     worker_cmd,
 )
@@ -101,7 +100,7 @@ async def worker_until_empty(
 @pytest.mark.system
 async def test_a_worker_that_runs_dry_writes_only_json_lines(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     code, err = await worker_until_empty(tmp_path, dsn, 3)
     assert code == 0, err[-2000:]
@@ -115,7 +114,7 @@ async def test_a_worker_that_runs_dry_writes_only_json_lines(
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     sig: signal.Signals,
 ) -> None:
     files = [make_file(tmp_path / f"s{i}.mp4", 30_000 + i) for i in range(6)]
@@ -135,7 +134,7 @@ async def test_a_worker_stopped_by_a_signal_writes_only_json_lines(
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_lines(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     from psycopg.conninfo import conninfo_to_dict
 
@@ -167,7 +166,7 @@ async def test_a_worker_stopped_while_the_database_is_away_writes_only_json_line
 @pytest.mark.system
 async def test_a_worker_whose_credentials_are_refused_writes_only_json_lines(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     code, err = await worker_until_empty(tmp_path, dsn, 2, token="wrong-token-hunter2")
     assert code == 3, err[-2000:]

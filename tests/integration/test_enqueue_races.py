@@ -13,7 +13,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 
 psycopg = pytest.importorskip("psycopg")
@@ -31,7 +30,7 @@ async def stored_title(shared: SharedBatch, key: str) -> str:
 @pytest.mark.system
 async def test_two_enqueuers_of_one_key_agree_on_one_spec(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     f = make_file(tmp_path / "race.mp4", 1000)
     async with SharedBatch(dsn) as a, SharedBatch(dsn) as b:
@@ -53,7 +52,7 @@ async def test_two_enqueuers_of_one_key_agree_on_one_spec(
 @pytest.mark.system
 async def test_one_key_twice_in_one_enqueue_with_another_spec_is_reported(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     f = make_file(tmp_path / "twice.mp4", 1000)
     jobs = [
@@ -70,7 +69,7 @@ async def test_one_key_twice_in_one_enqueue_with_another_spec_is_reported(
 @pytest.mark.system
 async def test_a_manifest_with_one_key_twice_enqueues_nothing(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Checked whole before the first row is enqueued: both lines named, exit 2."""
     make_file(tmp_path / "a.mp4", 1000)
@@ -93,7 +92,7 @@ async def test_a_manifest_with_one_key_twice_enqueues_nothing(
 @pytest.mark.system
 async def test_a_job_starting_while_its_key_is_enqueued_keeps_its_spec(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The enqueue reads the running keys, then defers the others under their queueing
@@ -133,7 +132,7 @@ async def test_a_job_starting_while_its_key_is_enqueued_keeps_its_spec(
 @pytest.mark.parametrize("listing", [0, 10**6], ids=["deferred-one-at-a-time", "listed"])
 async def test_keys_waiting_are_told_by_either_reading(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     monkeypatch: pytest.MonkeyPatch,
     listing: int,
 ) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 import vidapi_async as va
 from tests.cli_run import vidapi
-from tests.integration.test_postgres_journal import DSN
+from tests.pg import DSN
 from vidapi_async.batch import jobs_from_source
 from vidapi_async.batch._feed import download_feed, jobs_from_feed, jobs_from_feed_stream
 from vidapi_async.emulator import Emulator

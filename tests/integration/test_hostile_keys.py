@@ -16,8 +16,7 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.integration.test_postgres_journal import DSN, connect_or_install, q, schema  # noqa: F401
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
+from tests.pg import DSN, connect_or_install, q
 from vidapi_async.batch import MAX_KEY_LENGTH, JobRecord, MemoryJournal, SharedBatch, SQLiteJournal
 from vidapi_async.batch._postgres import db_away
 
@@ -67,7 +66,7 @@ async def test_every_local_journal_refuses_a_key_too_long(tmp_path: Path) -> Non
 
 
 @pytest.fixture
-async def journal(schema: str) -> AsyncIterator[va.PostgresJournal]:  # noqa: F811
+async def journal(schema: str) -> AsyncIterator[va.PostgresJournal]:
     opened = va.PostgresJournal(DSN, schema=schema)
     await opened.open()
     try:
@@ -116,7 +115,7 @@ async def test_a_claim_the_server_refuses_names_the_job(journal: va.PostgresJour
 @pytest.mark.system
 async def test_the_shared_queue_refuses_a_key_too_long_before_writing(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     f = make_file(tmp_path / "long.mp4", 1000)
 

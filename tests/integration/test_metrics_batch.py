@@ -178,7 +178,7 @@ async def test_vidapi_worker_serves_metrics_and_logs_json_lines(tmp_path: Path) 
 
 
 async def _database() -> str:
-    from tests.integration.test_postgres_journal import DSN, connect_or_install
+    from tests.pg import DSN, connect_or_install
 
     psycopg = pytest.importorskip("psycopg")
     admin = await connect_or_install()
@@ -193,7 +193,7 @@ async def _database() -> str:
 
 
 async def _drop(dsn: str) -> None:
-    from tests.integration.test_postgres_journal import connect_or_install
+    from tests.pg import connect_or_install
 
     psycopg = pytest.importorskip("psycopg")
     admin = await connect_or_install()

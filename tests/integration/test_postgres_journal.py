@@ -8,51 +8,20 @@ so, where there is still none."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
+from tests.pg import DSN, q
 from vidapi_async.batch._journal import JobLost
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("psycopg.sql")
-
-DSN = os.environ.get("VIDAPI_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def q(text: str, schema: str) -> object:
-    return psycopg.sql.SQL(text).format(s=psycopg.sql.Identifier(schema))
-
-
-async def connect_or_install() -> psycopg.AsyncConnection[object]:
-    """A connection to the test server, or a skip that names the command that starts
-    one (tests install nothing themselves)."""
-    try:
-        return await psycopg.AsyncConnection.connect(DSN, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        pytest.skip(
-            f"no PostgreSQL at {DSN} ({type(exc).__name__}): run "
-            "scripts/install-test-system-deps (as root) to install and start one, or set "
-            "VIDAPI_TEST_POSTGRES_DSN"
-        )
-
-
-@pytest.fixture
-async def schema() -> AsyncIterator[str]:
-    conn = await connect_or_install()
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    try:
-        yield name
-    finally:
-        await conn.execute(q("drop schema if exists {s} cascade", name))
-        await conn.close()
 
 
 @pytest.mark.system

@@ -14,7 +14,7 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn, jobs_for  # noqa: F401 - a fixture
+from tests.system.test_shared_queue import jobs_for
 from vidapi_async.batch import SharedBatch
 from vidapi_async.batch._worker import retry_stalled
 from vidapi_async.emulator import Emulator, Faults
@@ -43,7 +43,7 @@ def scrape(port: int) -> str:
 @pytest.mark.system
 async def test_the_worker_serves_the_queue_depth(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     files = [make_file(tmp_path / f"g{i}.mp4", 2000 + i) for i in range(5)]
     port = free_port()
@@ -69,7 +69,7 @@ async def test_the_worker_serves_the_queue_depth(
 @pytest.mark.system
 async def test_a_takeover_line_names_the_jobs_key(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     f = make_file(tmp_path / "stalled.mp4", 1000)

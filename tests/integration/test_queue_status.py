@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn, jobs_for  # noqa: F401 - a fixture
+from tests.system.test_shared_queue import jobs_for
 from vidapi_async.batch import QueueStatus, SharedBatch
 
 pytest.importorskip("procrastinate")
@@ -25,7 +25,7 @@ def test_every_field_has_a_docstring() -> None:
 @pytest.mark.system
 async def test_status_is_a_queue_status(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     files = [make_file(tmp_path / f"s{i}.mp4", 1000 + i) for i in range(3)]
     async with SharedBatch(dsn) as shared:

@@ -23,7 +23,6 @@ from tests.conftest import make_file
 from tests.pg_cluster import pg_cluster
 from tests.system.test_shared_queue import (
     assert_one_video_per_file,
-    dsn,  # noqa: F401 - a fixture
     jobs_for,
     spawn,
     worker_cmd,
@@ -56,7 +55,7 @@ async def journal_records(where: str) -> dict[str, object]:
 )
 async def test_a_paused_worker_that_resumes_makes_no_second_video(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     host: str,
     method: str,
     path: str,
@@ -98,7 +97,7 @@ async def test_a_paused_worker_that_resumes_makes_no_second_video(
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_three_workers_ten_kills_no_survivor_fails(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     seed: int,
 ) -> None:
     """Kills make stalled jobs that two live workers may both try to take over: that
@@ -139,7 +138,7 @@ async def test_three_workers_ten_kills_no_survivor_fails(
 @pytest.mark.system
 async def test_two_workers_taking_over_one_stalled_job_is_no_error(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Both live workers see the same stalled job and hand it back at once: the loser's
     refusal is a normal race (it crashed the worker: ConnectorException)."""
@@ -334,7 +333,7 @@ async def test_journal_file_forms_are_files(tmp_path: Path) -> None:
 
 async def pause_while_another_takes_over(
     emu: Emulator,
-    dsn: str,  # noqa: F811 - the fixture's value, passed on
+    dsn: str,
     first: asyncio.subprocess.Process,
     opts: tuple[str, ...],
     in_flight: Coroutine[Any, Any, object],
@@ -359,7 +358,7 @@ async def pause_while_another_takes_over(
 @pytest.mark.system
 async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """A is paused right after sending its create, which the platform takes 8 s to
     process: B takes the job over, finds no tagged video yet and creates its own; A's
@@ -389,7 +388,7 @@ async def test_a_worker_paused_while_its_create_is_in_flight_deletes_its_duplica
 @pytest.mark.system
 async def test_a_worker_paused_while_its_subtitle_is_in_flight_deletes_its_duplicate(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     subtitle_host: str,
 ) -> None:
     """The same for a subtitle track: A's track lands after B listed none and sent its
@@ -540,7 +539,7 @@ def through(where: str, port: int) -> str:
 @pytest.mark.usefixtures("parent_ignores_signals")
 async def test_a_worker_signalled_just_after_a_network_cut_stops(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     sig: signal.Signals,
     delay: float,
 ) -> None:

@@ -11,12 +11,9 @@ import pytest
 
 from tests.cli_run import vidapi_process
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn
 from vidapi_async.emulator import Emulator
 
 pytestmark = pytest.mark.system  # PostgreSQL
-
-__all__ = ["dsn"]  # the fixture
 
 
 async def test_enqueued_counts_and_worker_totals_go_to_stdout(

@@ -12,7 +12,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 
 pytestmark = pytest.mark.system
@@ -35,7 +34,7 @@ async def _lock_holders(admin: Any) -> set[int]:
 
 async def test_the_defer_runs_under_the_lock_and_a_lost_lock_redoes_the_step(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     f = make_file(tmp_path / "a.mp4", 3000)
     jobs = [va.UploadJob(path=f, title="t", channel="news", key=f"k{i}") for i in range(5)]
@@ -69,7 +68,7 @@ async def test_the_defer_runs_under_the_lock_and_a_lost_lock_redoes_the_step(
 
 async def test_an_enqueue_waiting_for_the_lock_says_so(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import asyncio

@@ -16,7 +16,6 @@ import pytest
 
 import vidapi_async as va
 from tests.integration.test_feed_origin import DATA, rss
-from tests.system.test_shared_queue import dsn as dsn
 from tests.wire import Reply, Seen, WireServer
 from vidapi_async.batch import SharedBatch
 from vidapi_async.cli._batch import _read_in_thread, feed_source

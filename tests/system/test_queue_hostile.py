@@ -11,7 +11,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
@@ -31,7 +30,7 @@ async def admin(to: str) -> psycopg.AsyncConnection[object]:
 
 
 async def test_workers_starting_at_once_on_a_new_schema_all_start(
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Three starts at once, five schemas in a row (before: 12 of 18 failed with
     ``UniqueViolation``: the schema's ``create ... if not exists`` raced)."""
@@ -47,7 +46,7 @@ async def test_workers_starting_at_once_on_a_new_schema_all_start(
 
 
 async def test_a_statement_refused_inside_the_queue_names_the_key_and_sqlstate(
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     async with SharedBatch(dsn):
         pass
@@ -83,7 +82,7 @@ def test_a_queue_name_too_long_for_the_queue_notify_channel_is_refused(where: st
 
 
 async def test_lock_names_of_the_default_queue_and_another_cannot_overlap(
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Key ``x`` on queue ``team`` and key ``team/x`` on the default queue are two jobs
     (before: the second was told ``already`` and was never queued)."""
@@ -98,7 +97,7 @@ async def test_lock_names_of_the_default_queue_and_another_cannot_overlap(
 async def test_a_refused_finish_stops_the_worker_with_a_named_error(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """procrastinate's finish of a job refused by the server (SQLSTATE 53100 from a
     trigger): the worker stops with a ``JournalError`` naming the job and the SQLSTATE,
@@ -148,7 +147,7 @@ async def defer_as_0_1_0(shared: SharedBatch, job: va.UploadJob) -> None:
 async def test_a_job_queued_by_0_1_0_still_runs_and_is_not_queued_twice(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     job = va.UploadJob(
         path=make_file(tmp_path / "a.mp4", 4000), title="t", channel="news", key="old"
@@ -166,7 +165,7 @@ async def test_a_job_queued_by_0_1_0_still_runs_and_is_not_queued_twice(
 
 
 async def test_a_key_whose_lock_a_0_1_0_job_holds_is_refused_by_name(
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     async with SharedBatch(dsn) as default:
         await defer_as_0_1_0(default, url_job("team/x"))
@@ -177,7 +176,7 @@ async def test_a_key_whose_lock_a_0_1_0_job_holds_is_refused_by_name(
 
 async def test_the_report_outside_the_default_schema_reads_its_own_queue(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Finding 5 (the report matched locks without the queue's prefix): gone since the
     queue is read by the jobs' arguments on their own queue; kept as a regression test."""
@@ -194,7 +193,7 @@ async def test_the_report_outside_the_default_schema_reads_its_own_queue(
 async def test_a_worker_whose_registration_was_pruned_registers_again(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """A worker paused past ``stalled_after`` is pruned by a worker starting meanwhile
     (procrastinate deletes its registration); its next fetch of a job is refused (a

@@ -11,7 +11,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
@@ -24,7 +23,7 @@ pytest.importorskip("procrastinate")
 async def test_schemas_do_not_share_a_queue(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     f = make_file(tmp_path / "a.mp4", 4000)
     g = make_file(tmp_path / "b.mp4", 4001)
@@ -67,7 +66,7 @@ def test_the_default_queue_follows_the_schema() -> None:
 async def test_a_job_without_its_spec_fails_loudly(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     f = make_file(tmp_path / "a.mp4", 4000)
@@ -93,7 +92,7 @@ def test_a_bad_queue_name_is_refused(queue: str) -> None:
 
 async def test_a_file_whose_name_is_not_utf8_is_enqueued_twice(
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     import os
 

@@ -14,15 +14,12 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn
 from vidapi_async.emulator import OTHER_TOKEN, Emulator
 from vidapi_async.testing import client_for
 
 pytestmark = pytest.mark.system  # workers against PostgreSQL
 pytest.importorskip("psycopg")
 batch = pytest.importorskip("vidapi_async.batch")
-
-__all__ = ["dsn"]  # the fixture, imported for its use here
 
 
 async def test_a_job_whose_account_is_not_set_on_the_worker_is_failed_not_done(

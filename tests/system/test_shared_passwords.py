@@ -13,7 +13,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - the fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
@@ -26,7 +25,7 @@ PASSWORD = "s3cretPW-issue38"
 async def test_a_done_jobs_password_is_cleared_from_the_specs(
     emulator: Emulator,
     tmp_path: Path,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     f = make_file(tmp_path / "board.mp4", 5000)
@@ -70,7 +69,7 @@ SOURCE_PASSWORD = "SRCPASSWORD-issue38"
 
 async def test_a_done_jobs_url_credentials_are_cleared_from_the_specs(
     emulator: Emulator,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     """Issue 38, third attack F5: a done job kept its source url's ``user:password@``
     and ``X-Amz-Signature`` in clear in the queue's specs, while its video password was

@@ -16,7 +16,6 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.batch._playlists_shared import SharedPlaylists
 from vidapi_async.emulator import Emulator
@@ -27,7 +26,7 @@ pytestmark = pytest.mark.system
 
 async def test_a_deleted_video_does_not_make_a_second_playlist_of_the_name(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     async with Emulator(probe=False) as emu, client_for(emu, retry=va.NO_RETRY) as client:
         async with SharedBatch(dsn, schema="att43") as shared:

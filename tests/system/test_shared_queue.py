@@ -13,9 +13,8 @@ import random
 import re
 import signal
 import sys
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ import pytest
 import vidapi_async as va
 from tests.children import default_signals
 from tests.conftest import make_file, stored_bytes
-from tests.integration.test_postgres_journal import DSN, connect_or_install
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
@@ -34,22 +32,6 @@ pytestmark = pytest.mark.system  # every test runs workers against PostgreSQL
 
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("procrastinate")
-
-
-@pytest.fixture
-async def dsn() -> AsyncIterator[str]:
-    admin = await connect_or_install()
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    await admin.execute(psycopg.sql.SQL("create database {}").format(psycopg.sql.Identifier(name)))
-    try:
-        yield DSN.rsplit("/", 1)[0] + "/" + name
-    finally:
-        await admin.execute(
-            psycopg.sql.SQL("drop database if exists {} with (force)").format(
-                psycopg.sql.Identifier(name)
-            )
-        )
-        await admin.close()
 
 
 def jobs_for(files: list[Path]) -> list[va.UploadJob]:

@@ -13,7 +13,6 @@ import pytest
 import vidapi_async as va
 from tests.conftest import make_file
 from tests.integration.test_adopt import posts, video_posts
-from tests.system.test_shared_queue import dsn  # noqa: F401 - a fixture
 from vidapi_async.batch import SharedBatch
 from vidapi_async.batch._adopt import origin_tag, tag
 from vidapi_async.batch._playlists_shared import SharedPlaylists
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.system
 @pytest.mark.parametrize("enqueued_with", [None, "/team-b/m.csv"])
 async def test_a_queue_job_never_takes_another_manifests_video(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
     enqueued_with: str | None,
 ) -> None:
     """Repro 3: ``vidapi batch`` made key ``q1`` from manifest A; the same key and title
@@ -55,7 +54,7 @@ async def test_a_queue_job_never_takes_another_manifests_video(
 
 async def test_a_queue_over_a_done_migration_adopts_a_video_whose_title_was_edited(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     """Repro 4: a queue in a new schema over a done migration made a second video for a
     job whose title was edited on the platform since (its jobs carried no origin, so
@@ -85,7 +84,7 @@ async def test_a_queue_over_a_done_migration_adopts_a_video_whose_title_was_edit
 
 async def test_a_playlist_deleted_on_the_platform_is_made_again_once(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     """Repro 5: the queue's ``playlists`` table kept a playlist deleted on the platform:
     every later job naming it failed, 404 on adding to it, for good."""
@@ -117,7 +116,7 @@ async def test_a_playlist_deleted_on_the_platform_is_made_again_once(
 
 async def test_a_key_enqueued_from_another_feed_is_refused_not_said_changed(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     """The last attack (F1): another feed's job under a key the queue holds (done or
     waiting) was only 'not applied' among the changed specs, exit 0, and its report
@@ -144,7 +143,7 @@ async def test_a_key_enqueued_from_another_feed_is_refused_not_said_changed(
 
 async def test_a_job_reading_the_row_while_another_forgets_it_does_not_keep_the_dead_id(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     """Seen on CI under load (the test above, concurrency 2): job A's 404 made it forget
     the playlist's id; before A's delete of the row was committed, job B read the row

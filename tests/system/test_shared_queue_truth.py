@@ -12,7 +12,7 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn, spawn, worker_cmd  # noqa: F401 - dsn: a fixture
+from tests.system.test_shared_queue import spawn, worker_cmd
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator, Faults
 from vidapi_async.testing import client_for
@@ -36,7 +36,7 @@ def playlist_jobs(files: list[Path]) -> list[va.UploadJob]:
     ]
 
 
-async def test_two_workers_make_each_playlist_once(tmp_path: Path, dsn: str) -> None:  # noqa: F811
+async def test_two_workers_make_each_playlist_once(tmp_path: Path, dsn: str) -> None:
     files = [make_file(tmp_path / f"p{i:02d}.mp4", 5000 + i) for i in range(16)]
     jobs = playlist_jobs(files)
     # creates slow enough that both workers reach a new name's creation together
@@ -62,7 +62,7 @@ async def test_two_workers_make_each_playlist_once(tmp_path: Path, dsn: str) -> 
 
 async def test_a_new_queue_over_a_done_migration_adopts_its_videos(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     files = [make_file(tmp_path / f"d{i:02d}.mp4", 5000 + i) for i in range(4)]
     jobs = [va.UploadJob(path=f, title=f.name, channel="news", key=f.stem) for f in files]
@@ -97,7 +97,7 @@ async def test_a_new_queue_over_a_done_migration_adopts_its_videos(
 
 async def test_enqueue_over_a_local_migration_adopts_its_videos(
     tmp_path: Path,
-    dsn: str,  # noqa: F811
+    dsn: str,
 ) -> None:
     """Issue 40 #3: a migration done by ``vidapi batch`` (its videos carry the
     manifest's origin tag), then ``vidapi batch --enqueue-only`` into a shared queue and

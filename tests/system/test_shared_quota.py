@@ -13,15 +13,12 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn
 from vidapi_async.emulator import OTHER_TOKEN, Emulator
 from vidapi_async.testing import client_for
 
 pytestmark = pytest.mark.system  # workers against PostgreSQL
 pytest.importorskip("psycopg")
 batch = pytest.importorskip("vidapi_async.batch")
-
-__all__ = ["dsn"]  # the fixture, imported for its use here
 
 
 def refusals(emu: Emulator) -> int:

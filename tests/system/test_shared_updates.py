@@ -13,7 +13,6 @@ import pytest
 import vidapi_async as va
 from tests.conftest import make_file
 from tests.system.test_shared_queue import cli_for
-from tests.system.test_shared_queue import dsn as dsn
 from vidapi_async.batch import SharedBatch
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.system.test_shared_queue import cli_for, dsn  # noqa: F401 - a fixture
+from tests.system.test_shared_queue import cli_for
 from vidapi_async.emulator import Emulator
 
 pytestmark = pytest.mark.system
@@ -35,7 +35,7 @@ async def _tables(where: str) -> list[str]:
 
 async def test_status_of_an_empty_database_creates_nothing(
     emulator: Emulator,
-    dsn: str,  # noqa: F811 - the fixture
+    dsn: str,
 ) -> None:
     code, out, err = await cli_for(emulator)("status", "--journal", dsn, "--json")
     assert code == 0, err

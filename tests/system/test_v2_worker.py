@@ -14,15 +14,13 @@ import pytest
 
 import vidapi_async as va
 from tests.conftest import make_file
-from tests.system.test_shared_queue import dsn, uploads_per_title
+from tests.system.test_shared_queue import uploads_per_title
 from vidapi_async.emulator import Emulator
 from vidapi_async.testing import client_for
 
 pytestmark = pytest.mark.system  # workers against PostgreSQL
 pytest.importorskip("psycopg")
 batch = pytest.importorskip("vidapi_async.batch")
-
-__all__ = ["dsn"]  # the fixture, imported for its use here
 
 
 async def test_a_v2_worker_finishes_the_queue(emulator: Emulator, tmp_path: Path, dsn: str) -> None:
