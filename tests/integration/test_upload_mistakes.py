@@ -67,3 +67,19 @@ async def test_a_missing_file_that_looks_like_a_url_or_home_says_what_to_do(
             await client.upload_file(path)
         assert len(emulator.requests) == 0
     assert hint in str(info.value)
+
+
+async def test_a_batch_job_s_missing_subtitle_is_named_as_its_subtitle(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The batches guide attaches ``p.with_suffix(".srt")`` to every video: a video without
+    one fails, and its error says that the missing file is the job's subtitle."""
+    video = make_file(tmp_path / "clip2.mp4", 1000)
+    srt = va.SubtitleSpec("fr", path=video.with_suffix(".srt"))
+    job = va.UploadJob(path=video, title="t", channel="news", subtitles=[srt])
+    async with client_for(emulator) as client, va.BatchUploader(client) as batch:
+        [result] = [r async for r in batch.run([job])]
+    assert isinstance(result.error, va.FileError)
+    assert "no such file" in str(result.error)
+    assert "the job's fr subtitle" in str(result.error)
+    assert result.error.path == str(video.with_suffix(".srt"))

@@ -82,6 +82,14 @@ def prepare(job: UploadJob) -> Prepared:
         if spec.path is not None:
             try:
                 subtitles[spec.language] = check_srt_file(spec.path)
-            except (FileError, SubtitleFileError) as exc:
+            except FileError as exc:  # named as the job's subtitle, not its video
+                said = str(exc).removeprefix(f"{exc.path}: ")
+                return (
+                    key,
+                    local,
+                    FileError(exc.path, f"{said} (the job's {spec.language} subtitle)"),
+                    stale,
+                )
+            except SubtitleFileError as exc:
                 return key, local, exc, stale
     return key, local, subtitles, stale
