@@ -84,16 +84,19 @@ def collected(command: list[str], env: dict[str, str], from_start: bool = True) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=129)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--latency", type=float, default=0.02)
-    parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
-    parser.add_argument("--server", choices=("stub", "emulator"), default="stub")
-    parser.add_argument("--journals", default="memory", help="memory, sqlite or both")
-    parser.add_argument(
-        "--jobs", type=int, default=2, help="children under callgrind at once (default 2)"
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    parser.add_argument("--files", type=int, default=129, help="files in the larger run")
+    parser.add_argument("--concurrency", type=int, default=16, help="pipelines at once")
+    parser.add_argument("--latency", type=float, default=0.02, help="seconds a request waits")
+    parser.add_argument("--compare", default="", help="other checkouts, comma-separated")
+    parser.add_argument(
+        "--server", choices=("stub", "emulator"), default="stub", help="what answers the clients"
+    )
+    parser.add_argument("--journals", default="memory", help="memory, sqlite or both")
+    parser.add_argument("--jobs", type=int, default=2, help="children under callgrind at once")
     parser.add_argument(
         "--from-start",
         action="store_true",

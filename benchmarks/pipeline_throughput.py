@@ -780,7 +780,7 @@ def make_files(folder: str, count: int, size: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     parser.add_argument("--files", type=int, default=1000, help="files a round, each client")
     parser.add_argument("--size-kib", type=int, default=64, help="each file's size")

@@ -219,13 +219,26 @@ def show(name: str, got: dict) -> None:  # type: ignore[type-arg]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--size-kib", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--server-cpu-ms", type=float, default=0.6)
-    parser.add_argument("--compare", type=a_checkout, default=None, metavar="DIR")
-    parser.add_argument("--strace", action="store_true")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--files", type=int, default=1000, help="files each child uploads")
+    parser.add_argument("--size-kib", type=int, default=64, help="each file's size")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each child once a round")
+    parser.add_argument(
+        "--server-cpu-ms", type=float, default=0.6, help="CPU the stub spends a pipeline"
+    )
+    parser.add_argument(
+        "--compare",
+        type=a_checkout,
+        default=None,
+        metavar="DIR",
+        help="another checkout's child too",
+    )
+    parser.add_argument(
+        "--strace", action="store_true", help="count each child's system calls (strace -c -f)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "files")
