@@ -18,8 +18,9 @@ Content-Length, chunked framing, or the connection closing), capped, and whole w
 socket down, which wakes the thread at once; the task waits for the thread to finish,
 so nothing is left running.
 
-A small file on plain HTTP is not sent here: its bytes are read in one of the pool's
-threads (``read_whole``) and the loop sends them (``_whole``), sharing the kept
+A small file on plain HTTP is not sent here: its bytes are read in one of the pump's
+``READERS`` threads (``read_whole``, ``in_thread``) and the loop sends them (``_whole``),
+sharing the kept
 connections (``IdleConnections``) and the request's framing (``request_framer``).
 """
 
@@ -58,11 +59,11 @@ T = TypeVar("T")
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 COPY_PIECE = 128 * 1024
+"""The most ``_copy`` reads and sends at a time (cache-sized; see ``_copy``)."""
 READERS = 4
 """Threads that read small files whole for the loop (``in_thread``, ``_whole``): a few,
 not one per upload; sixteen threads taking turns at the GIL beside the loop cost a batch
 of small files a tenth of its rate against a server that costs CPU (issue 43)."""
-"""The most ``_copy`` reads and sends at a time (cache-sized; see ``_copy``)."""
 
 
 @attrs.frozen(kw_only=True)

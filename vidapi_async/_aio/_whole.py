@@ -1,5 +1,6 @@
-"""A small upload sent from the event loop: its file read whole in one trip to the
-pump's thread, then the request sent and its answer read on the loop (issue 43).
+"""A small upload sent from the event loop: its file read whole in one trip to one of
+the pump's reader threads, then the request sent and its answer read on the loop (issue
+43).
 
 Why: a batch of small files spent 1.8x the lean client's CPU time a pipeline with every
 upload in the pump (``_pump``): sixteen threads each doing a whole HTTP exchange under

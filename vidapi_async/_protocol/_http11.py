@@ -113,7 +113,7 @@ class AnswerFramer:
         if self._declared is None:
             self._take_over()
 
-    def _take_over(self) -> h11.Connection:
+    def _take_over(self) -> None:
         """h11, from the start: the request and the body as sent, then every segment
         received so far (``feed`` goes on with it)."""
         conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=self._head_cap)
@@ -128,7 +128,6 @@ class AnswerFramer:
         if self._sent is not None:
             self._h11_body_sent(self._sent)
         self._request_head = head
-        return conn
 
     def request_head(self) -> bytes:
         """The request line and headers (as h11 writes them: Host first)."""
