@@ -155,6 +155,8 @@ class FileError(UsageError):
         super().__init__(f"{path}: {message}")
         self.path = path
         """The file, as given."""
+        self.reason = message
+        """What is wrong with it (the message without the path)."""
 
 
 class SubtitleFileError(UsageError):

@@ -83,13 +83,8 @@ def prepare(job: UploadJob) -> Prepared:
             try:
                 subtitles[spec.language] = check_srt_file(spec.path)
             except FileError as exc:  # named as the job's subtitle, not its video
-                said = str(exc).removeprefix(f"{exc.path}: ")
-                return (
-                    key,
-                    local,
-                    FileError(exc.path, f"{said} (the job's {spec.language} subtitle)"),
-                    stale,
-                )
+                named = FileError(exc.path, f"{exc.reason} (the job's {spec.language} subtitle)")
+                return key, local, named, stale
             except SubtitleFileError as exc:
                 return key, local, exc, stale
     return key, local, subtitles, stale
