@@ -293,8 +293,12 @@ async def test_a_refused_connection_is_a_connect_error(
         port = placeholder.getsockname()[1]  # bound, not listening: refused
         session = va.UploadSession(f"http://127.0.0.1:{port}/upload", "http://x/p")
         async with client() as c:
-            with pytest.raises(va.ConnectError, match="cannot connect: ConnectionRefusedError"):
+            with pytest.raises(
+                va.ConnectError, match="cannot connect: ConnectionRefusedError"
+            ) as info:
                 await c.upload_file(make_file(tmp_path / "m.mp4", 10), upload_session=session)
+    # as the pump says it (the system's words for the error), not asyncio's own text
+    assert str(info.value).startswith("cannot connect: ConnectionRefusedError: Connection refused")
     assert paths["loop"] == 1
 
 

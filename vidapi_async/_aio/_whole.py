@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -258,7 +259,8 @@ async def _connect(
                     return sock
                 except OSError as exc:
                     sock.close()
-                    failure = exc
+                    # asyncio's words name the address; the system's, as the pump's
+                    failure = OSError(exc.errno, os.strerror(exc.errno)) if exc.errno else exc
                 except BaseException:
                     sock.close()
                     raise
